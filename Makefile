@@ -1,0 +1,63 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# softhca: out-of-tree build of the kernel module, plus the project's
+# entry points (see README.md):
+#
+#   make                 build softhca.ko for $(KDIR)
+#   make install         install it into /lib/modules/<kver>/updates + depmod
+#   make check           sparse, W=1, checkpatch --strict, kernel-doc
+#   make test            every test tier; ends with "N passed, N failed"
+#   make run             the guided tour in a QEMU VM running Debian's kernel
+#   make kunit           the KUnit tier only
+#   make vm              the VM tier only
+
+include $(dir $(lastword $(MAKEFILE_LIST)))scripts/versions.env
+
+# Build for the running kernel when its build tree exists, else for the
+# pinned Debian kernel's headers.
+RUNNING_KDIR := /lib/modules/$(shell uname -r)/build
+DEBIAN_KDIR := /usr/src/linux-headers-$(DEBIAN_KVER)
+KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(DEBIAN_KDIR))
+
+KBUILD_OPTS := -C $(KDIR) M=$(CURDIR) CONFIG_INFINIBAND_SOFTHCA=m
+
+DRIVER := drivers/infiniband/sw/softhca
+SOURCES := $(shell find $(DRIVER) -name '*.[ch]') \
+	$(wildcard include/uapi/rdma/*.h)
+
+.PHONY: all modules install clean check test run kunit vm deps
+
+all: modules
+
+modules:
+	$(MAKE) $(KBUILD_OPTS) W=1 modules
+
+install: modules
+	$(MAKE) $(KBUILD_OPTS) INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+
+clean:
+	$(MAKE) $(KBUILD_OPTS) clean
+
+check:
+	KDIR=$(KDIR) scripts/check.sh $(SOURCES)
+
+deps:
+	scripts/deps.sh
+
+test:
+	scripts/test.sh
+
+run:
+	scripts/deps.sh vm build
+	$(MAKE) modules KDIR=$(DEBIAN_KDIR)
+	scripts/vm.sh --tour
+
+kunit:
+	scripts/deps.sh kunit
+	scripts/kunit.sh
+
+vm:
+	scripts/deps.sh vm build
+	$(MAKE) modules KDIR=$(DEBIAN_KDIR)
+	scripts/vm.sh

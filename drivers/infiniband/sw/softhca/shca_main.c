@@ -1,0 +1,280 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca - module glue: the "softhca" rdma link type, the netdev notifier
+ * and the driver's own registry of devices.
+ *
+ * The RDMA core has no driver id for an out-of-tree driver, so it cannot
+ * find "our" devices by id; the registry below is the authority. A device
+ * enters it (under RTNL, so that its netdev cannot be unregistering) before
+ * ib_register_device() and leaves it in ->dealloc_driver(), which the core
+ * calls on every unregistration path: "rdma link delete", the netdev
+ * going away, and module unload.
+ *
+ * Lock order: RTNL -> shca_devices_lock. ib_register_device() takes RTNL
+ * itself (GID table rescan), so neither lock is held across it.
+ */
+
+#include <linux/if_arp.h>
+#include <linux/if_vlan.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/netdevice.h>
+#include <linux/rtnetlink.h>
+#include <net/addrconf.h>
+#include <rdma/rdma_netlink.h>
+
+#include "shca_verbs.h"
+
+static DEFINE_MUTEX(shca_devices_lock);
+static LIST_HEAD(shca_devices);
+
+static struct shca_dev *shca_find_by_netdev(struct net_device *ndev)
+{
+	struct shca_dev *sdev;
+
+	lockdep_assert_held(&shca_devices_lock);
+
+	list_for_each_entry(sdev, &shca_devices, list)
+		if (sdev->netdev == ndev)
+			return sdev;
+	return NULL;
+}
+
+/*
+ * Reserve @ndev for @sdev: refuse a netdev that is going away or already
+ * carries a softhca device, then bind the port to it and enter the
+ * registry.
+ */
+static int shca_reserve_netdev(struct shca_dev *sdev, struct net_device *ndev)
+{
+	int err;
+
+	ASSERT_RTNL();
+	mutex_lock(&shca_devices_lock);
+	if (ndev->reg_state != NETREG_REGISTERED) {
+		err = -ENODEV;
+		goto out;
+	}
+	if (shca_find_by_netdev(ndev)) {
+		err = -EEXIST;
+		goto out;
+	}
+	err = ib_device_set_netdev(&sdev->ibdev, ndev, SHCA_PORT);
+	if (err)
+		goto out;
+	sdev->netdev = ndev;
+	list_add_tail(&sdev->list, &shca_devices);
+out:
+	mutex_unlock(&shca_devices_lock);
+	return err;
+}
+
+/**
+ * shca_newlink() - create a softhca device on a netdev
+ * @ibdev_name: name of the new ib_device
+ * @ndev: Ethernet netdev to bind port 1 to; the caller holds a reference
+ *
+ * The rdma_link_ops.newlink handler behind
+ * "rdma link add NAME type softhca netdev DEV".
+ *
+ * Context: process context, no locks held.
+ * Return: 0 on success; -EEXIST if @ibdev_name is taken or @ndev already
+ * carries a softhca device; -EOPNOTSUPP if @ndev is not a plain Ethernet
+ * device; -ENODEV if @ndev is being unregistered; another negative errno
+ * from the RDMA core. On failure nothing is left behind.
+ */
+VISIBLE_IF_KUNIT int shca_newlink(const char *ibdev_name,
+				  struct net_device *ndev)
+{
+	struct ib_device *other;
+	struct shca_dev *sdev;
+	bool gone;
+	int err;
+
+	if (ndev->type != ARPHRD_ETHER || is_vlan_dev(ndev) ||
+	    (ndev->flags & IFF_LOOPBACK))
+		return -EOPNOTSUPP;
+
+	/* The core would say ENFILE for a taken name; say what it is. */
+	other = ib_device_get_by_name(ibdev_name, RDMA_DRIVER_UNKNOWN);
+	if (other) {
+		ib_device_put(other);
+		return -EEXIST;
+	}
+
+	sdev = ib_alloc_device(shca_dev, ibdev);
+	if (!sdev)
+		return -ENOMEM;
+	shca_verbs_init_device(sdev, ndev);
+	ib_mark_name_assigned_by_user(&sdev->ibdev);
+
+	rtnl_lock();
+	err = shca_reserve_netdev(sdev, ndev);
+	rtnl_unlock();
+	if (err)
+		goto err_dealloc;
+
+	err = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
+
+	mutex_lock(&shca_devices_lock);
+	if (err)
+		list_del(&sdev->list);
+	else
+		sdev->registered = true;
+	gone = sdev->netdev_gone;
+	mutex_unlock(&shca_devices_lock);
+	if (err)
+		goto err_dealloc;
+
+	if (gone) {
+		/* The netdev vanished while we registered: undo. */
+		ib_unregister_device(&sdev->ibdev);
+		return -ENODEV;
+	}
+	return 0;
+
+err_dealloc:
+	shca_mr_table_destroy(sdev);
+	ib_dealloc_device(&sdev->ibdev);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_newlink);
+
+/**
+ * shca_dev_release() - leave the registry; ->dealloc_driver() hook
+ * @sdev: device being freed by the core
+ *
+ * Context: process context; called by the core once per device after
+ * the device is unregistered and before its memory is released.
+ */
+void shca_dev_release(struct shca_dev *sdev)
+{
+	mutex_lock(&shca_devices_lock);
+	list_del(&sdev->list);
+	mutex_unlock(&shca_devices_lock);
+}
+
+static void shca_port_event(struct shca_dev *sdev, struct net_device *ndev)
+{
+	enum ib_port_state state = shca_port_state(ndev);
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = SHCA_PORT,
+	};
+
+	ASSERT_RTNL();
+	if (state == sdev->port_state)
+		return;
+	sdev->port_state = state;
+	ev.event = state == IB_PORT_ACTIVE ? IB_EVENT_PORT_ACTIVE :
+					     IB_EVENT_PORT_ERR;
+	ib_dispatch_event(&ev);
+}
+
+static void shca_netdev_gone(struct shca_dev *sdev)
+{
+	lockdep_assert_held(&shca_devices_lock);
+
+	sdev->netdev = NULL;
+	if (!sdev->registered) {
+		/* shca_newlink() undoes the registration when it finishes. */
+		sdev->netdev_gone = true;
+		ib_device_set_netdev(&sdev->ibdev, NULL, SHCA_PORT);
+		return;
+	}
+	/*
+	 * A device that is already unregistering holds no reference we
+	 * could take; the unregistration in flight releases the netdev.
+	 */
+	if (ib_device_try_get(&sdev->ibdev)) {
+		ib_unregister_device_queued(&sdev->ibdev);
+		ib_device_put(&sdev->ibdev);
+	}
+}
+
+static int shca_netdev_event(struct notifier_block *nb, unsigned long event,
+			     void *ptr)
+{
+	struct net_device *ndev = netdev_notifier_info_to_dev(ptr);
+	struct shca_dev *sdev;
+
+	mutex_lock(&shca_devices_lock);
+	sdev = shca_find_by_netdev(ndev);
+	if (!sdev)
+		goto out;
+
+	switch (event) {
+	case NETDEV_UNREGISTER:
+		shca_netdev_gone(sdev);
+		break;
+	case NETDEV_UP:
+	case NETDEV_DOWN:
+	case NETDEV_CHANGE:
+		if (sdev->registered)
+			shca_port_event(sdev, ndev);
+		break;
+	default:
+		break;
+	}
+out:
+	mutex_unlock(&shca_devices_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block shca_netdev_notifier = {
+	.notifier_call = shca_netdev_event,
+};
+
+static struct rdma_link_ops shca_link_ops = {
+	.type = "softhca",
+	.newlink = shca_newlink,
+};
+
+/* Unregister every device; returns once each one is gone. */
+static void shca_unregister_all(void)
+{
+	struct shca_dev *sdev;
+
+	for (;;) {
+		mutex_lock(&shca_devices_lock);
+		sdev = list_first_entry_or_null(&shca_devices, struct shca_dev,
+						list);
+		/* Still listed, so ->dealloc_driver has not run: safe to pin. */
+		if (sdev)
+			get_device(&sdev->ibdev.dev);
+		mutex_unlock(&shca_devices_lock);
+		if (!sdev)
+			break;
+		/* Waits for any unregistration of it already in flight. */
+		ib_unregister_device(&sdev->ibdev);
+		put_device(&sdev->ibdev.dev);
+	}
+}
+
+static int __init shca_init(void)
+{
+	int err;
+
+	err = register_netdevice_notifier(&shca_netdev_notifier);
+	if (err)
+		return err;
+	rdma_link_register(&shca_link_ops);
+	return 0;
+}
+
+static void __exit shca_exit(void)
+{
+	/* Waits for newlink calls in flight; no new device after this. */
+	rdma_link_unregister(&shca_link_ops);
+	shca_unregister_all();
+	unregister_netdevice_notifier(&shca_netdev_notifier);
+}
+
+module_init(shca_init);
+module_exit(shca_exit);
+
+MODULE_AUTHOR("The softhca developers");
+MODULE_DESCRIPTION("softhca: software RDMA HCA with a complete memory-registration unit");
+MODULE_LICENSE("GPL");
+MODULE_VERSION(SHCA_DRV_VERSION);
+MODULE_ALIAS_RDMA_LINK("softhca");

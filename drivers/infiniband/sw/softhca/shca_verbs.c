@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca - the verbs layer: the one ib_device_ops table.
+ *
+ * Thin by design: argument checks, udata handling and translation between
+ * ib_* objects and the engines. No translation tables or data movement
+ * live here.
+ */
+
+#include <linux/netdevice.h>
+#include <net/addrconf.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_mad.h>
+
+#include "shca_verbs.h"
+
+/**
+ * shca_port_state() - port state implied by a netdev
+ * @ndev: the bound netdev, or NULL once it is gone
+ *
+ * Return: IB_PORT_ACTIVE when @ndev is up with carrier, else IB_PORT_DOWN.
+ */
+enum ib_port_state shca_port_state(struct net_device *ndev)
+{
+	if (ndev && netif_running(ndev) && netif_carrier_ok(ndev))
+		return IB_PORT_ACTIVE;
+	return IB_PORT_DOWN;
+}
+
+static int shca_query_device(struct ib_device *ibdev,
+			     struct ib_device_attr *attr,
+			     struct ib_udata *udata)
+{
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->vendor_id = SHCA_VENDOR_ID;
+	attr->vendor_part_id = SHCA_VENDOR_PART_ID;
+	attr->sys_image_guid = ibdev->node_guid;
+	attr->max_pd = SHCA_MAX_PD;
+	attr->max_mr = SHCA_MAX_MR;
+	attr->max_pkeys = SHCA_PKEY_TBL_LEN;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	return 0;
+}
+
+static void shca_get_dev_fw_str(struct ib_device *ibdev, char *str)
+{
+	snprintf(str, IB_FW_VERSION_NAME_MAX, "%s", SHCA_DRV_VERSION);
+}
+
+static int shca_query_port(struct ib_device *ibdev, u32 port_num,
+			   struct ib_port_attr *attr)
+{
+	struct net_device *ndev;
+	int err = 0;
+
+	/* The core zeroes *attr and checks port_num. */
+	attr->max_mtu = IB_MTU_4096;
+	attr->active_mtu = IB_MTU_256;
+	attr->gid_tbl_len = SHCA_GID_TBL_LEN;
+	attr->pkey_tbl_len = SHCA_PKEY_TBL_LEN;
+	attr->max_msg_sz = 0;
+	attr->active_width = IB_WIDTH_1X;
+	attr->active_speed = IB_SPEED_SDR;
+	attr->state = IB_PORT_DOWN;
+	attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+
+	ndev = ib_device_get_netdev(ibdev, port_num);
+	if (!ndev)
+		return 0;
+
+	attr->state = shca_port_state(ndev);
+	if (attr->state == IB_PORT_ACTIVE)
+		attr->phys_state = IB_PORT_PHYS_STATE_LINK_UP;
+	else if (netif_running(ndev))
+		attr->phys_state = IB_PORT_PHYS_STATE_POLLING;
+	attr->active_mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+	dev_put(ndev);
+
+	err = ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
+			       &attr->active_width);
+	return err;
+}
+
+static int shca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
+				   struct ib_port_immutable *immutable)
+{
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	immutable->gid_tbl_len = SHCA_GID_TBL_LEN;
+	immutable->pkey_tbl_len = SHCA_PKEY_TBL_LEN;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	return 0;
+}
+
+static enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev,
+						u32 port_num)
+{
+	return IB_LINK_LAYER_ETHERNET;
+}
+
+static int shca_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
+			   u16 *pkey)
+{
+	if (index >= SHCA_PKEY_TBL_LEN)
+		return -EINVAL;
+	*pkey = IB_DEFAULT_PKEY_FULL;
+	return 0;
+}
+
+static int shca_alloc_ucontext(struct ib_ucontext *ibuc,
+			       struct ib_udata *udata)
+{
+	return 0;
+}
+
+static void shca_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+static int shca_alloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibpd->device);
+
+	if (atomic_inc_return(&sdev->num_pds) > SHCA_MAX_PD) {
+		atomic_dec(&sdev->num_pds);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibpd->device);
+
+	atomic_dec(&sdev->num_pds);
+	return 0;
+}
+
+static struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
+{
+	struct shca_dev *sdev = to_shca_dev(ibpd->device);
+	struct shca_mr *mr;
+	int err;
+
+	err = ib_check_mr_access(ibpd->device, access);
+	if (err)
+		return ERR_PTR(err);
+
+	mr = shca_mr_alloc(sdev, IB_MR_TYPE_DMA, access);
+	if (IS_ERR(mr))
+		return ERR_CAST(mr);
+	shca_mr_init_dma(mr);
+	shca_mr_publish(mr);
+	return &mr->ibmr;
+}
+
+static int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
+{
+	shca_mr_destroy(to_shca_mr(ibmr));
+	return 0;
+}
+
+static void shca_dealloc_driver(struct ib_device *ibdev)
+{
+	struct shca_dev *sdev = to_shca_dev(ibdev);
+
+	shca_dev_release(sdev);
+	shca_mr_table_destroy(sdev);
+}
+
+static const struct ib_device_ops shca_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.uverbs_abi_ver = SHCA_UVERBS_ABI_VERSION,
+
+	.alloc_pd = shca_alloc_pd,
+	.alloc_ucontext = shca_alloc_ucontext,
+	.dealloc_driver = shca_dealloc_driver,
+	.dealloc_pd = shca_dealloc_pd,
+	.dealloc_ucontext = shca_dealloc_ucontext,
+	.dereg_mr = shca_dereg_mr,
+	.get_dev_fw_str = shca_get_dev_fw_str,
+	.get_dma_mr = shca_get_dma_mr,
+	.get_link_layer = shca_get_link_layer,
+	.get_port_immutable = shca_get_port_immutable,
+	.query_device = shca_query_device,
+	.query_pkey = shca_query_pkey,
+	.query_port = shca_query_port,
+
+	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuc),
+};
+
+/**
+ * shca_verbs_init_device() - prepare a freshly allocated device
+ * @sdev: device from ib_alloc_device(), not yet registered
+ * @ndev: the netdev it will be bound to
+ *
+ * Sets the ops table, the node attributes derived from @ndev (node GUID
+ * from the MAC address, as EUI-64) and the engines' per-device state.
+ */
+void shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
+{
+	struct ib_device *ibdev = &sdev->ibdev;
+
+	INIT_LIST_HEAD(&sdev->list);
+	atomic_set(&sdev->num_pds, 0);
+	sdev->port_state = shca_port_state(ndev);
+	shca_mr_table_init(sdev);
+
+	ib_set_device_ops(ibdev, &shca_dev_ops);
+	ibdev->node_type = RDMA_NODE_IB_CA;
+	ibdev->phys_port_cnt = 1;
+	ibdev->num_comp_vectors = num_possible_cpus();
+	ibdev->local_dma_lkey = 0;
+	strscpy(ibdev->node_desc, "softhca", sizeof(ibdev->node_desc));
+	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
+			    ndev->dev_addr);
+}
