@@ -1,0 +1,49 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Install the Debian packages a tier needs; a no-op when they are there.
+#   scripts/deps.sh [build|check|kunit|vm|all]...
+set -euo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/versions.env
+. "$repo/scripts/versions.env"
+
+pkgs_build="gcc make libc6-dev linux-headers-$DEBIAN_KVER"
+pkgs_check="$pkgs_build sparse perl $DEBIAN_KSRC_PKG xz-utils"
+pkgs_kunit="$DEBIAN_KSRC_PKG xz-utils python3 gcc make bc flex bison libelf-dev libssl-dev dwarves"
+pkgs_vm="linux-image-$DEBIAN_KVER qemu-system-x86 busybox-static cpio kmod
+	iproute2 rdma-core ibverbs-utils ibverbs-providers libibverbs-dev
+	librdmacm-dev rdmacm-utils perftest xz-utils gzip"
+
+want=""
+[ $# -gt 0 ] || set -- all
+for tier in "$@"; do
+	case $tier in
+	build) want="$want $pkgs_build" ;;
+	check) want="$want $pkgs_check" ;;
+	kunit) want="$want $pkgs_kunit" ;;
+	vm) want="$want $pkgs_vm" ;;
+	all) want="$want $pkgs_build $pkgs_check $pkgs_kunit $pkgs_vm" ;;
+	*) echo "deps: unknown tier $tier" >&2; exit 2 ;;
+	esac
+done
+
+missing=""
+for p in $want; do
+	case " $missing " in *" $p "*) continue ;; esac
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing="$missing $p"
+done
+[ -n "$missing" ] || exit 0
+
+echo "deps: installing$missing"
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo=sudo
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+# shellcheck disable=SC2086
+$sudo apt-get install -y -qq --no-install-recommends $missing > /tmp/softhca-apt.log 2>&1 || {
+	tail -30 /tmp/softhca-apt.log
+	exit 1
+}

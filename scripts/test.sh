@@ -1,0 +1,56 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Every test tier, one command (what "make test" and .ci/run call):
+#   1. build + static checks   scripts/check.sh
+#   2. KUnit on UML             scripts/kunit.sh
+#   3. VM with Debian's kernel  scripts/vm.sh
+# Installs what it needs, runs all tiers even after a failure, prints each
+# tier's count and ends with one line "N passed, N failed".
+set -uo pipefail
+
+repo=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=scripts/versions.env
+. "$repo/scripts/versions.env"
+cd "$repo"
+
+logdir=${SOFTHCA_LOGDIR:-$repo/build/test-logs}
+mkdir -p "$logdir"
+total_pass=0
+total_fail=0
+summary=()
+
+tier() {	# name, command...
+	local name=$1 log=$logdir/$1.log line p f start
+	shift
+	start=$(date +%s)
+	echo "=== tier $name: $*"
+	"$@" 2>&1 | tee "$log"
+	line=$(grep -E "^$name: [0-9]+ passed, [0-9]+ failed" "$log" | tail -1)
+	if [ -z "$line" ]; then
+		echo "$name: no result line; counting the tier as one failure"
+		p=0 f=1
+	else
+		p=$(echo "$line" | sed -E 's/^[^:]*: ([0-9]+) passed.*/\1/')
+		f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
+	fi
+	total_pass=$((total_pass + p))
+	total_fail=$((total_fail + f))
+	summary+=("$(printf '%-7s %4d passed, %4d failed  (%ds)' "$name" "$p" "$f" $(( $(date +%s) - start )))")
+}
+
+scripts/deps.sh all || { echo "0 passed, 1 failed"; exit 1; }
+
+tier static scripts/check.sh
+tier kunit scripts/kunit.sh
+build_module() {
+	make -s modules KDIR="/usr/src/linux-headers-$DEBIAN_KVER" > "$logdir/module-build.log" 2>&1 ||
+		{ cat "$logdir/module-build.log"; echo "vm: 0 passed, 1 failed"; return 1; }
+	scripts/vm.sh
+}
+tier vm build_module
+
+echo "=== summary"
+printf '%s\n' "${summary[@]}"
+echo "$total_pass passed, $total_fail failed"
+[ "$total_fail" -eq 0 ]
