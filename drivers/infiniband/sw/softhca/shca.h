@@ -11,10 +11,13 @@
 #define SHCA_H
 
 #include <linux/completion.h>
+#include <linux/genalloc.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/xarray.h>
+#include <linux/sizes.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/signature.h>
 
 #define SHCA_DRV_VERSION	"0.1.0"
 #define SHCA_UVERBS_ABI_VERSION	1
@@ -27,6 +30,12 @@
 #define SHCA_MAX_MR		0x40000		/* MR key indices 1 .. SHCA_MAX_MR */
 #define SHCA_GID_TBL_LEN	256
 #define SHCA_PKEY_TBL_LEN	1
+#define SHCA_MAX_FRPL		4096		/* fast-reg page/SG list entries */
+#define SHCA_MAX_PI_FRPL	SHCA_MAX_FRPL	/* per list of an integrity MR */
+#define SHCA_PAGE_SIZE_CAP	GENMASK_ULL(31, 12)	/* 4 KiB .. 2 GiB */
+#define SHCA_MAX_MR_SIZE	(1ULL << 40)	/* 1 TiB */
+#define SHCA_DM_SIZE		SZ_1M		/* device-memory arena */
+#define SHCA_DM_MIN_ORDER	6		/* 64-byte granules */
 
 /**
  * struct shca_dev - one softhca ib_device bound to one netdev
@@ -42,6 +51,8 @@
  * @num_pds: PDs allocated, bounded by SHCA_MAX_PD
  * @mr_xa: MR key index -> struct shca_mr, see shca_mr.c
  * @mr_next: cursor of xa_alloc_cyclic(), under the xa_lock of @mr_xa
+ * @dm_pool: allocator over the device-memory arena
+ * @dm_arena: the arena, SHCA_DM_SIZE bytes of vmalloc_user() memory
  *
  * Lock order: RTNL -> shca_devices_lock -> xa_lock(@mr_xa).
  */
@@ -55,6 +66,8 @@ struct shca_dev {
 	atomic_t num_pds;
 	struct xarray mr_xa;
 	u32 mr_next;
+	struct gen_pool *dm_pool;
+	void *dm_arena;
 };
 
 /**
@@ -75,7 +88,8 @@ struct shca_pd {
 
 /**
  * enum shca_mr_state - life of an MR as the data path sees it
- * @SHCA_MR_FREE: allocated, no translation mapped or key invalidated
+ * @SHCA_MR_FREE: no usable translation: a fast-reg MR before
+ *	IB_WR_REG_MR or after invalidation
  * @SHCA_MR_VALID: translation established, key usable
  */
 enum shca_mr_state {
@@ -84,16 +98,112 @@ enum shca_mr_state {
 };
 
 /**
+ * enum shca_xlat_kind - how a translation maps region offsets to memory
+ * @SHCA_XLAT_IDENTITY: offset + @base (DMA MR, device memory)
+ * @SHCA_XLAT_PAGES: fixed-size blocks (MEM_REG, USER)
+ * @SHCA_XLAT_SEGS: byte-granular segments (SG_GAPS, INTEGRITY)
+ */
+enum shca_xlat_kind {
+	SHCA_XLAT_IDENTITY,
+	SHCA_XLAT_PAGES,
+	SHCA_XLAT_SEGS,
+};
+
+/**
+ * struct shca_seg - one segment of a byte-granular translation
+ * @addr: kernel virtual address of the segment
+ * @len: its length in bytes
+ * @off: offset of its first byte within the region
+ */
+struct shca_seg {
+	u64 addr;
+	u64 len;
+	u64 off;
+};
+
+/**
+ * struct shca_xlat - translation of region offsets [0, @len) to memory
+ * @kind: see enum shca_xlat_kind
+ * @n: entries in use
+ * @max: capacity of @pages or @segs
+ * @page_shift: PAGES: log2 of the block size
+ * @fbo: PAGES: offset of region byte 0 within the first block
+ * @len: bytes covered
+ * @base: IDENTITY: kernel virtual address of region byte 0
+ * @pages: PAGES: kernel virtual address of each block
+ * @segs: SEGS: the segments, sorted by @off
+ *
+ * Addresses are kernel virtual addresses: a software device uses virtual
+ * DMA (ib_uses_virt_dma()), so DMA addresses and umem DMA blocks are such
+ * addresses.
+ */
+struct shca_xlat {
+	enum shca_xlat_kind kind;
+	u32 n;
+	u32 max;
+	u32 page_shift;
+	u64 fbo;
+	u64 len;
+	u64 base;
+	union {
+		u64 *pages;
+		struct shca_seg *segs;
+	};
+};
+
+/**
+ * struct shca_map - a complete translation of an MR
+ * @data: the data (for every type but INTEGRITY, the whole region)
+ * @meta: INTEGRITY: the protection information, at region offset
+ *	@data.len (the layout mlx5 gives a KLM-mapped integrity MR)
+ */
+struct shca_map {
+	struct shca_xlat data;
+	struct shca_xlat meta;
+};
+
+/**
+ * struct shca_sig_state - integrity MR signature status (mlx5 semantics)
+ * @err: the latched error, valid while @err_exists
+ * @err_exists: an error was detected since the status was last read
+ * @status_checked: check_mr_status() ran since the last registration;
+ *	IB_WR_REG_MR_INTEGRITY is refused while false
+ * @attrs: ib_sig_attrs snapshot taken when the registration executed
+ */
+struct shca_sig_state {
+	struct ib_sig_err err;
+	bool err_exists;
+	bool status_checked;
+	struct ib_sig_attrs attrs;
+};
+
+/**
  * struct shca_mr - a memory region
  * @ibmr: the core object
  * @sdev: owning device
  * @ref: held by the key table (initial reference) and by each lookup
  * @released: completed when the last reference is gone
+ * @lock: protects @key, @state, @access, @iova, @length, @cur, @next,
+ *	@next_fresh and @sig; held only briefly (the copy path checks and
+ *	snapshots under it, then moves bytes without it)
+ * @key: the key the device honours. ib_update_fast_reg_key() changes
+ *	ibmr.lkey at once, but the device takes the new key byte only when
+ *	IB_WR_REG_MR executes.
  * @type: translation type, set at creation and never changed
  * @state: see enum shca_mr_state
  * @access: IB_ACCESS_* flags the key grants
  * @iova: first address of the region in the MR's address space
  * @length: bytes covered by the region
+ * @cur: the translation in force
+ * @next: fast-reg types: the translation map_mr_sg() builds, installed by
+ *	the next registration; a mapped but unregistered list never
+ *	disturbs the one in force
+ * @next_fresh: @next was mapped since the last registration
+ * @maps: storage for @cur and @next
+ * @max_data: fast-reg types: capacity of the data translation
+ * @max_meta: INTEGRITY: capacity of the metadata translation
+ * @umem: USER: the pinned user memory
+ * @sig: INTEGRITY: signature status
  * @rcu: defers the free past RCU readers of &shca_dev.mr_xa
  *
  * An MR is published in &shca_dev.mr_xa only after it is fully built and
@@ -104,12 +214,64 @@ struct shca_mr {
 	struct shca_dev *sdev;
 	struct kref ref;
 	struct completion released;
+	spinlock_t lock;
+	u32 key;
 	enum ib_mr_type type;
 	enum shca_mr_state state;
 	int access;
 	u64 iova;
 	u64 length;
+	struct shca_map *cur;
+	struct shca_map *next;
+	bool next_fresh;
+	struct shca_map maps[2];
+	u32 max_data;
+	u32 max_meta;
+	struct ib_umem *umem;
+	struct shca_sig_state *sig;
 	struct rcu_head rcu;
+};
+
+/* Registration access flags the MR engine implements. */
+#define SHCA_MR_ACCESS_SUPPORTED \
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
+	 IB_ZERO_BASED)
+
+/**
+ * enum shca_copy_dir - direction of a copy through an MR
+ * @SHCA_COPY_TO_MR: buffer -> memory the key names
+ * @SHCA_COPY_FROM_MR: memory the key names -> buffer
+ */
+enum shca_copy_dir {
+	SHCA_COPY_TO_MR,
+	SHCA_COPY_FROM_MR,
+};
+
+/**
+ * struct shca_mem_target - memory named by a key, as the data path sees it
+ * @pd: PD of the QP (or of the caller) that accesses it
+ * @key: lkey or rkey
+ * @iova: address of the first byte in the MR's address space
+ * @access: IB_ACCESS_* rights the access needs
+ */
+struct shca_mem_target {
+	struct ib_pd *pd;
+	u32 key;
+	u64 iova;
+	int access;
+};
+
+/**
+ * struct shca_dm - a device-memory allocation
+ * @ibdm: the core object; driver-allocated
+ * @addr: kernel virtual address of the allocation in the arena
+ * @size: bytes allocated (the requested length)
+ */
+struct shca_dm {
+	struct ib_dm ibdm;
+	unsigned long addr;
+	u64 size;
 };
 
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
@@ -125,6 +287,11 @@ static inline struct shca_pd *to_shca_pd(struct ib_pd *ibpd)
 static inline struct shca_mr *to_shca_mr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct shca_mr, ibmr);
+}
+
+static inline struct shca_dm *to_shca_dm(struct ib_dm *ibdm)
+{
+	return container_of(ibdm, struct shca_dm, ibdm);
 }
 
 #define shca_dbg(sdev, fmt, ...) \

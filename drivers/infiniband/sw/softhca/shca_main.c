@@ -105,7 +105,11 @@ VISIBLE_IF_KUNIT int shca_newlink(const char *ibdev_name,
 	sdev = ib_alloc_device(shca_dev, ibdev);
 	if (!sdev)
 		return -ENOMEM;
-	shca_verbs_init_device(sdev, ndev);
+	err = shca_verbs_init_device(sdev, ndev);
+	if (err) {
+		ib_dealloc_device(&sdev->ibdev);
+		return err;
+	}
 	ib_mark_name_assigned_by_user(&sdev->ibdev);
 
 	rtnl_lock();
@@ -134,7 +138,7 @@ VISIBLE_IF_KUNIT int shca_newlink(const char *ibdev_name,
 	return 0;
 
 err_dealloc:
-	shca_mr_table_destroy(sdev);
+	shca_verbs_fini_device(sdev);
 	ib_dealloc_device(&sdev->ibdev);
 	return err;
 }

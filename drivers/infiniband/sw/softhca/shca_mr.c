@@ -1,33 +1,64 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * softhca - the memory-registration engine: keys and lifetime.
+ * softhca - the memory-registration engine.
  *
  * Keys. An MR key is "index << 8 | key byte". The index comes from
  * xa_alloc_cyclic() over [1, SHCA_MAX_MR] starting at a random point, the
  * initial key byte is random, so keys are not predictable from one
- * registration to the next. lkey == rkey.
+ * registration to the next. lkey == rkey. The device honours mr->key,
+ * which for fast-reg MRs changes only when a registration executes.
  *
- * Publication. shca_mr_alloc() reserves the index (the slot holds NULL, so
- * lookups miss it); the caller builds the translation and then calls
- * shca_mr_publish(). Nothing is findable half-built.
+ * Publication. An MR's index is reserved first (the slot holds NULL, so
+ * lookups miss it); the translation is built; then the MR is stored.
+ * Nothing is findable half-built.
  *
- * Lifetime. The key table holds the initial reference. shca_mr_get()
- * takes further ones under RCU with kref_get_unless_zero().
- * shca_mr_destroy() unpublishes the key, drops the table's reference and
- * waits until every user has dropped theirs, so deregistration never
- * frees memory that a lookup still uses and never fails.
+ * Lifetime. The key table holds the initial reference; lookups take
+ * further ones under RCU with kref_get_unless_zero(). shca_mr_destroy()
+ * unpublishes the key, drops the table's reference and waits until every
+ * user has dropped theirs: deregistration never frees memory a lookup
+ * still uses, and never fails.
+ *
+ * Translations. Every MR maps region offsets [0, length) through a
+ * struct shca_map: identity (DMA MR, device memory), fixed-size blocks
+ * (MEM_REG with any page size in SHCA_PAGE_SIZE_CAP, USER with PAGE_SIZE
+ * blocks of the pinned umem) or byte-granular segments (SG_GAPS, and the
+ * data and metadata lists of INTEGRITY). Fast-reg MRs own two maps:
+ * map_mr_sg() fills the spare one, and the registration work request
+ * installs it, so mapping while a previous registration is still valid
+ * (iSER maps, then posts LOCAL_INV + REG_MR) never disturbs it.
+ *
+ * The copy path. shca_mr_copy() and shca_mr_copy_mr() are the only
+ * functions that move bytes through an MR. They resolve (key, iova,
+ * length, access, PD) under the MR's read lock and refuse, with distinct
+ * errors: an unknown or stale key (-ENOKEY), an invalidated or never
+ * registered MR (-EKEYREVOKED), another PD (-EACCES), missing access
+ * rights (-EPERM), an iova + length that wraps (-EOVERFLOW) and a range
+ * outside the region (-ERANGE).
  */
 
+#include <linux/minmax.h>
+#include <linux/overflow.h>
 #include <linux/random.h>
 #include <linux/slab.h>
+#include <linux/string.h>
+#include <rdma/ib_umem.h>
+#include <rdma/iter.h>
 
 #include "shca_verbs.h"
 
 #define SHCA_MR_KEY_BITS	8
+#define SHCA_MR_KEY_MASK	GENMASK(SHCA_MR_KEY_BITS - 1, 0)
 
 static u32 shca_mr_index(u32 key)
 {
 	return key >> SHCA_MR_KEY_BITS;
+}
+
+static bool shca_mr_is_fast_reg(const struct shca_mr *mr)
+{
+	return mr->type == IB_MR_TYPE_MEM_REG ||
+	       mr->type == IB_MR_TYPE_SG_GAPS ||
+	       mr->type == IB_MR_TYPE_INTEGRITY;
 }
 
 /**
@@ -50,19 +81,19 @@ void shca_mr_table_destroy(struct shca_dev *sdev)
 	xa_destroy(&sdev->mr_xa);
 }
 
-/**
- * shca_mr_alloc() - allocate an MR and reserve its key
- * @sdev: owning device
- * @type: translation type
- * @access: IB_ACCESS_* flags, already validated by the caller
- *
- * The MR is not findable until shca_mr_publish().
- *
- * Return: the MR with lkey == rkey set, or ERR_PTR(-ENOMEM) when memory or
- * key indices (SHCA_MAX_MR) are exhausted.
- */
-struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, enum ib_mr_type type,
-			      int access)
+static void shca_mr_free_maps(struct shca_mr *mr)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(mr->maps); i++) {
+		kvfree(mr->maps[i].data.pages);
+		kvfree(mr->maps[i].meta.segs);
+	}
+}
+
+/* Allocate an MR with a reserved (unpublished) key index. */
+static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev,
+				     enum ib_mr_type type, int access)
 {
 	struct shca_mr *mr;
 	u32 index;
@@ -83,22 +114,31 @@ struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, enum ib_mr_type type,
 	mr->sdev = sdev;
 	kref_init(&mr->ref);
 	init_completion(&mr->released);
+	spin_lock_init(&mr->lock);
 	mr->type = type;
 	mr->state = SHCA_MR_FREE;
 	mr->access = access;
-	mr->ibmr.lkey = index << SHCA_MR_KEY_BITS | get_random_u8();
-	mr->ibmr.rkey = mr->ibmr.lkey;
+	mr->key = index << SHCA_MR_KEY_BITS | get_random_u8();
+	mr->ibmr.lkey = mr->key;
+	mr->ibmr.rkey = mr->key;
+	mr->cur = &mr->maps[0];
+	mr->next = &mr->maps[1];
 	return mr;
 }
 
-/**
- * shca_mr_publish() - make a fully built MR findable by its key
- * @mr: MR from shca_mr_alloc()
- */
-void shca_mr_publish(struct shca_mr *mr)
+/* Undo shca_mr_alloc() for an MR that was never published. */
+static void shca_mr_abort(struct shca_mr *mr)
+{
+	xa_erase(&mr->sdev->mr_xa, shca_mr_index(mr->key));
+	shca_mr_free_maps(mr);
+	kfree(mr->sig);
+	kfree(mr);
+}
+
+static void shca_mr_publish(struct shca_mr *mr)
 {
 	/* The slot is reserved: storing into it cannot allocate or fail. */
-	xa_store(&mr->sdev->mr_xa, shca_mr_index(mr->ibmr.lkey), mr, 0);
+	xa_store(&mr->sdev->mr_xa, shca_mr_index(mr->key), mr, 0);
 }
 
 static void shca_mr_release(struct kref *ref)
@@ -118,13 +158,14 @@ void shca_mr_put(struct shca_mr *mr)
 }
 
 /**
- * shca_mr_get() - look up an MR by key and take a reference
+ * shca_mr_get() - look up an MR by the index part of a key
  * @sdev: device the key belongs to
- * @key: lkey or rkey
+ * @key: lkey or rkey; only its index selects the MR, callers compare the
+ *	whole key under the MR's lock
  *
  * Context: any context.
- * Return: the MR, or NULL when no MR carries @key (unknown index, stale
- * key byte, or an MR being destroyed).
+ * Return: the MR with a reference held, or NULL when no published MR has
+ * that index.
  */
 struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key)
 {
@@ -132,38 +173,862 @@ struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key)
 
 	rcu_read_lock();
 	mr = xa_load(&sdev->mr_xa, shca_mr_index(key));
-	if (mr && (mr->ibmr.lkey != key || !kref_get_unless_zero(&mr->ref)))
+	if (mr && !kref_get_unless_zero(&mr->ref))
 		mr = NULL;
 	rcu_read_unlock();
 	return mr;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_get);
 
 /**
  * shca_mr_destroy() - unpublish an MR, wait for its users, free it
- * @mr: MR from shca_mr_alloc(), published or not
+ * @mr: a published MR
  *
  * Context: process context; sleeps until every reference is dropped.
  */
 void shca_mr_destroy(struct shca_mr *mr)
 {
-	xa_erase(&mr->sdev->mr_xa, shca_mr_index(mr->ibmr.lkey));
+	xa_erase(&mr->sdev->mr_xa, shca_mr_index(mr->key));
 	shca_mr_put(mr);
 	wait_for_completion(&mr->released);
+
+	if (mr->umem)
+		ib_umem_release(mr->umem);
+	shca_mr_free_maps(mr);
+	kfree(mr->sig);
 	/* A reader may still hold the pointer from xa_load() under RCU. */
 	kfree_rcu(mr, rcu);
 }
 
 /**
- * shca_mr_init_dma() - make @mr a DMA MR
- * @mr: MR from shca_mr_alloc() of type IB_MR_TYPE_DMA
+ * shca_mr_create_dma() - create a DMA MR
+ * @sdev: owning device
+ * @access: IB_ACCESS_* flags, already validated
  *
  * A software device uses virtual DMA (ib_uses_virt_dma()): a DMA address
  * is a kernel virtual address, so the DMA MR is the identity over the
  * whole 64-bit address space.
+ *
+ * Return: the published MR or an ERR_PTR().
  */
-void shca_mr_init_dma(struct shca_mr *mr)
+struct shca_mr *shca_mr_create_dma(struct shca_dev *sdev, int access)
 {
+	struct shca_mr *mr = shca_mr_alloc(sdev, IB_MR_TYPE_DMA, access);
+
+	if (IS_ERR(mr))
+		return mr;
+	mr->cur->data.kind = SHCA_XLAT_IDENTITY;
+	mr->cur->data.len = U64_MAX;
 	mr->iova = 0;
 	mr->length = U64_MAX;
 	mr->state = SHCA_MR_VALID;
+	shca_mr_publish(mr);
+	return mr;
+}
+
+static int shca_xlat_alloc(struct shca_xlat *x, enum shca_xlat_kind kind,
+			   u32 max)
+{
+	size_t size = kind == SHCA_XLAT_PAGES ? sizeof(*x->pages) :
+						sizeof(*x->segs);
+
+	x->kind = kind;
+	x->max = max;
+	x->pages = kvcalloc(max, size, GFP_KERNEL);
+	return x->pages ? 0 : -ENOMEM;
+}
+
+/**
+ * shca_mr_create_fast() - create a fast-registration MR
+ * @sdev: owning device
+ * @type: IB_MR_TYPE_MEM_REG, IB_MR_TYPE_SG_GAPS or IB_MR_TYPE_INTEGRITY
+ * @max_data: capacity of the (data) page or segment list
+ * @max_meta: INTEGRITY: capacity of the metadata segment list, else 0
+ *
+ * The MR starts FREE: it translates nothing until mapped and registered.
+ *
+ * Return: the published MR, ERR_PTR(-EINVAL) for an unsupported type or
+ * a capacity of 0 or over the device limit, ERR_PTR(-ENOMEM).
+ */
+struct shca_mr *shca_mr_create_fast(struct shca_dev *sdev,
+				    enum ib_mr_type type, u32 max_data,
+				    u32 max_meta)
+{
+	enum shca_xlat_kind kind;
+	struct shca_mr *mr;
+	int i, err;
+
+	switch (type) {
+	case IB_MR_TYPE_MEM_REG:
+		kind = SHCA_XLAT_PAGES;
+		break;
+	case IB_MR_TYPE_SG_GAPS:
+		kind = SHCA_XLAT_SEGS;
+		break;
+	case IB_MR_TYPE_INTEGRITY:
+		kind = SHCA_XLAT_SEGS;
+		if (!max_meta || max_meta > SHCA_MAX_PI_FRPL ||
+		    max_data > SHCA_MAX_PI_FRPL)
+			return ERR_PTR(-EINVAL);
+		break;
+	default:
+		return ERR_PTR(-EINVAL);
+	}
+	if (!max_data || max_data > SHCA_MAX_FRPL)
+		return ERR_PTR(-EINVAL);
+
+	mr = shca_mr_alloc(sdev, type, 0);
+	if (IS_ERR(mr))
+		return mr;
+	mr->max_data = max_data;
+	mr->max_meta = type == IB_MR_TYPE_INTEGRITY ? max_meta : 0;
+
+	for (i = 0; i < ARRAY_SIZE(mr->maps); i++) {
+		err = shca_xlat_alloc(&mr->maps[i].data, kind, max_data);
+		if (err)
+			goto err_abort;
+		if (!mr->max_meta)
+			continue;
+		err = shca_xlat_alloc(&mr->maps[i].meta, SHCA_XLAT_SEGS,
+				      max_meta);
+		if (err)
+			goto err_abort;
+	}
+	if (type == IB_MR_TYPE_INTEGRITY) {
+		mr->sig = kzalloc(sizeof(*mr->sig), GFP_KERNEL);
+		if (!mr->sig) {
+			err = -ENOMEM;
+			goto err_abort;
+		}
+		mr->sig->status_checked = true;
+	}
+	shca_mr_publish(mr);
+	return mr;
+
+err_abort:
+	shca_mr_abort(mr);
+	return ERR_PTR(err);
+}
+
+/* Build a PAGE_SIZE block list over a pinned umem into @x. */
+static int shca_xlat_from_umem(struct shca_xlat *x, struct ib_umem *umem)
+{
+	struct ib_block_iter biter;
+	size_t n = ib_umem_num_dma_blocks(umem, PAGE_SIZE);
+	int err;
+
+	if (n > U32_MAX)
+		return -EINVAL;
+	err = shca_xlat_alloc(x, SHCA_XLAT_PAGES, n);
+	if (err)
+		return err;
+
+	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE)
+		x->pages[x->n++] = rdma_block_iter_dma_address(&biter);
+	x->page_shift = PAGE_SHIFT;
+	x->fbo = ib_umem_offset(umem);
+	x->len = umem->length;
+	return 0;
+}
+
+/**
+ * shca_mr_create_user() - create a user MR over pinned memory
+ * @sdev: owning device
+ * @umem: pinned memory from ib_umem_get(); owned by the MR on success
+ * @iova: address of the region's first byte in the MR's address space
+ * @access: IB_ACCESS_* flags, already validated
+ *
+ * Return: the published MR, ERR_PTR(-EINVAL) if @iova + length wraps or
+ * the region exceeds SHCA_MAX_MR_SIZE, ERR_PTR(-ENOMEM).
+ */
+struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
+				    struct ib_umem *umem, u64 iova, int access)
+{
+	struct shca_mr *mr;
+	u64 end;
+	int err;
+
+	if (!umem->length || umem->length > SHCA_MAX_MR_SIZE ||
+	    check_add_overflow(iova, (u64)umem->length, &end))
+		return ERR_PTR(-EINVAL);
+
+	mr = shca_mr_alloc(sdev, IB_MR_TYPE_USER, access);
+	if (IS_ERR(mr))
+		return mr;
+	err = shca_xlat_from_umem(&mr->cur->data, umem);
+	if (err) {
+		shca_mr_abort(mr);
+		return ERR_PTR(err);
+	}
+	mr->umem = umem;
+	mr->iova = iova;
+	mr->length = umem->length;
+	mr->state = SHCA_MR_VALID;
+	shca_mr_publish(mr);
+	return mr;
+}
+
+/**
+ * shca_mr_create_dm() - create an MR over device memory
+ * @sdev: owning device
+ * @dm: the device-memory allocation
+ * @offset: offset of the region in @dm
+ * @length: bytes of the region
+ * @access: IB_ACCESS_* flags, already validated
+ *
+ * DM MRs are zero-based: iova 0 is byte @offset of @dm.
+ *
+ * Return: the published MR, ERR_PTR(-EINVAL) for a zero length or a range
+ * outside @dm, ERR_PTR(-ENOMEM).
+ */
+struct shca_mr *shca_mr_create_dm(struct shca_dev *sdev, struct shca_dm *dm,
+				  u64 offset, u64 length, int access)
+{
+	struct shca_mr *mr;
+
+	if (!length || offset > dm->size || length > dm->size - offset)
+		return ERR_PTR(-EINVAL);
+
+	mr = shca_mr_alloc(sdev, IB_MR_TYPE_DM, access);
+	if (IS_ERR(mr))
+		return mr;
+	mr->cur->data.kind = SHCA_XLAT_IDENTITY;
+	mr->cur->data.base = dm->addr + offset;
+	mr->cur->data.len = length;
+	mr->iova = 0;
+	mr->length = length;
+	mr->state = SHCA_MR_VALID;
+	shca_mr_publish(mr);
+	return mr;
+}
+
+static int shca_set_page(struct ib_mr *ibmr, u64 addr)
+{
+	struct shca_xlat *x = &to_shca_mr(ibmr)->next->data;
+
+	if (x->n >= x->max)
+		return -ENOMEM;
+	x->pages[x->n++] = addr;
+	return 0;
+}
+
+/**
+ * shca_mr_map_pages() - build the page list of a MEM_REG MR
+ * @mr: a MEM_REG MR
+ * @sg: DMA-mapped scatterlist
+ * @nents: entries in @sg
+ * @sg_offset: offset into the first entry, or NULL
+ * @page_size: block size, a power of two within SHCA_PAGE_SIZE_CAP
+ *
+ * Follows the ib_sg_to_pages() rules: a gap that is not page aligned, or
+ * a full list, ends the mapping. The list is installed by the next
+ * registration.
+ *
+ * Return: number of entries mapped, or -EINVAL for an unsupported page
+ * size or an MR of another type.
+ */
+int shca_mr_map_pages(struct shca_mr *mr, struct scatterlist *sg, int nents,
+		      unsigned int *sg_offset, u32 page_size)
+{
+	struct shca_xlat *x = &mr->next->data;
+	int n;
+
+	if (mr->type != IB_MR_TYPE_MEM_REG || !is_power_of_2(page_size) ||
+	    !(page_size & SHCA_PAGE_SIZE_CAP))
+		return -EINVAL;
+
+	x->n = 0;
+	x->len = 0;
+	x->page_shift = ilog2(page_size);
+	n = ib_sg_to_pages(&mr->ibmr, sg, nents, sg_offset, shca_set_page);
+	x->fbo = mr->ibmr.iova & (page_size - 1);
+	x->len = mr->ibmr.length;
+	mr->next_fresh = true;
+	return n;
+}
+
+/*
+ * Append @nents entries of @sg (the first one from @offset on) to the
+ * segment list @x, merging contiguous entries. Return the number of
+ * entries mapped whole, or -EINVAL for an empty entry.
+ */
+static int shca_xlat_add_sg(struct shca_xlat *x, struct scatterlist *sg,
+			    int nents, unsigned int offset)
+{
+	struct scatterlist *s;
+	int i;
+
+	for_each_sg(sg, s, nents, i) {
+		u64 addr = sg_dma_address(s) + offset;
+		u64 len;
+
+		if (offset >= sg_dma_len(s))
+			return -EINVAL;
+		len = sg_dma_len(s) - offset;
+		offset = 0;
+
+		if (x->n && x->segs[x->n - 1].addr +
+			    x->segs[x->n - 1].len == addr) {
+			x->segs[x->n - 1].len += len;
+		} else if (x->n < x->max) {
+			x->segs[x->n].addr = addr;
+			x->segs[x->n].len = len;
+			x->segs[x->n].off = x->len;
+			x->n++;
+		} else {
+			return i;
+		}
+		x->len += len;
+	}
+	return nents;
+}
+
+/**
+ * shca_mr_map_segs() - build the segment list of an SG_GAPS MR
+ * @mr: an SG_GAPS MR
+ * @sg: DMA-mapped scatterlist: any alignment, gaps and lengths
+ * @nents: entries in @sg
+ * @sg_offset: offset into the first entry, or NULL
+ *
+ * The region's iova is the DMA address of its first byte; the region is
+ * the concatenation of the entries. The list is installed by the next
+ * registration.
+ *
+ * Return: number of entries mapped (fewer than @nents when the list is
+ * full), or -EINVAL for an empty entry or an MR of another type.
+ */
+int shca_mr_map_segs(struct shca_mr *mr, struct scatterlist *sg, int nents,
+		     unsigned int *sg_offset)
+{
+	struct shca_xlat *x = &mr->next->data;
+	unsigned int offset = sg_offset ? *sg_offset : 0;
+	int n;
+
+	if (mr->type != IB_MR_TYPE_SG_GAPS || nents <= 0)
+		return -EINVAL;
+
+	x->n = 0;
+	x->len = 0;
+	n = shca_xlat_add_sg(x, sg, nents, offset);
+	if (n < 0)
+		return n;
+	mr->ibmr.iova = sg_dma_address(sg) + offset;
+	mr->ibmr.length = x->len;
+	mr->next_fresh = true;
+	return n;
+}
+
+/**
+ * shca_mr_map_pi() - build the data and metadata lists of an integrity MR
+ * @mr: an INTEGRITY MR
+ * @data_sg: DMA-mapped data scatterlist
+ * @data_nents: entries in @data_sg
+ * @data_offset: offset into its first entry, or NULL
+ * @meta_sg: DMA-mapped protection-information scatterlist, or NULL
+ * @meta_nents: entries in @meta_sg
+ * @meta_offset: offset into its first entry, or NULL
+ *
+ * As mlx5 does for its KLM layout: the MR is zero-based, the data comes
+ * first and the metadata follows at offset data length; ibmr.length is
+ * data + metadata and sig_attrs->meta_length the metadata length.
+ *
+ * Return: 0 when every entry is mapped, -ENOMEM when a list is too
+ * short, -EINVAL for an empty entry or an MR of another type.
+ */
+int shca_mr_map_pi(struct shca_mr *mr, struct scatterlist *data_sg,
+		   int data_nents, unsigned int *data_offset,
+		   struct scatterlist *meta_sg, int meta_nents,
+		   unsigned int *meta_offset)
+{
+	struct shca_map *m = mr->next;
+	int n;
+
+	if (mr->type != IB_MR_TYPE_INTEGRITY || data_nents <= 0 ||
+	    meta_nents < 0 || (meta_nents && !meta_sg))
+		return -EINVAL;
+
+	m->data.n = 0;
+	m->data.len = 0;
+	m->meta.n = 0;
+	m->meta.len = 0;
+	n = shca_xlat_add_sg(&m->data, data_sg, data_nents,
+			     data_offset ? *data_offset : 0);
+	if (n >= 0 && n < data_nents)
+		n = -ENOMEM;
+	if (n >= 0 && meta_nents) {
+		n = shca_xlat_add_sg(&m->meta, meta_sg, meta_nents,
+				     meta_offset ? *meta_offset : 0);
+		if (n >= 0 && n < meta_nents)
+			n = -ENOMEM;
+	}
+	if (n < 0) {
+		m->data.n = 0;
+		m->meta.n = 0;
+		return n;
+	}
+
+	mr->ibmr.iova = 0;
+	mr->ibmr.length = m->data.len + m->meta.len;
+	if (mr->ibmr.sig_attrs)
+		mr->ibmr.sig_attrs->meta_length = m->meta.len;
+	mr->next_fresh = true;
+	return 0;
+}
+
+/**
+ * shca_mr_check_access() - validate registration access flags
+ * @access: IB_ACCESS_* flags
+ *
+ * Optional flags (IB_ACCESS_OPTIONAL, e.g. relaxed ordering) are hints
+ * and ignored.
+ *
+ * Return: 0; -EINVAL for unknown flags or a combination the IBTA forbids
+ * (remote write or atomic without local write); -EOPNOTSUPP for a valid
+ * flag this device does not implement (memory windows, on-demand paging,
+ * flush).
+ */
+int shca_mr_check_access(int access)
+{
+	access &= ~IB_ACCESS_OPTIONAL;
+	if (access & ~IB_ACCESS_SUPPORTED)
+		return -EINVAL;
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (access & ~SHCA_MR_ACCESS_SUPPORTED)
+		return -EOPNOTSUPP;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_check_access);
+
+static int shca_mr_fast_reg_locked(struct shca_mr *mr, u32 key, int access)
+{
+	int err;
+
+	lockdep_assert_held(&mr->lock);
+
+	if (shca_mr_index(key) != shca_mr_index(mr->key))
+		return -EINVAL;
+	if (mr->state != SHCA_MR_FREE)
+		return -EBUSY;
+	err = shca_mr_check_access(access);
+	if (err)
+		return err;
+
+	if (mr->next_fresh) {
+		swap(mr->cur, mr->next);
+		mr->next_fresh = false;
+	}
+	mr->key = key;
+	mr->access = access;
+	mr->iova = mr->ibmr.iova;
+	mr->length = mr->ibmr.length;
+	mr->state = SHCA_MR_VALID;
+	return 0;
+}
+
+/**
+ * shca_mr_fast_reg() - execute IB_WR_REG_MR
+ * @mr: a MEM_REG or SG_GAPS MR
+ * @key: the key to register under; its index must be @mr's
+ * @access: IB_ACCESS_* flags the registration grants
+ *
+ * Installs the translation built by the last map_mr_sg() (or keeps the
+ * current one if nothing was mapped since), the MR's current iova and
+ * length, @key and @access, and makes the MR VALID.
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for a key of another MR, an MR of another type or
+ * an access combination the IBTA forbids; -EBUSY if the MR is VALID
+ * (invalidate it first).
+ */
+int shca_mr_fast_reg(struct shca_mr *mr, u32 key, int access)
+{
+	unsigned long flags;
+	int err;
+
+	if (mr->type != IB_MR_TYPE_MEM_REG && mr->type != IB_MR_TYPE_SG_GAPS)
+		return -EINVAL;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	err = shca_mr_fast_reg_locked(mr, key, access);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_fast_reg);
+
+/**
+ * shca_mr_fast_reg_pi() - execute IB_WR_REG_MR_INTEGRITY
+ * @mr: an INTEGRITY MR
+ * @key: the key to register under; its index must be @mr's
+ * @access: IB_ACCESS_* flags; remote atomics are refused (as mlx5)
+ * @attrs: signature attributes, snapshotted now (nvme-rdma sets them
+ *	after mapping, before posting)
+ *
+ * Refused, as on mlx5, until check_mr_status() has read the status of the
+ * previous registration.
+ *
+ * Context: any context.
+ * Return: 0, or -EINVAL (see shca_mr_fast_reg(), plus: status not yet
+ * checked, remote atomic access, no @attrs), -EBUSY if VALID.
+ */
+int shca_mr_fast_reg_pi(struct shca_mr *mr, u32 key, int access,
+			const struct ib_sig_attrs *attrs)
+{
+	unsigned long flags;
+	int err;
+
+	if (mr->type != IB_MR_TYPE_INTEGRITY || !attrs ||
+	    (access & IB_ACCESS_REMOTE_ATOMIC))
+		return -EINVAL;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (!mr->sig->status_checked) {
+		err = -EINVAL;
+		goto out;
+	}
+	err = shca_mr_fast_reg_locked(mr, key, access);
+	if (err)
+		goto out;
+	mr->sig->attrs = *attrs;
+	mr->sig->status_checked = false;
+out:
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_fast_reg_pi);
+
+/**
+ * shca_mr_invalidate() - execute a local or remote invalidation
+ * @sdev: device the key belongs to
+ * @pd: PD of the QP that invalidates
+ * @key: the key to invalidate
+ *
+ * Context: any context.
+ * Return: 0; -ENOKEY for an unknown or stale key; -EACCES for an MR of
+ * another PD; -EINVAL for an MR that is not a fast-reg MR (DMA, USER and
+ * DM MRs cannot be invalidated).
+ */
+int shca_mr_invalidate(struct shca_dev *sdev, struct ib_pd *pd, u32 key)
+{
+	unsigned long flags;
+	struct shca_mr *mr;
+	int err = 0;
+
+	mr = shca_mr_get(sdev, key);
+	if (!mr)
+		return -ENOKEY;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->key != key)
+		err = -ENOKEY;
+	else if (!shca_mr_is_fast_reg(mr))
+		err = -EINVAL;
+	else if (mr->ibmr.pd != pd)
+		err = -EACCES;
+	else
+		mr->state = SHCA_MR_FREE;
+	spin_unlock_irqrestore(&mr->lock, flags);
+
+	shca_mr_put(mr);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_invalidate);
+
+/**
+ * shca_mr_set_access() - change the access rights of a user MR in place
+ * @mr: a USER MR
+ * @access: new IB_ACCESS_* flags
+ *
+ * Return: 0, or -EINVAL for a forbidden combination.
+ */
+int shca_mr_set_access(struct shca_mr *mr, int access)
+{
+	unsigned long flags;
+	int err;
+
+	err = shca_mr_check_access(access);
+	if (err)
+		return err;
+	spin_lock_irqsave(&mr->lock, flags);
+	mr->access = access;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return 0;
+}
+
+/*
+ * Translate region offset @off of @x into a kernel pointer; *@contig is
+ * set to the number of bytes contiguous from there. The caller has
+ * bounds-checked @off against the region. A kernel ULP remapping a
+ * fast-reg MR under a transfer can shrink the list: never index past
+ * what is in use, never past the storage.
+ */
+static void *shca_xlat_ptr(const struct shca_xlat *x, u64 off, u64 *contig)
+{
+	u32 n = min(READ_ONCE(x->n), x->max);
+	const struct shca_seg *s;
+	u64 pos, mask;
+	u32 lo, hi;
+
+	switch (x->kind) {
+	case SHCA_XLAT_IDENTITY:
+		*contig = x->len - off;
+		return (void *)(uintptr_t)(x->base + off);
+	case SHCA_XLAT_PAGES:
+		pos = off + x->fbo;
+		mask = (1ULL << x->page_shift) - 1;
+		if ((pos >> x->page_shift) >= n)
+			return NULL;
+		*contig = mask + 1 - (pos & mask);
+		return (void *)(uintptr_t)(x->pages[pos >> x->page_shift] +
+					   (pos & mask));
+	case SHCA_XLAT_SEGS:
+		/* The last segment whose offset is <= off. */
+		lo = 0;
+		hi = n;
+		while (hi - lo > 1) {
+			u32 mid = lo + (hi - lo) / 2;
+
+			if (x->segs[mid].off <= off)
+				lo = mid;
+			else
+				hi = mid;
+		}
+		s = &x->segs[lo];
+		if (!n || off - s->off >= s->len)
+			return NULL;
+		*contig = s->len - (off - s->off);
+		return (void *)(uintptr_t)(s->addr + (off - s->off));
+	}
+	return NULL;
+}
+
+static void *shca_map_ptr(const struct shca_map *m, u64 off, u64 *contig)
+{
+	if (m->meta.max && off >= m->data.len)
+		return shca_xlat_ptr(&m->meta, off - m->data.len, contig);
+	return shca_xlat_ptr(&m->data, off, contig);
+}
+
+/*
+ * Resolve @t for @len bytes: find the MR and check key, state, PD, access
+ * and range under its lock. On success the MR is returned with a
+ * reference held, *@map is the translation in force and *@off the region
+ * offset of t->iova. The bytes then move without the lock: translation
+ * storage lives as long as the MR, and a fast-reg MR re-registered while
+ * a transfer through it is in flight behaves as on hardware (the
+ * transfer may see either translation).
+ */
+static int shca_mr_resolve(struct shca_dev *sdev,
+			   const struct shca_mem_target *t, u64 len,
+			   struct shca_mr **mrp, const struct shca_map **map,
+			   u64 *off)
+{
+	unsigned long flags;
+	struct shca_mr *mr;
+	u64 end;
+	int err;
+
+	if (check_add_overflow(t->iova, len, &end))
+		return -EOVERFLOW;
+
+	mr = shca_mr_get(sdev, t->key);
+	if (!mr)
+		return -ENOKEY;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->key != t->key)
+		err = -ENOKEY;
+	else if (mr->state != SHCA_MR_VALID)
+		err = -EKEYREVOKED;
+	else if (mr->ibmr.pd != t->pd)
+		err = -EACCES;
+	else if ((mr->access & t->access) != t->access)
+		err = -EPERM;
+	else if (t->iova < mr->iova || t->iova - mr->iova > mr->length ||
+		 len > mr->length - (t->iova - mr->iova))
+		err = -ERANGE;
+	else
+		err = 0;
+	*off = t->iova - mr->iova;
+	*map = mr->cur;
+	spin_unlock_irqrestore(&mr->lock, flags);
+
+	if (err) {
+		shca_mr_put(mr);
+		return err;
+	}
+	*mrp = mr;
+	return 0;
+}
+
+/* Copy between a resolved region and a kernel buffer. */
+static void shca_map_copy(const struct shca_map *m, u64 off, void *buf,
+			  u64 len, enum shca_copy_dir dir)
+{
+	while (len) {
+		u64 contig;
+		void *p = shca_map_ptr(m, off, &contig);
+		u64 n;
+
+		if (!p)
+			return;
+		n = min(len, contig);
+		if (dir == SHCA_COPY_TO_MR)
+			memcpy(p, buf, n);
+		else
+			memcpy(buf, p, n);
+		buf += n;
+		off += n;
+		len -= n;
+	}
+}
+
+/**
+ * shca_mr_copy() - move bytes between a buffer and memory named by a key
+ * @sdev: device the key belongs to
+ * @t: the key, iova, PD and required access (IB_ACCESS_LOCAL_WRITE to
+ *	write locally, IB_ACCESS_REMOTE_* for a remote peer, 0 to read
+ *	locally)
+ * @buf: kernel buffer
+ * @len: bytes to move
+ * @dir: SHCA_COPY_TO_MR or SHCA_COPY_FROM_MR
+ *
+ * Context: any context; does not sleep.
+ * Return: 0, or -ENOKEY, -EKEYREVOKED, -EACCES, -EPERM, -EOVERFLOW,
+ * -ERANGE (see the file comment). Nothing is copied on error.
+ */
+int shca_mr_copy(struct shca_dev *sdev, const struct shca_mem_target *t,
+		 void *buf, u64 len, enum shca_copy_dir dir)
+{
+	const struct shca_map *map;
+	struct shca_mr *mr;
+	u64 off;
+	int err;
+
+	err = shca_mr_resolve(sdev, t, len, &mr, &map, &off);
+	if (err)
+		return err;
+	shca_map_copy(map, off, buf, len, dir);
+	shca_mr_put(mr);
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy);
+
+/**
+ * shca_mr_copy_mr() - move bytes from one keyed region to another
+ * @sdev: device both keys belong to
+ * @dst: destination key, iova, PD and required access
+ * @src: source key, iova, PD and required access
+ * @len: bytes to move
+ *
+ * Both regions are resolved and checked before any byte moves.
+ *
+ * Context: any context; does not sleep.
+ * Return: 0, or an error of shca_mr_copy() for either side.
+ */
+int shca_mr_copy_mr(struct shca_dev *sdev, const struct shca_mem_target *dst,
+		    const struct shca_mem_target *src, u64 len)
+{
+	const struct shca_map *smap, *dmap;
+	struct shca_mr *smr, *dmr;
+	u64 soff, doff;
+	int err;
+
+	err = shca_mr_resolve(sdev, src, len, &smr, &smap, &soff);
+	if (err)
+		return err;
+	err = shca_mr_resolve(sdev, dst, len, &dmr, &dmap, &doff);
+	if (err)
+		goto out_src;
+
+	while (len) {
+		u64 contig;
+		void *p = shca_map_ptr(smap, soff, &contig);
+		u64 n;
+
+		if (!p)
+			break;
+		n = min(len, contig);
+		shca_map_copy(dmap, doff, p, n, SHCA_COPY_TO_MR);
+		soff += n;
+		doff += n;
+		len -= n;
+	}
+	shca_mr_put(dmr);
+out_src:
+	shca_mr_put(smr);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_mr);
+
+/**
+ * shca_mr_sig_error() - latch a signature error on an integrity MR
+ * @mr: an INTEGRITY MR
+ * @err: the error the T10-DIF engine detected; its key is the key the
+ *	MR was accessed with
+ *
+ * Only the first error since the status was last read is kept.
+ *
+ * Context: any context.
+ */
+void shca_mr_sig_error(struct shca_mr *mr, const struct ib_sig_err *err)
+{
+	unsigned long flags;
+
+	if (WARN_ON_ONCE(mr->type != IB_MR_TYPE_INTEGRITY))
+		return;
+	spin_lock_irqsave(&mr->lock, flags);
+	if (!mr->sig->err_exists) {
+		mr->sig->err = *err;
+		mr->sig->err_exists = true;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_sig_error);
+
+/**
+ * shca_mr_check_status() - the check_mr_status verb, as mlx5 implements it
+ * @mr: any MR
+ * @check_mask: IB_MR_CHECK_SIG_STATUS or 0
+ * @status: filled with the result
+ *
+ * Reading the signature status re-arms registration of an integrity MR
+ * and clears the latched error (read-once). An error latched under an
+ * older key is reported as a guard error at offset 0 with that key.
+ *
+ * Return: 0, or -EINVAL for unknown mask bits or a signature check on an
+ * MR that is not an integrity MR.
+ */
+int shca_mr_check_status(struct shca_mr *mr, u32 check_mask,
+			 struct ib_mr_status *status)
+{
+	struct shca_sig_state *sig = mr->sig;
+	unsigned long flags;
+
+	if (check_mask & ~IB_MR_CHECK_SIG_STATUS)
+		return -EINVAL;
+	status->fail_status = 0;
+	if (!(check_mask & IB_MR_CHECK_SIG_STATUS))
+		return 0;
+	if (mr->type != IB_MR_TYPE_INTEGRITY)
+		return -EINVAL;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	sig->status_checked = true;
+	if (sig->err_exists) {
+		if (sig->err.key == mr->ibmr.lkey) {
+			status->sig_err = sig->err;
+		} else {
+			status->sig_err.err_type = IB_SIG_BAD_GUARD;
+			status->sig_err.expected = 0;
+			status->sig_err.actual = 0;
+			status->sig_err.sig_err_offset = 0;
+			status->sig_err.key = sig->err.key;
+		}
+		sig->err_exists = false;
+		status->fail_status |= IB_MR_CHECK_SIG_STATUS;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return 0;
 }

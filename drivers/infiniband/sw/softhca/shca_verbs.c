@@ -8,9 +8,12 @@
  */
 
 #include <linux/netdevice.h>
+#include <linux/overflow.h>
+#include <linux/slab.h>
 #include <net/addrconf.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
+#include <rdma/ib_umem.h>
 
 #include "shca_verbs.h"
 
@@ -40,8 +43,13 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->max_pd = SHCA_MAX_PD;
 	attr->max_mr = SHCA_MAX_MR;
+	attr->max_mr_size = SHCA_MAX_MR_SIZE;
+	attr->page_size_cap = SHCA_PAGE_SIZE_CAP;
+	attr->max_fast_reg_page_list_len = SHCA_MAX_FRPL;
+	attr->max_pi_fast_reg_page_list_len = SHCA_MAX_PI_FRPL;
+	attr->max_dm_size = SHCA_DM_SIZE;
 	attr->max_pkeys = SHCA_PKEY_TBL_LEN;
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG;
 	return 0;
 }
 
@@ -140,20 +148,122 @@ static int shca_dealloc_pd(struct ib_pd *ibpd, struct ib_udata *udata)
 
 static struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
 {
-	struct shca_dev *sdev = to_shca_dev(ibpd->device);
 	struct shca_mr *mr;
 	int err;
 
-	err = ib_check_mr_access(ibpd->device, access);
+	err = shca_mr_check_access(access);
 	if (err)
 		return ERR_PTR(err);
+	mr = shca_mr_create_dma(to_shca_dev(ibpd->device), access);
+	return IS_ERR(mr) ? ERR_CAST(mr) : &mr->ibmr;
+}
 
-	mr = shca_mr_alloc(sdev, IB_MR_TYPE_DMA, access);
-	if (IS_ERR(mr))
+static struct ib_mr *shca_alloc_mr(struct ib_pd *ibpd, enum ib_mr_type type,
+				   u32 max_num_sg)
+{
+	struct shca_mr *mr;
+
+	if (type != IB_MR_TYPE_MEM_REG && type != IB_MR_TYPE_SG_GAPS)
+		return ERR_PTR(-EINVAL);
+	mr = shca_mr_create_fast(to_shca_dev(ibpd->device), type, max_num_sg,
+				 0);
+	return IS_ERR(mr) ? ERR_CAST(mr) : &mr->ibmr;
+}
+
+static struct ib_mr *shca_alloc_mr_integrity(struct ib_pd *ibpd,
+					     u32 max_num_data_sg,
+					     u32 max_num_meta_sg)
+{
+	struct shca_mr *mr;
+
+	mr = shca_mr_create_fast(to_shca_dev(ibpd->device),
+				 IB_MR_TYPE_INTEGRITY, max_num_data_sg,
+				 max_num_meta_sg);
+	return IS_ERR(mr) ? ERR_CAST(mr) : &mr->ibmr;
+}
+
+static int shca_map_mr_sg(struct ib_mr *ibmr, struct scatterlist *sg,
+			  int sg_nents, unsigned int *sg_offset)
+{
+	struct shca_mr *mr = to_shca_mr(ibmr);
+
+	if (mr->type == IB_MR_TYPE_SG_GAPS)
+		return shca_mr_map_segs(mr, sg, sg_nents, sg_offset);
+	return shca_mr_map_pages(mr, sg, sg_nents, sg_offset, ibmr->page_size);
+}
+
+static int shca_map_mr_sg_pi(struct ib_mr *ibmr, struct scatterlist *data_sg,
+			     int data_sg_nents, unsigned int *data_sg_offset,
+			     struct scatterlist *meta_sg, int meta_sg_nents,
+			     unsigned int *meta_sg_offset)
+{
+	return shca_mr_map_pi(to_shca_mr(ibmr), data_sg, data_sg_nents,
+			      data_sg_offset, meta_sg, meta_sg_nents,
+			      meta_sg_offset);
+}
+
+static int shca_check_mr_status(struct ib_mr *ibmr, u32 check_mask,
+				struct ib_mr_status *mr_status)
+{
+	return shca_mr_check_status(to_shca_mr(ibmr), check_mask, mr_status);
+}
+
+static struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
+				      u64 length, u64 iova, int access,
+				      struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibpd->device);
+	struct ib_umem *umem;
+	struct shca_mr *mr;
+	u64 end;
+	int err;
+
+	err = shca_mr_check_access(access);
+	if (err)
+		return ERR_PTR(err);
+	if (!length || length > SHCA_MAX_MR_SIZE ||
+	    check_add_overflow(start, length, &end) ||
+	    check_add_overflow(iova, length, &end))
+		return ERR_PTR(-EINVAL);
+
+	umem = ib_umem_get(&sdev->ibdev, start, length, access);
+	if (IS_ERR(umem))
+		return ERR_CAST(umem);
+	mr = shca_mr_create_user(sdev, umem, iova, access);
+	if (IS_ERR(mr)) {
+		ib_umem_release(umem);
 		return ERR_CAST(mr);
-	shca_mr_init_dma(mr);
-	shca_mr_publish(mr);
+	}
 	return &mr->ibmr;
+}
+
+static struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
+					u64 start, u64 length, u64 iova,
+					int access, struct ib_pd *ibpd,
+					struct ib_udata *udata)
+{
+	struct shca_mr *mr = to_shca_mr(ibmr);
+	int err;
+
+	if (mr->type != IB_MR_TYPE_USER ||
+	    (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
+		       IB_MR_REREG_ACCESS)))
+		return ERR_PTR(-EINVAL);
+	if (!(flags & IB_MR_REREG_ACCESS))
+		access = mr->access;
+
+	/* A new translation is a new MR with a new key; the core swaps. */
+	if (flags & IB_MR_REREG_TRANS)
+		return shca_reg_user_mr(ibpd, start, length, iova, access,
+					udata);
+
+	/* PD and access change in place; the core updates ibmr->pd. */
+	if (flags & IB_MR_REREG_ACCESS) {
+		err = shca_mr_set_access(mr, access);
+		if (err)
+			return ERR_PTR(err);
+	}
+	return NULL;
 }
 
 static int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
@@ -162,12 +272,59 @@ static int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+static struct ib_dm *shca_alloc_dm(struct ib_device *ibdev,
+				   struct ib_ucontext *ibuc,
+				   struct ib_dm_alloc_attr *attr,
+				   struct uverbs_attr_bundle *attrs)
+{
+	struct shca_dm *dm;
+	int err;
+
+	if (attr->flags)
+		return ERR_PTR(-EOPNOTSUPP);
+	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
+	if (!dm)
+		return ERR_PTR(-ENOMEM);
+	err = shca_dm_alloc(to_shca_dev(ibdev), dm, attr->length,
+			    attr->alignment);
+	if (err) {
+		kfree(dm);
+		return ERR_PTR(err);
+	}
+	return &dm->ibdm;
+}
+
+static int shca_dealloc_dm(struct ib_dm *ibdm,
+			   struct uverbs_attr_bundle *attrs)
+{
+	struct shca_dm *dm = to_shca_dm(ibdm);
+
+	shca_dm_free(to_shca_dev(ibdm->device), dm);
+	kfree(dm);
+	return 0;
+}
+
+static struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
+				    struct ib_dm_mr_attr *attr,
+				    struct uverbs_attr_bundle *attrs)
+{
+	struct shca_mr *mr;
+	int err;
+
+	err = shca_mr_check_access(attr->access_flags);
+	if (err)
+		return ERR_PTR(err);
+	mr = shca_mr_create_dm(to_shca_dev(ibpd->device), to_shca_dm(ibdm),
+			       attr->offset, attr->length, attr->access_flags);
+	return IS_ERR(mr) ? ERR_CAST(mr) : &mr->ibmr;
+}
+
 static void shca_dealloc_driver(struct ib_device *ibdev)
 {
 	struct shca_dev *sdev = to_shca_dev(ibdev);
 
 	shca_dev_release(sdev);
-	shca_mr_table_destroy(sdev);
+	shca_verbs_fini_device(sdev);
 }
 
 static const struct ib_device_ops shca_dev_ops = {
@@ -175,8 +332,13 @@ static const struct ib_device_ops shca_dev_ops = {
 	.driver_id = RDMA_DRIVER_UNKNOWN,
 	.uverbs_abi_ver = SHCA_UVERBS_ABI_VERSION,
 
+	.alloc_dm = shca_alloc_dm,
+	.alloc_mr = shca_alloc_mr,
+	.alloc_mr_integrity = shca_alloc_mr_integrity,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
+	.check_mr_status = shca_check_mr_status,
+	.dealloc_dm = shca_dealloc_dm,
 	.dealloc_driver = shca_dealloc_driver,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
@@ -185,9 +347,14 @@ static const struct ib_device_ops shca_dev_ops = {
 	.get_dma_mr = shca_get_dma_mr,
 	.get_link_layer = shca_get_link_layer,
 	.get_port_immutable = shca_get_port_immutable,
+	.map_mr_sg = shca_map_mr_sg,
+	.map_mr_sg_pi = shca_map_mr_sg_pi,
 	.query_device = shca_query_device,
 	.query_pkey = shca_query_pkey,
 	.query_port = shca_query_port,
+	.reg_dm_mr = shca_reg_dm_mr,
+	.reg_user_mr = shca_reg_user_mr,
+	.rereg_user_mr = shca_rereg_user_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuc),
@@ -200,11 +367,17 @@ static const struct ib_device_ops shca_dev_ops = {
  *
  * Sets the ops table, the node attributes derived from @ndev (node GUID
  * from the MAC address, as EUI-64) and the engines' per-device state.
+ *
+ * Return: 0 or -ENOMEM; on failure nothing needs undoing.
  */
-void shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
+int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
 {
 	struct ib_device *ibdev = &sdev->ibdev;
+	int err;
 
+	err = shca_dm_arena_init(sdev);
+	if (err)
+		return err;
 	INIT_LIST_HEAD(&sdev->list);
 	atomic_set(&sdev->num_pds, 0);
 	sdev->port_state = shca_port_state(ndev);
@@ -218,4 +391,15 @@ void shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
 	strscpy(ibdev->node_desc, "softhca", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    ndev->dev_addr);
+	return 0;
+}
+
+/**
+ * shca_verbs_fini_device() - release what shca_verbs_init_device() set up
+ * @sdev: device that is unregistered or was never registered
+ */
+void shca_verbs_fini_device(struct shca_dev *sdev)
+{
+	shca_mr_table_destroy(sdev);
+	shca_dm_arena_destroy(sdev);
 }

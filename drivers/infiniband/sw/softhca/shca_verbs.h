@@ -10,10 +10,13 @@
 
 #include "shca.h"
 
+struct ib_umem;
 struct net_device;
+struct scatterlist;
 
 /* shca_verbs.c */
-void shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev);
+int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev);
+void shca_verbs_fini_device(struct shca_dev *sdev);
 enum ib_port_state shca_port_state(struct net_device *ndev);
 
 /* shca_main.c */
@@ -26,12 +29,44 @@ int shca_newlink(const char *ibdev_name, struct net_device *ndev);
 /* shca_mr.c: the memory-registration engine */
 void shca_mr_table_init(struct shca_dev *sdev);
 void shca_mr_table_destroy(struct shca_dev *sdev);
-struct shca_mr *shca_mr_alloc(struct shca_dev *sdev, enum ib_mr_type type,
-			      int access);
-void shca_mr_publish(struct shca_mr *mr);
+int shca_mr_check_access(int access);
+struct shca_mr *shca_mr_create_dma(struct shca_dev *sdev, int access);
+struct shca_mr *shca_mr_create_fast(struct shca_dev *sdev,
+				    enum ib_mr_type type, u32 max_data,
+				    u32 max_meta);
+struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
+				    struct ib_umem *umem, u64 iova, int access);
+struct shca_mr *shca_mr_create_dm(struct shca_dev *sdev, struct shca_dm *dm,
+				  u64 offset, u64 length, int access);
 void shca_mr_destroy(struct shca_mr *mr);
-void shca_mr_init_dma(struct shca_mr *mr);
 struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key);
 void shca_mr_put(struct shca_mr *mr);
+int shca_mr_map_pages(struct shca_mr *mr, struct scatterlist *sg, int nents,
+		      unsigned int *sg_offset, u32 page_size);
+int shca_mr_map_segs(struct shca_mr *mr, struct scatterlist *sg, int nents,
+		     unsigned int *sg_offset);
+int shca_mr_map_pi(struct shca_mr *mr, struct scatterlist *data_sg,
+		   int data_nents, unsigned int *data_offset,
+		   struct scatterlist *meta_sg, int meta_nents,
+		   unsigned int *meta_offset);
+int shca_mr_fast_reg(struct shca_mr *mr, u32 key, int access);
+int shca_mr_fast_reg_pi(struct shca_mr *mr, u32 key, int access,
+			const struct ib_sig_attrs *attrs);
+int shca_mr_invalidate(struct shca_dev *sdev, struct ib_pd *pd, u32 key);
+int shca_mr_set_access(struct shca_mr *mr, int access);
+int shca_mr_copy(struct shca_dev *sdev, const struct shca_mem_target *t,
+		 void *buf, u64 len, enum shca_copy_dir dir);
+int shca_mr_copy_mr(struct shca_dev *sdev, const struct shca_mem_target *dst,
+		    const struct shca_mem_target *src, u64 len);
+void shca_mr_sig_error(struct shca_mr *mr, const struct ib_sig_err *err);
+int shca_mr_check_status(struct shca_mr *mr, u32 check_mask,
+			 struct ib_mr_status *status);
+
+/* shca_dm.c: the device-memory arena */
+int shca_dm_arena_init(struct shca_dev *sdev);
+void shca_dm_arena_destroy(struct shca_dev *sdev);
+int shca_dm_alloc(struct shca_dev *sdev, struct shca_dm *dm, u64 length,
+		  u32 log_align);
+void shca_dm_free(struct shca_dev *sdev, struct shca_dm *dm);
 
 #endif /* SHCA_VERBS_H */

@@ -12,6 +12,8 @@
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 #include <net/net_namespace.h>
+#include <rdma/ib_addr.h>
+#include <rdma/ib_mad.h>
 #include <kunit/test.h>
 
 #include "shca_kunit.h"
@@ -45,14 +47,16 @@ static void shca_dev_create_and_query(struct kunit *test)
 
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_pd, SHCA_MAX_PD);
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_mr, SHCA_MAX_MR);
-	KUNIT_EXPECT_TRUE(test, ibdev->attrs.kernel_cap_flags &
-				IBK_ALLOW_USER_UNREG);
-	/* Nothing the device cannot do yet is advertised. */
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_mr_size, SHCA_MAX_MR_SIZE);
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.page_size_cap, SHCA_PAGE_SIZE_CAP);
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_fast_reg_page_list_len,
+			SHCA_MAX_FRPL);
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_dm_size, SHCA_DM_SIZE);
+	/* Exactly what works; no QPs yet, so no integrity handover. */
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.kernel_cap_flags,
+			IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG);
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_qp, 0);
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.device_cap_flags, 0);
-	KUNIT_EXPECT_FALSE(test, ibdev->attrs.kernel_cap_flags &
-				 (IBK_INTEGRITY_HANDOVER | IBK_SG_GAPS_REG |
-				  IBK_LOCAL_DMA_LKEY | IBK_ON_DEMAND_PAGING));
 
 	KUNIT_ASSERT_EQ(test, ib_query_port(ibdev, 1, &pattr), 0);
 	KUNIT_EXPECT_EQ(test, pattr.state, IB_PORT_ACTIVE);

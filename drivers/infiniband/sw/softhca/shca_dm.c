@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca - the device-memory arena.
+ *
+ * Each device owns SHCA_DM_SIZE bytes of "device memory" (advertised as
+ * max_dm_size), carved up by a genalloc pool in 64-byte granules.
+ * Allocations honour the requested alignment (ibv_alloc_dm()'s
+ * log_align_req) and are zeroed, so one user never sees another's data.
+ * The arena is vmalloc_user() memory so that it can later be mapped into
+ * a process.
+ */
+
+#include <linux/genalloc.h>
+#include <linux/vmalloc.h>
+
+#include "shca_verbs.h"
+
+#define SHCA_DM_MAX_LOG_ALIGN	ilog2(SHCA_DM_SIZE)
+
+/**
+ * shca_dm_arena_init() - create a device's device-memory arena
+ * @sdev: device being created
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int shca_dm_arena_init(struct shca_dev *sdev)
+{
+	int err;
+
+	sdev->dm_arena = vmalloc_user(SHCA_DM_SIZE);
+	if (!sdev->dm_arena)
+		return -ENOMEM;
+	sdev->dm_pool = gen_pool_create(SHCA_DM_MIN_ORDER, NUMA_NO_NODE);
+	if (!sdev->dm_pool) {
+		err = -ENOMEM;
+		goto err_free_arena;
+	}
+	err = gen_pool_add(sdev->dm_pool, (unsigned long)sdev->dm_arena,
+			   SHCA_DM_SIZE, NUMA_NO_NODE);
+	if (err)
+		goto err_destroy_pool;
+	return 0;
+
+err_destroy_pool:
+	gen_pool_destroy(sdev->dm_pool);
+	sdev->dm_pool = NULL;
+err_free_arena:
+	vfree(sdev->dm_arena);
+	sdev->dm_arena = NULL;
+	return err;
+}
+
+/**
+ * shca_dm_arena_destroy() - free a device's arena
+ * @sdev: device being freed; every allocation was released by the core
+ */
+void shca_dm_arena_destroy(struct shca_dev *sdev)
+{
+	if (sdev->dm_pool)
+		gen_pool_destroy(sdev->dm_pool);
+	vfree(sdev->dm_arena);
+	sdev->dm_pool = NULL;
+	sdev->dm_arena = NULL;
+}
+
+/**
+ * shca_dm_alloc() - allocate device memory
+ * @sdev: owning device
+ * @dm: the allocation to fill in
+ * @length: bytes, 1 .. SHCA_DM_SIZE
+ * @log_align: log2 of the required alignment (0 = any)
+ *
+ * Return: 0; -EINVAL for a zero length or an alignment larger than the
+ * arena; -ENOMEM when the arena has no such free range.
+ */
+int shca_dm_alloc(struct shca_dev *sdev, struct shca_dm *dm, u64 length,
+		  u32 log_align)
+{
+	struct genpool_data_align align = {};
+	unsigned long addr;
+
+	if (!length || log_align > SHCA_DM_MAX_LOG_ALIGN)
+		return -EINVAL;
+	if (length > SHCA_DM_SIZE)
+		return -ENOMEM;
+
+	align.align = max(1UL << log_align, 1UL << SHCA_DM_MIN_ORDER);
+	addr = gen_pool_alloc_algo(sdev->dm_pool, length,
+				   gen_pool_first_fit_align, &align);
+	if (!addr)
+		return -ENOMEM;
+	memset((void *)addr, 0, length);
+	dm->addr = addr;
+	dm->size = length;
+	return 0;
+}
+
+/**
+ * shca_dm_free() - release device memory
+ * @sdev: owning device
+ * @dm: an allocation from shca_dm_alloc()
+ */
+void shca_dm_free(struct shca_dev *sdev, struct shca_dm *dm)
+{
+	gen_pool_free(sdev->dm_pool, dm->addr, dm->size);
+}
