@@ -73,6 +73,7 @@ cd "$src"
 set +e
 python3 tools/testing/kunit/kunit.py run --build_dir="$build" \
 	--kunitconfig="$kunitconfig" --jobs="$(nproc)" --timeout=900 \
+	--kernel_args=mem=1G \
 	"${extra[@]}" > "$log" 2>&1
 rc=$?
 set -e

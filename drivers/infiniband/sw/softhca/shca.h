@@ -33,7 +33,7 @@
 #define SHCA_MAX_FRPL		4096		/* fast-reg page/SG list entries */
 #define SHCA_MAX_PI_FRPL	SHCA_MAX_FRPL	/* per list of an integrity MR */
 #define SHCA_PAGE_SIZE_CAP	GENMASK_ULL(31, 12)	/* 4 KiB .. 2 GiB */
-#define SHCA_MAX_MR_SIZE	(1ULL << 40)	/* 1 TiB */
+#define SHCA_MAX_MR_SIZE	BIT_ULL(40)	/* 1 TiB */
 #define SHCA_DM_SIZE		SZ_1M		/* device-memory arena */
 #define SHCA_DM_MIN_ORDER	6		/* 64-byte granules */
 
@@ -214,7 +214,7 @@ struct shca_mr {
 	struct shca_dev *sdev;
 	struct kref ref;
 	struct completion released;
-	spinlock_t lock;
+	spinlock_t lock; /* see @lock above */
 	u32 key;
 	enum ib_mr_type type;
 	enum shca_mr_state state;

@@ -1,0 +1,1362 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suites for the memory-registration unit. Every MR is made through
+ * the real entry points (ib_alloc_mr(), ib_alloc_mr_integrity(),
+ * ib_reg_user_mr(), the DM ops, kernel PDs' DMA MRs), mapped with
+ * ib_map_mr_sg()/ib_map_mr_sg_pi(), registered through the engine hook the
+ * work-request executor uses, and then read and written through the one
+ * copy path; every byte is compared with the memory behind the SG list.
+ *
+ * shca_mr_map:      type x page size x SG geometry matrix
+ * shca_mr_types:    USER, DM, DMA and INTEGRITY round trips
+ * shca_mr_refuse:   every refused input, with its errno, changing nothing
+ * shca_mr_status:   check_mr_status semantics (mlx5)
+ * shca_mr_lifetime: references, key rotation, many alloc/dereg cycles
+ */
+
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/mman.h>
+#include <linux/scatterlist.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <kunit/test.h>
+#include <rdma/ib_verbs.h>
+
+#include "shca_kunit.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+static const u8 shca_mr_mac[ETH_ALEN] = { 0x02, 0x53, 0x48, 0x4d, 0x52, 0x01 };
+
+struct shca_mr_fix {
+	struct ib_device *ibdev;
+	struct shca_dev *sdev;
+	struct ib_pd *pd;
+	struct ib_pd *pd2;
+};
+
+/* Hand @ptr to @action at the end of the test, or now if that fails. */
+static void shca_defer(struct kunit *test, kunit_action_t *action, void *ptr)
+{
+	int err = kunit_add_action_or_reset(test, action, ptr);
+
+	KUNIT_ASSERT_EQ(test, err, 0);
+}
+
+static void shca_dealloc_pd_action(void *pd)
+{
+	ib_dealloc_pd(pd);
+}
+
+static void shca_dereg_mr_action(void *mr)
+{
+	ib_dereg_mr(mr);
+}
+
+static struct ib_pd *shca_test_pd(struct kunit *test, struct ib_device *ibdev)
+{
+	struct ib_pd *pd = ib_alloc_pd(ibdev, 0);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
+	shca_defer(test, shca_dealloc_pd_action, pd);
+	return pd;
+}
+
+static int shca_mr_test_init(struct kunit *test)
+{
+	struct net_device *ndev = shca_kunit_netdev(test, shca_mr_mac);
+	struct shca_mr_fix *f;
+
+	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->ibdev = shca_kunit_device(test, "shcak_mr", ndev);
+	f->sdev = to_shca_dev(f->ibdev);
+	f->pd = shca_test_pd(test, f->ibdev);
+	f->pd2 = shca_test_pd(test, f->ibdev);
+	test->priv = f;
+	return 0;
+}
+
+static u32 shca_count_mrs(struct shca_dev *sdev)
+{
+	unsigned long idx;
+	void *entry;
+	u32 n = 0;
+
+	xa_for_each(&sdev->mr_xa, idx, entry)
+		n++;
+	return n;
+}
+
+/* Track an MR made by the test so it is deregistered even on failure. */
+static struct ib_mr *shca_track_mr(struct kunit *test, struct ib_mr *mr)
+{
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(mr), "MR creation: %ld",
+			       PTR_ERR(mr));
+	shca_defer(test, shca_dereg_mr_action, mr);
+	return mr;
+}
+
+static void shca_untrack_dereg(struct kunit *test, struct ib_mr *mr)
+{
+	kunit_release_action(test, shca_dereg_mr_action, mr);
+}
+
+/* Physically contiguous, naturally aligned memory owned by the test. */
+struct shca_block {
+	size_t size;
+	void *addr;
+};
+
+static void shca_block_free(void *p)
+{
+	struct shca_block *b = p;
+
+	free_pages((unsigned long)b->addr, get_order(b->size));
+}
+
+static void *shca_block(struct kunit *test, size_t size)
+{
+	struct shca_block *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	b->size = size;
+	b->addr = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO,
+					   get_order(size));
+	KUNIT_ASSERT_NOT_NULL(test, b->addr);
+	shca_defer(test, shca_block_free, b);
+	return b->addr;
+}
+
+KUNIT_DEFINE_ACTION_WRAPPER(shca_vfree_action, vfree, const void *);
+
+/* Large buffers (beyond kmalloc's limit) owned by the test. */
+static u8 *shca_vbuf(struct kunit *test, size_t size)
+{
+	u8 *p = vmalloc(size);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	shca_defer(test, shca_vfree_action, p);
+	return p;
+}
+
+static u8 shca_pattern(unsigned int block, size_t off, u8 salt)
+{
+	return (u8)(block * 131 + off * 7 + (off >> 8) * 13 + salt);
+}
+
+static void shca_fill(u8 *p, unsigned int block, size_t len, u8 salt)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = shca_pattern(block, i, salt);
+}
+
+static struct shca_mem_target shca_target(struct ib_pd *pd, u32 key,
+					  u64 iova, int access)
+{
+	return (struct shca_mem_target){ .pd = pd, .key = key, .iova = iova,
+					 .access = access };
+}
+
+/* Rotate the key byte and execute IB_WR_REG_MR as the QP would. */
+static int shca_reg(struct ib_mr *mr, int access)
+{
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	return shca_mr_fast_reg(to_shca_mr(mr), mr->rkey, access);
+}
+
+#define SHCA_RW (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
+		 IB_ACCESS_REMOTE_WRITE)
+
+/* ------------------------------------------------------------------ */
+/* shca_mr_map: type x page size x SG geometry                         */
+
+/* Offsets and lengths in quarter pages plus bytes. */
+struct shca_geo_ent {
+	u8 block;
+	u8 off_q;
+	u16 off_b;
+	u8 len_q;
+	s16 len_b;
+};
+
+struct shca_geo {
+	const char *name;
+	u8 nents;
+	u8 max_sg;		/* MR capacity */
+	u8 mapped_mem_reg;	/* entries ib_map_mr_sg maps, per type */
+	u8 mapped_sg_gaps;
+	struct shca_geo_ent e[4];
+};
+
+static const struct shca_geo shca_geos[] = {
+	{ "single", 1, 16, 1, 1, { { 0, 0, 0, 7, 0 } } },
+	{ "contiguous", 3, 16, 3, 3,
+	  { { 0, 0, 0, 4, 0 }, { 0, 4, 0, 2, 0 }, { 0, 6, 0, 2, 0 } } },
+	{ "aligned-gaps", 3, 16, 3, 3,
+	  { { 0, 0, 0, 4, 0 }, { 1, 0, 0, 8, 0 }, { 2, 0, 0, 4, 0 } } },
+	{ "unaligned-ends", 3, 16, 3, 3,
+	  { { 0, 0, 100, 4, -100 }, { 1, 0, 0, 4, 0 }, { 2, 0, 0, 0, 777 } } },
+	{ "too-many", 4, 2, 2, 2,
+	  { { 0, 0, 0, 4, 0 }, { 1, 0, 0, 4, 0 }, { 2, 0, 0, 4, 0 },
+	    { 3, 0, 0, 4, 0 } } },
+	{ "unaligned-gaps", 3, 16, 1, 3,
+	  { { 0, 0, 0, 0, 1000 }, { 1, 0, 24, 0, 3000 }, { 2, 0, 5, 0, 17 } } },
+};
+
+struct shca_map_case {
+	enum ib_mr_type type;
+	u32 page_size;
+	const struct shca_geo *geo;
+};
+
+/* Every geometry for every (type, page size) row. */
+static const struct {
+	enum ib_mr_type type;
+	u32 page_size;
+} shca_map_rows[] = {
+	{ IB_MR_TYPE_MEM_REG, SZ_4K },
+	{ IB_MR_TYPE_MEM_REG, SZ_8K },
+	{ IB_MR_TYPE_MEM_REG, SZ_64K },
+	{ IB_MR_TYPE_MEM_REG, SZ_2M },
+	{ IB_MR_TYPE_SG_GAPS, SZ_4K },
+	{ IB_MR_TYPE_SG_GAPS, SZ_2M },
+};
+
+static void shca_map_case_desc(const struct shca_map_case *c, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s %uK %s",
+		 c->type == IB_MR_TYPE_MEM_REG ? "MEM_REG" : "SG_GAPS",
+		 c->page_size / SZ_1K, c->geo->name);
+}
+
+static struct shca_map_case
+	shca_map_cases[ARRAY_SIZE(shca_map_rows) * ARRAY_SIZE(shca_geos)];
+
+static const void *shca_map_gen_params(const void *prev, char *desc)
+{
+	const struct shca_map_case *c = prev ? prev : shca_map_cases - 1;
+	size_t i;
+
+	if (!prev) {
+		for (i = 0; i < ARRAY_SIZE(shca_map_cases); i++) {
+			shca_map_cases[i].type =
+				shca_map_rows[i / ARRAY_SIZE(shca_geos)].type;
+			shca_map_cases[i].page_size =
+				shca_map_rows[i / ARRAY_SIZE(shca_geos)].page_size;
+			shca_map_cases[i].geo =
+				&shca_geos[i % ARRAY_SIZE(shca_geos)];
+		}
+	}
+	if (++c >= shca_map_cases + ARRAY_SIZE(shca_map_cases))
+		return NULL;
+	shca_map_case_desc(c, desc);
+	return c;
+}
+
+static u64 shca_geo_off(const struct shca_geo_ent *e, u32 ps)
+{
+	return (u64)e->off_q * (ps / 4) + e->off_b;
+}
+
+static u64 shca_geo_len(const struct shca_geo_ent *e, u32 ps)
+{
+	return (u64)e->len_q * (ps / 4) + e->len_b;
+}
+
+/*
+ * Pass: the MR maps exactly the entries the type allows, its iova and
+ * length are those of the mapped entries, a full read through the key
+ * returns their bytes in order, a full write lands in them and nowhere
+ * else, and after invalidation the key moves nothing.
+ */
+static void shca_mr_map_matrix(struct kunit *test)
+{
+	const struct shca_map_case *c = test->param_value;
+	const struct shca_geo *g = c->geo;
+	struct shca_mr_fix *f = test->priv;
+	u32 ps = c->page_size;
+	u8 *blocks[4] = {}, *linear, *expect;
+	size_t bsize = 2 * (size_t)ps;
+	struct shca_mem_target t;
+	struct scatterlist *sgl;
+	u64 total = 0, pos;
+	struct ib_mr *mr;
+	int i, n, want;
+
+	want = c->type == IB_MR_TYPE_MEM_REG ? g->mapped_mem_reg :
+					       g->mapped_sg_gaps;
+
+	for (i = 0; i < g->nents; i++) {
+		u8 b = g->e[i].block;
+
+		if (!blocks[b]) {
+			blocks[b] = shca_block(test, bsize);
+			shca_fill(blocks[b], b, bsize, 0);
+		}
+	}
+	sgl = kunit_kcalloc(test, g->nents, sizeof(*sgl), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sgl);
+	sg_init_table(sgl, g->nents);
+	for (i = 0; i < g->nents; i++)
+		sg_set_buf(&sgl[i], blocks[g->e[i].block] +
+				    shca_geo_off(&g->e[i], ps),
+			   shca_geo_len(&g->e[i], ps));
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, sgl, g->nents,
+					    DMA_BIDIRECTIONAL), g->nents);
+
+	for (i = 0; i < want; i++)
+		total += shca_geo_len(&g->e[i], ps);
+	expect = shca_vbuf(test, total);
+	linear = shca_vbuf(test, total);
+	for (i = 0, pos = 0; i < want; i++) {
+		u64 len = shca_geo_len(&g->e[i], ps);
+
+		memcpy(expect + pos, blocks[g->e[i].block] +
+				     shca_geo_off(&g->e[i], ps), len);
+		pos += len;
+	}
+
+	mr = shca_track_mr(test, ib_alloc_mr(f->pd, c->type, g->max_sg));
+	n = ib_map_mr_sg(mr, sgl, g->nents, NULL, ps);
+	KUNIT_ASSERT_EQ(test, n, want);
+	KUNIT_EXPECT_EQ(test, mr->iova, (u64)(uintptr_t)sg_virt(&sgl[0]));
+	KUNIT_EXPECT_EQ(test, mr->length, total);
+
+	/* Mapped, not registered: the key moves nothing yet. */
+	t = shca_target(f->pd, mr->rkey, mr->iova, 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, linear, total,
+					   SHCA_COPY_FROM_MR), -EKEYREVOKED);
+
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, SHCA_RW), 0);
+	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_READ);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, linear, total,
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_MEMEQ(test, linear, expect, total);
+
+	/* Write everything through the key; check each block byte. */
+	for (pos = 0; pos < total; pos++)
+		linear[pos] = ~expect[pos];
+	t.access = IB_ACCESS_REMOTE_WRITE;
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, linear, total,
+					   SHCA_COPY_TO_MR), 0);
+	for (i = 0; i < 4; i++) {
+		size_t off;
+
+		if (!blocks[i])
+			continue;
+		for (off = 0; off < bsize; off++) {
+			u8 want_byte = shca_pattern(i, off, 0);
+			int e;
+
+			for (e = 0; e < want; e++)
+				if (g->e[e].block == i &&
+				    off >= shca_geo_off(&g->e[e], ps) &&
+				    off < shca_geo_off(&g->e[e], ps) +
+					  shca_geo_len(&g->e[e], ps))
+					want_byte = ~want_byte;
+			if (blocks[i][off] != want_byte) {
+				KUNIT_FAIL(test, "block %d byte %zu: %#x, want %#x",
+					   i, off, blocks[i][off], want_byte);
+				return;
+			}
+		}
+	}
+
+	/* Invalidate: the key is refused, the memory untouched. */
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, expect, total,
+					   SHCA_COPY_TO_MR), -EKEYREVOKED);
+	KUNIT_EXPECT_EQ(test, ((u8 *)sg_virt(&sgl[0]))[0],
+			(u8)~expect[0]);
+}
+
+static struct kunit_case shca_mr_map_cases[] = {
+	KUNIT_CASE_PARAM(shca_mr_map_matrix, shca_map_gen_params),
+	{}
+};
+
+static struct kunit_suite shca_mr_map_suite = {
+	.name = "shca_mr_map",
+	.init = shca_mr_test_init,
+	.test_cases = shca_mr_map_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* shca_mr_types: USER, DM, DMA, INTEGRITY                             */
+
+/* Pass: user memory written by the process reads back through the key. */
+static void shca_mr_user_roundtrip(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	const size_t len = 5 * PAGE_SIZE + 123;
+	const u64 iova = 0x7700000000ULL + 45;
+	struct shca_mem_target t;
+	unsigned long uaddr;
+	u8 *src, *dst;
+	struct ib_mr *mr;
+
+	uaddr = kunit_vm_mmap(test, NULL, 0, len + PAGE_SIZE,
+			      PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE_MSG(test, uaddr, 0, "no user memory");
+	uaddr += 45;	/* an unaligned start */
+	src = kunit_kmalloc(test, len, GFP_KERNEL);
+	dst = kunit_kzalloc(test, len, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	shca_fill(src, 9, len, 3);
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)uaddr, src, len), 0);
+
+	mr = shca_track_mr(test, ib_reg_user_mr(f->pd, uaddr, len, iova,
+						SHCA_RW));
+	KUNIT_EXPECT_EQ(test, mr->lkey, mr->rkey);
+	KUNIT_EXPECT_EQ(test, to_shca_mr(mr)->type, IB_MR_TYPE_USER);
+
+	t = shca_target(f->pd, mr->lkey, iova, 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, dst, len,
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_MEMEQ(test, dst, src, len);
+
+	/* A remote write in the middle lands in the process's memory. */
+	shca_fill(src, 10, 3000, 0);
+	t = shca_target(f->pd, mr->rkey, iova + PAGE_SIZE - 1000,
+			IB_ACCESS_REMOTE_WRITE);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, src, 3000,
+					   SHCA_COPY_TO_MR), 0);
+	KUNIT_ASSERT_EQ(test, copy_from_user(dst, (void __user *)uaddr, len),
+			0);
+	KUNIT_EXPECT_MEMEQ(test, dst + PAGE_SIZE - 1000, src, 3000);
+
+	/* The iova space is [iova, iova + len): one byte out is refused. */
+	t.iova = iova + len - 10;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, src, 11,
+					   SHCA_COPY_TO_MR), -ERANGE);
+	t.iova = iova - 1;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, src, 1,
+					   SHCA_COPY_TO_MR), -ERANGE);
+}
+
+/* Pass: rereg of access applies in place; TRANS makes a new key. */
+static void shca_mr_user_rereg(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	struct shca_mem_target t;
+	unsigned long uaddr;
+	struct ib_mr *mr, *nmr;
+	u8 buf[64] = {};
+
+	uaddr = kunit_vm_mmap(test, NULL, 0, 2 * PAGE_SIZE,
+			      PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, uaddr, 0);
+	mr = shca_track_mr(test, ib_reg_user_mr(f->pd, uaddr, PAGE_SIZE,
+						uaddr, IB_ACCESS_LOCAL_WRITE));
+	t = shca_target(f->pd, mr->rkey, uaddr, IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, buf, 64,
+					   SHCA_COPY_TO_MR), -EPERM);
+
+	nmr = f->ibdev->ops.rereg_user_mr(mr, IB_MR_REREG_ACCESS, 0, 0, 0,
+					  SHCA_RW, f->pd, NULL);
+	KUNIT_EXPECT_NULL(test, nmr);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, buf, 64,
+					   SHCA_COPY_TO_MR), 0);
+
+	/* A forbidden combination changes nothing. */
+	nmr = f->ibdev->ops.rereg_user_mr(mr, IB_MR_REREG_ACCESS, 0, 0, 0,
+					  IB_ACCESS_REMOTE_WRITE, f->pd, NULL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(nmr), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, buf, 64,
+					   SHCA_COPY_TO_MR), 0);
+
+	nmr = f->ibdev->ops.rereg_user_mr(mr, IB_MR_REREG_TRANS,
+					  uaddr + PAGE_SIZE, PAGE_SIZE,
+					  uaddr + PAGE_SIZE, 0, f->pd, NULL);
+	KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(nmr));
+	KUNIT_EXPECT_NE(test, nmr->rkey, mr->rkey);
+	/* The core would do this bookkeeping, then deregister the old MR. */
+	nmr->device = f->ibdev;
+	nmr->pd = f->pd;
+	nmr->type = IB_MR_TYPE_USER;
+	atomic_inc(&f->pd->usecnt);
+	shca_track_mr(test, nmr);
+	t = shca_target(f->pd, nmr->rkey, uaddr + PAGE_SIZE,
+			IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, buf, 64,
+					   SHCA_COPY_TO_MR), 0);
+
+	/* rereg is for user MRs only. */
+	nmr = f->ibdev->ops.rereg_user_mr(f->pd->__internal_mr,
+					  IB_MR_REREG_ACCESS, 0, 0, 0, 0,
+					  f->pd, NULL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(nmr), -EINVAL);
+}
+
+static void shca_free_dm_action(void *p)
+{
+	struct ib_dm *dm = p;
+
+	dm->device->ops.dealloc_dm(dm, NULL);
+}
+
+/* The core's bookkeeping around ops.alloc_dm; freed with the test. */
+static struct ib_dm *shca_test_dm(struct kunit *test, struct ib_device *ibdev,
+				  u64 len, u32 log_align)
+{
+	struct ib_dm_alloc_attr attr = { .length = len,
+					 .alignment = log_align };
+	struct ib_dm *dm = ibdev->ops.alloc_dm(ibdev, NULL, &attr, NULL);
+
+	if (!IS_ERR(dm)) {
+		dm->device = ibdev;
+		dm->length = len;
+		shca_defer(test, shca_free_dm_action, dm);
+	}
+	return dm;
+}
+
+static void shca_free_dm(struct kunit *test, struct ib_dm *dm)
+{
+	kunit_release_action(test, shca_free_dm_action, dm);
+}
+
+static struct ib_mr *shca_test_dm_mr(struct ib_pd *pd, struct ib_dm *dm,
+				     u64 off, u64 len, int access)
+{
+	struct ib_dm_mr_attr attr = { .offset = off, .length = len,
+				      .access_flags = access | IB_ZERO_BASED };
+	struct ib_mr *mr = pd->device->ops.reg_dm_mr(pd, dm, &attr, NULL);
+
+	if (!IS_ERR(mr)) {
+		mr->device = pd->device;
+		mr->pd = pd;
+		mr->type = IB_MR_TYPE_DM;
+		mr->dm = dm;
+		atomic_inc(&pd->usecnt);
+	}
+	return mr;
+}
+
+/*
+ * Pass: DM allocations are aligned and zeroed, bounded by the arena, a
+ * DM MR is zero-based over its slice of the allocation.
+ */
+static void shca_mr_dm_roundtrip(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	struct ib_dm *dm, *dm2, *big;
+	struct shca_mem_target t;
+	u8 in[300], out[300];
+	struct ib_mr *mr;
+
+	dm = shca_test_dm(test, f->ibdev, 4096, 12);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(dm));
+	KUNIT_EXPECT_EQ(test, to_shca_dm(dm)->addr % 4096, 0);
+	dm2 = shca_test_dm(test, f->ibdev, 100, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(dm2));
+	KUNIT_EXPECT_EQ(test, to_shca_dm(dm2)->addr % 64, 0);
+
+	mr = shca_track_mr(test, shca_test_dm_mr(f->pd, dm, 1000, 300,
+						 SHCA_RW));
+	t = shca_target(f->pd, mr->lkey, 0, 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, 300,
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(out, 0, 300));
+	shca_fill(in, 1, 300, 1);
+	t.access = IB_ACCESS_REMOTE_WRITE;
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, in, 300,
+					   SHCA_COPY_TO_MR), 0);
+	KUNIT_EXPECT_MEMEQ(test, (u8 *)to_shca_dm(dm)->addr + 1000, in, 300);
+	t.iova = 1;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 300,
+					   SHCA_COPY_TO_MR), -ERANGE);
+
+	/* Out of the allocation, zero length: refused. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm_mr(f->pd, dm, 4000, 97, 0)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm_mr(f->pd, dm, 0, 0, 0)),
+			-EINVAL);
+
+	/* Bad sizes and alignment; a full arena says ENOMEM. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm(test, f->ibdev, 0, 0)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm(test, f->ibdev,
+						   SHCA_DM_SIZE + 1, 0)),
+			-ENOMEM);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm(test, f->ibdev, 64, 40)),
+			-EINVAL);
+	big = shca_test_dm(test, f->ibdev, SHCA_DM_SIZE / 2, 0);
+	KUNIT_EXPECT_FALSE(test, IS_ERR(big));
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm(test, f->ibdev,
+						   SHCA_DM_SIZE / 2, 0)),
+			-ENOMEM);
+
+	shca_untrack_dereg(test, mr);
+	if (!IS_ERR(big))
+		shca_free_dm(test, big);
+	shca_free_dm(test, dm2);
+	/* Freed memory comes back zeroed to the next user. */
+	memset((void *)to_shca_dm(dm)->addr, 0xa5, 4096);
+	shca_free_dm(test, dm);
+	dm = shca_test_dm(test, f->ibdev, SHCA_DM_SIZE, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(dm));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv((void *)to_shca_dm(dm)->addr, 0,
+					    SHCA_DM_SIZE));
+}
+
+/* Pass: the PD's local_dma_lkey reads and writes kernel memory. */
+static void shca_mr_dma_roundtrip(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	struct shca_mem_target t;
+	u8 *buf, out[256];
+
+	buf = kunit_kmalloc(test, 256, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	shca_fill(buf, 2, 256, 5);
+	t = shca_target(f->pd, f->pd->local_dma_lkey, (uintptr_t)buf, 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, 256,
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_MEMEQ(test, out, buf, 256);
+	t.access = IB_ACCESS_LOCAL_WRITE;
+	memset(out, 0x3c, sizeof(out));
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, 256,
+					   SHCA_COPY_TO_MR), 0);
+	KUNIT_EXPECT_MEMEQ(test, buf, out, 256);
+
+	/* A kernel PD's DMA MR grants local access only. */
+	t.access = IB_ACCESS_REMOTE_READ;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, 1,
+					   SHCA_COPY_FROM_MR), -EPERM);
+	/* It belongs to its own PD. */
+	t = shca_target(f->pd2, f->pd->local_dma_lkey, (uintptr_t)buf, 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, 1,
+					   SHCA_COPY_FROM_MR), -EACCES);
+}
+
+static struct ib_mr *shca_pi_mr(struct kunit *test, struct shca_mr_fix *f,
+				u8 **data, u8 **meta, u32 *dlen, u32 *mlen)
+{
+	struct scatterlist *dsg, *msg;
+	struct ib_mr *mr;
+	int i;
+
+	*dlen = 4 * 512;
+	*mlen = 4 * 8;
+	*data = shca_block(test, 3 * PAGE_SIZE);
+	*meta = shca_block(test, PAGE_SIZE);
+	shca_fill(*data, 20, 3 * PAGE_SIZE, 0);
+	shca_fill(*meta, 21, PAGE_SIZE, 0);
+
+	/* Data in 3 pieces with gaps, PI in 2. */
+	dsg = kunit_kcalloc(test, 3, sizeof(*dsg), GFP_KERNEL);
+	msg = kunit_kcalloc(test, 2, sizeof(*msg), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, dsg);
+	KUNIT_ASSERT_NOT_NULL(test, msg);
+	sg_init_table(dsg, 3);
+	sg_set_buf(&dsg[0], *data + 100, 1000);
+	sg_set_buf(&dsg[1], *data + PAGE_SIZE + 7, 548);
+	sg_set_buf(&dsg[2], *data + 2 * PAGE_SIZE, 500);
+	sg_init_table(msg, 2);
+	sg_set_buf(&msg[0], *meta + 3, 16);
+	sg_set_buf(&msg[1], *meta + 64, 16);
+	for (i = 0; i < 2; i++)
+		KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, i ? msg : dsg,
+						    i ? 2 : 3,
+						    DMA_BIDIRECTIONAL),
+				i ? 2 : 3);
+
+	mr = shca_track_mr(test, ib_alloc_mr_integrity(f->pd, 3, 2));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg_pi(mr, dsg, 3, NULL, msg, 2, NULL,
+					      SZ_4K), 0);
+	return mr;
+}
+
+static void shca_sig_attrs_t10(struct ib_sig_attrs *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->check_mask = IB_SIG_CHECK_GUARD | IB_SIG_CHECK_REFTAG;
+	a->mem.sig_type = IB_SIG_TYPE_T10_DIF;
+	a->mem.sig.dif.bg_type = IB_T10DIF_CRC;
+	a->mem.sig.dif.pi_interval = 512;
+	a->mem.sig.dif.ref_tag = 1000;
+	a->mem.sig.dif.ref_remap = true;
+	a->wire = a->mem;
+}
+
+/*
+ * Pass: an integrity MR is zero-based, data then metadata, length
+ * data + metadata, meta_length reported; both lists read and write
+ * byte-exactly.
+ */
+static void shca_mr_integrity_roundtrip(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	u8 *data, *meta, *out, *expect;
+	struct shca_mem_target t;
+	u32 dlen, mlen;
+	struct ib_mr *mr;
+
+	mr = shca_pi_mr(test, f, &data, &meta, &dlen, &mlen);
+	KUNIT_EXPECT_EQ(test, mr->iova, 0);
+	KUNIT_EXPECT_EQ(test, mr->length, dlen + mlen);
+	KUNIT_EXPECT_EQ(test, mr->sig_attrs->meta_length, mlen);
+
+	shca_sig_attrs_t10(mr->sig_attrs);
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	KUNIT_ASSERT_EQ(test, shca_mr_fast_reg_pi(to_shca_mr(mr), mr->rkey,
+						  SHCA_RW, mr->sig_attrs), 0);
+	KUNIT_EXPECT_EQ(test, to_shca_mr(mr)->sig->attrs.mem.sig.dif.ref_tag,
+			1000);
+
+	expect = kunit_kmalloc(test, dlen + mlen, GFP_KERNEL);
+	out = kunit_kmalloc(test, dlen + mlen, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, expect);
+	KUNIT_ASSERT_NOT_NULL(test, out);
+	memcpy(expect, data + 100, 1000);
+	memcpy(expect + 1000, data + PAGE_SIZE + 7, 548);
+	memcpy(expect + 1548, data + 2 * PAGE_SIZE, 500);
+	memcpy(expect + dlen, meta + 3, 16);
+	memcpy(expect + dlen + 16, meta + 64, 16);
+
+	t = shca_target(f->pd, mr->rkey, 0, IB_ACCESS_REMOTE_READ);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, dlen + mlen,
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_MEMEQ(test, out, expect, dlen + mlen);
+
+	/* A write straddling data and metadata. */
+	memset(out, 0xee, 40);
+	t = shca_target(f->pd, mr->rkey, dlen - 20, IB_ACCESS_REMOTE_WRITE);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, 40,
+					   SHCA_COPY_TO_MR), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(data + 2 * PAGE_SIZE + 480, 0xee,
+					    20));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(meta + 3, 0xee, 16));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(meta + 64, 0xee, 4));
+	KUNIT_EXPECT_EQ(test, meta[68], shca_pattern(21, 68, 0));
+
+	/* Remote atomics are refused on an integrity MR (as mlx5). */
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	KUNIT_EXPECT_EQ(test,
+			shca_mr_fast_reg_pi(to_shca_mr(mr), mr->rkey,
+					    SHCA_RW | IB_ACCESS_REMOTE_ATOMIC,
+					    mr->sig_attrs),
+			-EINVAL);
+}
+
+static struct kunit_case shca_mr_types_cases[] = {
+	KUNIT_CASE(shca_mr_user_roundtrip),
+	KUNIT_CASE(shca_mr_user_rereg),
+	KUNIT_CASE(shca_mr_dm_roundtrip),
+	KUNIT_CASE(shca_mr_dma_roundtrip),
+	KUNIT_CASE(shca_mr_integrity_roundtrip),
+	{}
+};
+
+static struct kunit_suite shca_mr_types_suite = {
+	.name = "shca_mr_types",
+	.init = shca_mr_test_init,
+	.test_cases = shca_mr_types_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* shca_mr_refuse: bad input, each with its errno                      */
+
+/* Pass: alloc_mr takes MEM_REG and SG_GAPS with 1..max entries only. */
+static void shca_mr_refuse_alloc(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	u32 before = shca_count_mrs(f->sdev);
+	struct ib_mr *mr;
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr(f->pd, IB_MR_TYPE_DMA, 4)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr(f->pd, IB_MR_TYPE_USER, 4)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr(f->pd, IB_MR_TYPE_DM, 4)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG,
+						  0)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr(f->pd, IB_MR_TYPE_SG_GAPS,
+						  SHCA_MAX_FRPL + 1)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr_integrity(f->pd, 4, 0)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr_integrity(f->pd, 0, 4)),
+			-EINVAL);
+	mr = ib_alloc_mr_integrity(f->pd, SHCA_MAX_PI_FRPL + 1, 1);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(mr), -EINVAL);
+	/* At the limit it works. */
+	shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG,
+					SHCA_MAX_FRPL));
+
+	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev), before + 1);
+}
+
+/* Pass: page sizes outside page_size_cap and empty entries map nothing. */
+static void shca_mr_refuse_map(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	static const u32 bad[] = { 0, 512, 1024, 3 * SZ_1K, SZ_4K + 1,
+				   12 * SZ_1K };
+	struct scatterlist sg[2];
+	struct ib_mr *mr, *gaps;
+	u8 *buf = shca_block(test, PAGE_SIZE);
+	int i;
+
+	sg_init_table(sg, 2);
+	sg_set_buf(&sg[0], buf, 512);
+	sg_set_buf(&sg[1], buf + 1024, 512);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, sg, 2,
+					    DMA_BIDIRECTIONAL), 2);
+	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 4));
+	for (i = 0; i < ARRAY_SIZE(bad); i++)
+		KUNIT_EXPECT_EQ_MSG(test, ib_map_mr_sg(mr, sg, 1, NULL, bad[i]),
+				    -EINVAL, "page size %u", bad[i]);
+
+	gaps = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_SG_GAPS, 4));
+	sg_dma_len(&sg[1]) = 0;
+	KUNIT_EXPECT_EQ(test, ib_map_mr_sg(gaps, sg, 2, NULL, SZ_4K), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_map_mr_sg(gaps, sg, 0, NULL, SZ_4K), -EINVAL);
+
+	/* Integrity MRs need all entries mapped. */
+	sg_dma_len(&sg[1]) = 512;
+	mr = shca_track_mr(test, ib_alloc_mr_integrity(f->pd, 1, 1));
+	KUNIT_EXPECT_EQ(test, ib_map_mr_sg_pi(mr, sg, 2, NULL, sg, 1, NULL,
+					      SZ_4K), -ENOMEM);
+}
+
+/*
+ * Pass: every malformed copy request gets its own errno and moves no
+ * byte: overflow, out of range, wrong PD, missing rights, unknown key,
+ * stale key, never registered, after invalidation.
+ */
+static void shca_mr_refuse_copy(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	u8 *buf = shca_block(test, PAGE_SIZE), probe[16];
+	struct shca_mem_target t;
+	struct scatterlist sg;
+	struct ib_mr *mr, *idle;
+	u32 old_key;
+
+	shca_fill(buf, 3, PAGE_SIZE, 0);
+	sg_init_one(&sg, buf, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sg, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, IB_ACCESS_LOCAL_WRITE |
+					    IB_ACCESS_REMOTE_READ), 0);
+	memset(probe, 0x77, sizeof(probe));
+
+#define SHCA_EXPECT_REFUSED(t_, err_)					    \
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &(t_), probe, 16,	    \
+					   SHCA_COPY_TO_MR), err_)
+
+	t = shca_target(f->pd, mr->rkey, U64_MAX - 8, 0);
+	SHCA_EXPECT_REFUSED(t, -EOVERFLOW);
+	t = shca_target(f->pd, mr->rkey, mr->iova + PAGE_SIZE - 15, 0);
+	SHCA_EXPECT_REFUSED(t, -ERANGE);
+	t = shca_target(f->pd, mr->rkey, mr->iova - 16, 0);
+	SHCA_EXPECT_REFUSED(t, -ERANGE);
+	t = shca_target(f->pd2, mr->rkey, mr->iova, 0);
+	SHCA_EXPECT_REFUSED(t, -EACCES);
+	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_WRITE);
+	SHCA_EXPECT_REFUSED(t, -EPERM);
+	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_ATOMIC);
+	SHCA_EXPECT_REFUSED(t, -EPERM);
+	t = shca_target(f->pd, 0, mr->iova, 0);
+	SHCA_EXPECT_REFUSED(t, -ENOKEY);
+	t = shca_target(f->pd, mr->rkey ^ 0xff000000, mr->iova, 0);
+	SHCA_EXPECT_REFUSED(t, -ENOKEY);
+	KUNIT_EXPECT_EQ(test, buf[0], shca_pattern(3, 0, 0));
+	KUNIT_EXPECT_EQ(test, buf[15], shca_pattern(3, 15, 0));
+
+	/* Stale key: after invalidate + re-register under a new key byte. */
+	old_key = mr->rkey;
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	t = shca_target(f->pd, old_key, mr->iova, 0);
+	SHCA_EXPECT_REFUSED(t, -EKEYREVOKED);
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, IB_ACCESS_LOCAL_WRITE), 0);
+	SHCA_EXPECT_REFUSED(t, -ENOKEY);
+	t.key = mr->rkey;
+	t.access = IB_ACCESS_LOCAL_WRITE;
+	SHCA_EXPECT_REFUSED(t, 0);
+	KUNIT_EXPECT_MEMEQ(test, buf, probe, 16);
+
+	/* Allocated and mapped, never registered. */
+	idle = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(idle, &sg, 1, NULL, PAGE_SIZE), 1);
+	t = shca_target(f->pd, idle->rkey, idle->iova, 0);
+	SHCA_EXPECT_REFUSED(t, -EKEYREVOKED);
+
+	/* MR to MR: a refused side moves nothing. */
+	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_LOCAL_WRITE);
+	{
+		struct shca_mem_target s = shca_target(f->pd, idle->rkey,
+						       idle->iova, 0);
+
+		KUNIT_EXPECT_EQ(test, shca_mr_copy_mr(f->sdev, &t, &s, 16),
+				-EKEYREVOKED);
+		KUNIT_EXPECT_EQ(test, shca_mr_copy_mr(f->sdev, &s, &t, 16),
+				-EKEYREVOKED);
+	}
+#undef SHCA_EXPECT_REFUSED
+}
+
+/* Pass: registration and invalidation refuse what the IBTA forbids. */
+static void shca_mr_refuse_reg(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	struct ib_mr *mr, *other;
+
+	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
+	other = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
+
+	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), other->rkey,
+					       0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey,
+					       IB_ACCESS_REMOTE_WRITE),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey,
+					       IB_ACCESS_REMOTE_ATOMIC),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey,
+					       IB_ACCESS_MW_BIND),
+			-EOPNOTSUPP);
+	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey,
+					       1 << 30), -EINVAL);
+	KUNIT_ASSERT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey, 0), 0);
+	/* VALID: must be invalidated before it registers again. */
+	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey, 0),
+			-EBUSY);
+	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(f->pd->__internal_mr),
+					       f->pd->local_dma_lkey, 0),
+			-EINVAL);
+
+	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd2, mr->rkey),
+			-EACCES);
+	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd,
+						 mr->rkey + 1), -ENOKEY);
+	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd,
+						 f->pd->local_dma_lkey),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	/* Invalidating twice is harmless. */
+	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+}
+
+/* Pass: reg_user_mr refuses bad ranges, rights and addresses cleanly. */
+static void shca_mr_refuse_user(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	unsigned long rw, ro;
+	struct ib_mr *mr;
+	u32 before;
+
+	rw = kunit_vm_mmap(test, NULL, 0, 4 * PAGE_SIZE,
+			   PROT_READ | PROT_WRITE,
+			   MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	ro = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ,
+			   MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, rw, 0);
+	KUNIT_ASSERT_NE(test, ro, 0);
+	before = shca_count_mrs(f->sdev);
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_reg_user_mr(f->pd, rw, 0, rw, 0)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_reg_user_mr(f->pd, rw, PAGE_SIZE,
+						     U64_MAX - 10, 0)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_reg_user_mr(f->pd, U64_MAX - 100,
+						     PAGE_SIZE, 0, 0)),
+			-EINVAL);
+	mr = ib_reg_user_mr(f->pd, rw, PAGE_SIZE, rw, IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(mr), -EINVAL);
+	mr = ib_reg_user_mr(f->pd, rw, PAGE_SIZE, rw, IB_ACCESS_MW_BIND);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(mr), -EOPNOTSUPP);
+	/* Not mapped at all. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_reg_user_mr(f->pd, PAGE_SIZE,
+						     PAGE_SIZE, 0, 0)),
+			-EFAULT);
+	/* Runs off the end of the mapping. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_reg_user_mr(f->pd, rw,
+						     64 * PAGE_SIZE, rw, 0)),
+			-EFAULT);
+	/* Local write on a read-only mapping. */
+	mr = ib_reg_user_mr(f->pd, ro, PAGE_SIZE, ro, IB_ACCESS_LOCAL_WRITE);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(mr), -EFAULT);
+	/* Read-only access to it is fine. */
+	shca_track_mr(test, ib_reg_user_mr(f->pd, ro, PAGE_SIZE, ro, 0));
+
+	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev), before + 1);
+}
+
+static struct kunit_case shca_mr_refuse_cases[] = {
+	KUNIT_CASE(shca_mr_refuse_alloc),
+	KUNIT_CASE(shca_mr_refuse_map),
+	KUNIT_CASE(shca_mr_refuse_copy),
+	KUNIT_CASE(shca_mr_refuse_reg),
+	KUNIT_CASE(shca_mr_refuse_user),
+	{}
+};
+
+static struct kunit_suite shca_mr_refuse_suite = {
+	.name = "shca_mr_refuse",
+	.init = shca_mr_test_init,
+	.test_cases = shca_mr_refuse_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* shca_mr_status: check_mr_status                                     */
+
+/* Pass: only the SIG mask on integrity MRs; mask 0 is a no-op. */
+static void shca_mr_status_rules(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	struct ib_mr_status st;
+	struct ib_mr *mr, *pi;
+
+	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
+	pi = shca_track_mr(test, ib_alloc_mr_integrity(f->pd, 1, 1));
+
+	KUNIT_EXPECT_EQ(test, ib_check_mr_status(mr, IB_MR_CHECK_SIG_STATUS,
+						 &st), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_check_mr_status(pi, 2, &st), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_check_mr_status(pi, IB_MR_CHECK_SIG_STATUS |
+						 0x100, &st), -EINVAL);
+	st.fail_status = 0xff;
+	KUNIT_EXPECT_EQ(test, ib_check_mr_status(mr, 0, &st), 0);
+	KUNIT_EXPECT_EQ(test, st.fail_status, 0);
+	st.fail_status = 0xff;
+	KUNIT_EXPECT_EQ(test, ib_check_mr_status(pi, IB_MR_CHECK_SIG_STATUS,
+						 &st), 0);
+	KUNIT_EXPECT_EQ(test, st.fail_status, 0);
+}
+
+struct shca_sig_case {
+	const char *name;
+	enum ib_sig_err_type type;
+	u32 expected;
+	u32 actual;
+	u64 offset;
+};
+
+static const struct shca_sig_case shca_sig_cases[] = {
+	{ "guard", IB_SIG_BAD_GUARD, 0x1234, 0xbeef, 520 },
+	{ "reftag", IB_SIG_BAD_REFTAG, 1001, 7, 1040 },
+	{ "apptag", IB_SIG_BAD_APPTAG, 0xffff, 0x0001, 0 },
+};
+
+static void shca_sig_case_desc(const struct shca_sig_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_sig, shca_sig_cases, shca_sig_case_desc);
+
+/*
+ * Pass: a latched error comes back once with its exact fields; the next
+ * registration is refused until the status was read; a second error
+ * before the read does not overwrite the first.
+ */
+static void shca_mr_status_error(struct kunit *test)
+{
+	const struct shca_sig_case *c = test->param_value;
+	struct shca_mr_fix *f = test->priv;
+	struct ib_sig_err err = {}, later = {};
+	struct ib_mr_status st;
+	u8 *data, *meta;
+	u32 dlen, mlen;
+	struct ib_mr *mr;
+	struct shca_mr *smr;
+
+	mr = shca_pi_mr(test, f, &data, &meta, &dlen, &mlen);
+	smr = to_shca_mr(mr);
+	shca_sig_attrs_t10(mr->sig_attrs);
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	KUNIT_ASSERT_EQ(test, shca_mr_fast_reg_pi(smr, mr->rkey, SHCA_RW,
+						  mr->sig_attrs), 0);
+
+	err.err_type = c->type;
+	err.expected = c->expected;
+	err.actual = c->actual;
+	err.sig_err_offset = c->offset;
+	err.key = mr->rkey;
+	shca_mr_sig_error(smr, &err);
+	later = err;
+	later.err_type = IB_SIG_BAD_APPTAG;
+	later.sig_err_offset = c->offset + 520;
+	shca_mr_sig_error(smr, &later);
+
+	/* Invalidated, but the status was never read: no new registration. */
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg_pi(smr, mr->rkey, SHCA_RW,
+						  mr->sig_attrs), -EINVAL);
+	ib_update_fast_reg_key(mr, (u8)(mr->rkey - 1));
+
+	KUNIT_ASSERT_EQ(test, ib_check_mr_status(mr, IB_MR_CHECK_SIG_STATUS,
+						 &st), 0);
+	KUNIT_EXPECT_EQ(test, st.fail_status, IB_MR_CHECK_SIG_STATUS);
+	KUNIT_EXPECT_EQ(test, st.sig_err.err_type, c->type);
+	KUNIT_EXPECT_EQ(test, st.sig_err.expected, c->expected);
+	KUNIT_EXPECT_EQ(test, st.sig_err.actual, c->actual);
+	KUNIT_EXPECT_EQ(test, st.sig_err.sig_err_offset, c->offset);
+	KUNIT_EXPECT_EQ(test, st.sig_err.key, mr->rkey);
+
+	/* Read-once. */
+	KUNIT_ASSERT_EQ(test, ib_check_mr_status(mr, IB_MR_CHECK_SIG_STATUS,
+						 &st), 0);
+	KUNIT_EXPECT_EQ(test, st.fail_status, 0);
+
+	/* The check re-armed registration. */
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg_pi(smr, mr->rkey, SHCA_RW,
+						  mr->sig_attrs), 0);
+}
+
+/*
+ * Pass: an error latched under an older key is reported, as mlx5 does,
+ * as a guard error at offset 0 carrying that older key.
+ */
+static void shca_mr_status_old_key(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	struct ib_sig_err err = {};
+	struct ib_mr_status st;
+	u8 *data, *meta;
+	u32 dlen, mlen, old;
+	struct ib_mr *mr;
+
+	mr = shca_pi_mr(test, f, &data, &meta, &dlen, &mlen);
+	shca_sig_attrs_t10(mr->sig_attrs);
+	KUNIT_ASSERT_EQ(test, shca_mr_fast_reg_pi(to_shca_mr(mr), mr->rkey,
+						  SHCA_RW, mr->sig_attrs), 0);
+	old = mr->rkey;
+	err.err_type = IB_SIG_BAD_REFTAG;
+	err.expected = 5;
+	err.actual = 6;
+	err.sig_err_offset = 4160;
+	err.key = old;
+	shca_mr_sig_error(to_shca_mr(mr), &err);
+	/* The ULP already rotated the key for the next registration. */
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+
+	KUNIT_ASSERT_EQ(test, ib_check_mr_status(mr, IB_MR_CHECK_SIG_STATUS,
+						 &st), 0);
+	KUNIT_EXPECT_EQ(test, st.fail_status, IB_MR_CHECK_SIG_STATUS);
+	KUNIT_EXPECT_EQ(test, st.sig_err.err_type, IB_SIG_BAD_GUARD);
+	KUNIT_EXPECT_EQ(test, st.sig_err.sig_err_offset, 0);
+	KUNIT_EXPECT_EQ(test, st.sig_err.key, old);
+}
+
+static struct kunit_case shca_mr_status_cases[] = {
+	KUNIT_CASE(shca_mr_status_rules),
+	KUNIT_CASE_PARAM(shca_mr_status_error, shca_sig_gen_params),
+	KUNIT_CASE(shca_mr_status_old_key),
+	{}
+};
+
+static struct kunit_suite shca_mr_status_suite = {
+	.name = "shca_mr_status",
+	.init = shca_mr_test_init,
+	.test_cases = shca_mr_status_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* shca_mr_lifetime                                                    */
+
+struct shca_dereg_ctx {
+	struct ib_mr *mr;
+	struct completion done;
+};
+
+static int shca_dereg_thread(void *p)
+{
+	struct shca_dereg_ctx *ctx = p;
+
+	ib_dereg_mr(ctx->mr);
+	complete(&ctx->done);
+	return 0;
+}
+
+/*
+ * Pass: dereg of an MR a lookup still holds waits for that reference;
+ * the key is gone for new lookups at once.
+ */
+static void shca_mr_lifetime_dereg_waits(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	struct shca_dereg_ctx *ctx;
+	struct task_struct *task;
+	struct shca_mr *held;
+	u32 key;
+
+	ctx = kunit_kzalloc(test, sizeof(*ctx), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, ctx);
+	init_completion(&ctx->done);
+	ctx->mr = ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 4);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ctx->mr));
+	key = ctx->mr->rkey;
+
+	held = shca_mr_get(f->sdev, key);
+	KUNIT_ASSERT_PTR_EQ(test, held, to_shca_mr(ctx->mr));
+
+	task = kthread_run(shca_dereg_thread, ctx, "shca_dereg");
+	if (IS_ERR(task)) {
+		shca_mr_put(held);
+		ib_dereg_mr(ctx->mr);
+		KUNIT_FAIL(test, "kthread_run: %ld", PTR_ERR(task));
+		return;
+	}
+	/* Unpublished at once, freed only after our reference is gone. */
+	msleep(100);
+	KUNIT_EXPECT_NULL(test, shca_mr_get(f->sdev, key));
+	KUNIT_EXPECT_FALSE(test, completion_done(&ctx->done));
+	shca_mr_put(held);
+	KUNIT_EXPECT_GT(test, wait_for_completion_timeout(&ctx->done, 10 * HZ),
+			0);
+}
+
+/*
+ * Pass: 256 key rotations come back to the start, each registration is
+ * reachable only by its own key.
+ */
+static void shca_mr_lifetime_key_rotation(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	u8 *buf = shca_block(test, PAGE_SIZE), b;
+	struct shca_mem_target t;
+	struct scatterlist sg;
+	struct ib_mr *mr;
+	u32 first, prev;
+	int i;
+
+	sg_init_one(&sg, buf, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sg, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	first = mr->rkey;
+	for (i = 0; i < 256; i++) {
+		prev = mr->rkey;
+		KUNIT_ASSERT_EQ(test, shca_reg(mr, 0), 0);
+		KUNIT_ASSERT_NE(test, mr->rkey, prev);
+		KUNIT_ASSERT_EQ(test, mr->rkey >> 8, first >> 8);
+		t = shca_target(f->pd, mr->rkey, mr->iova, 0);
+		KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, &b, 1,
+						   SHCA_COPY_FROM_MR), 0);
+		t.key = prev;
+		KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, &b, 1,
+						   SHCA_COPY_FROM_MR), -ENOKEY);
+		KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd,
+							 mr->rkey), 0);
+	}
+	KUNIT_EXPECT_EQ(test, mr->rkey, first);
+}
+
+/*
+ * Pass: a re-registration without a new map keeps the translation in
+ * force; a map while VALID does not disturb it until the next
+ * registration installs the new one.
+ */
+static void shca_mr_lifetime_remap(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	u8 *a = shca_block(test, PAGE_SIZE), *b = shca_block(test, PAGE_SIZE);
+	struct shca_mem_target t;
+	struct scatterlist sa, sb;
+	struct ib_mr *mr;
+	u8 out;
+
+	memset(a, 0xaa, PAGE_SIZE);
+	memset(b, 0xbb, PAGE_SIZE);
+	sg_init_one(&sa, a, PAGE_SIZE);
+	sg_init_one(&sb, b, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sa, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sb, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sa, 1, NULL, PAGE_SIZE), 1);
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, 0), 0);
+
+	/* iSER order: map b while the registration of a is in force. */
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sb, 1, NULL, PAGE_SIZE), 1);
+	t = shca_target(f->pd, to_shca_mr(mr)->key,
+			(uintptr_t)a, 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, &out, 1,
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_EQ(test, out, 0xaa);
+
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd,
+						 to_shca_mr(mr)->key), 0);
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, 0), 0);
+	t = shca_target(f->pd, mr->rkey, (uintptr_t)b, 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, &out, 1,
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_EQ(test, out, 0xbb);
+
+	/* Again without mapping: still b. */
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, 0), 0);
+	t.key = mr->rkey;
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, &out, 1,
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_EQ(test, out, 0xbb);
+}
+
+/*
+ * Pass: thousands of alloc/dereg cycles of every kernel-allocatable type
+ * leave exactly the objects that were there before; keys are not
+ * predictable from one MR to the next.
+ */
+static void shca_mr_lifetime_cycles(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	static const enum ib_mr_type types[] = { IB_MR_TYPE_MEM_REG,
+						 IB_MR_TYPE_SG_GAPS };
+	u32 before = shca_count_mrs(f->sdev), key_bytes_same = 0;
+	u32 prev_byte = 0;
+	int i;
+
+	for (i = 0; i < 3000; i++) {
+		struct ib_mr *mr;
+
+		if (i % 3 == 2)
+			mr = ib_alloc_mr_integrity(f->pd, 8, 2);
+		else
+			mr = ib_alloc_mr(f->pd, types[i % 3], 8);
+		KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
+		if (i && (mr->rkey & 0xff) == prev_byte)
+			key_bytes_same++;
+		prev_byte = mr->rkey & 0xff;
+		KUNIT_ASSERT_EQ(test, ib_dereg_mr(mr), 0);
+	}
+	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev), before);
+	/* Random key bytes: about 3000/256 repeats expected, not 2999. */
+	KUNIT_EXPECT_LT(test, key_bytes_same, 100);
+}
+
+static struct kunit_case shca_mr_lifetime_cases[] = {
+	KUNIT_CASE(shca_mr_lifetime_dereg_waits),
+	KUNIT_CASE(shca_mr_lifetime_key_rotation),
+	KUNIT_CASE(shca_mr_lifetime_remap),
+	KUNIT_CASE_SLOW(shca_mr_lifetime_cycles),
+	{}
+};
+
+static struct kunit_suite shca_mr_lifetime_suite = {
+	.name = "shca_mr_lifetime",
+	.init = shca_mr_test_init,
+	.test_cases = shca_mr_lifetime_cases,
+};
+
+kunit_test_suites(&shca_mr_map_suite, &shca_mr_types_suite,
+		  &shca_mr_refuse_suite, &shca_mr_status_suite,
+		  &shca_mr_lifetime_suite);
