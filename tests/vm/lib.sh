@@ -1,0 +1,223 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for the VM tests (tests/vm/NN-*.sh), sourced with ". /tests/lib.sh".
+# POSIX sh (the guest runs them with dash, busybox provides the utilities).
+#
+# A test prints its steps ("ok - ...", "FAIL - ... expected X, saw Y"); a
+# failed check with bad() lets the test go on, die() stops it. On exit,
+# vm_cleanup() deletes every rdma link, the netdevs the test created and
+# unloads the driver, so the next test starts clean. The exit status is 0
+# only if no check failed.
+#
+# VMTEST_DRIVER=rxe (scripts/vm.sh --driver rxe) runs the same tests against
+# rdma_rxe, to check the tests themselves.
+
+VMTEST_DRIVER=${VMTEST_DRIVER:-softhca}
+case $VMTEST_DRIVER in
+rxe)	DRV_MOD=rdma_rxe
+	DRV_TYPE=rxe ;;
+*)	DRV_MOD=softhca
+	DRV_TYPE=softhca ;;
+esac
+KO=${SOFTHCA_KO:-/softhca.ko}
+IB=/sys/class/infiniband
+FAILS=0
+NETDEVS_CREATED=
+
+info() { echo "  # $*"; }
+ok() { echo "  ok - $*"; }
+bad() {
+	echo "  FAIL - $*"
+	FAILS=$((FAILS + 1))
+}
+die() {
+	bad "$@"
+	exit 1
+}
+title() { echo "  # ---- $* ----"; }
+
+# expect_eq DESC EXPECTED SEEN
+expect_eq() {
+	if [ "$2" = "$3" ]; then
+		ok "$1: '$3'"
+	else
+		bad "$1: expected '$2', saw '$3'"
+	fi
+}
+
+# run CMD...: print the command, run it (bounded), print its output indented;
+# returns the command's exit status.
+run() {
+	echo "  \$ $*"
+	_out=$(timeout -k 5 30 "$@" 2>&1)
+	_rc=$?
+	[ -z "$_out" ] || printf '%s\n' "$_out" | sed 's/^/    /'
+	[ $_rc -eq 0 ] || echo "    (exit status $_rc)"
+	return $_rc
+}
+
+# run_any CMD...: run() for a program; a shell function of this file (which
+# runs its commands with run() itself) is called directly.
+run_any() {
+	case $(type "$1" 2>/dev/null) in
+	*function*)
+		"$@"
+		_rc=$? ;;
+	*)
+		run "$@" ;;
+	esac
+	return $_rc
+}
+
+# exit status and output of the last run()
+run_rc() { echo "$_rc"; }
+run_out() { printf '%s\n' "$_out"; }
+
+# must DESC CMD...: the command (or helper) must succeed, else the test stops.
+must() {
+	_d=$1
+	shift
+	if run_any "$@"; then
+		ok "$_d"
+	else
+		die "$_d: expected success, got exit status $_rc"
+	fi
+}
+
+# mustfail DESC CMD...: the command must fail (non-zero exit, no timeout).
+mustfail() {
+	_d=$1
+	shift
+	if run_any "$@"; then
+		bad "$_d: expected failure, but the command succeeded"
+		return 1
+	elif [ $_rc -eq 124 ] || [ $_rc -eq 137 ]; then
+		bad "$_d: the command hung (killed after 30s)"
+		return 1
+	fi
+	ok "$_d (failed as expected)"
+}
+
+# wait_for SECS CMD...: poll CMD every 0.2 s until it succeeds; 1 on timeout.
+wait_for() {
+	_n=$(($1 * 5))
+	shift
+	while [ $_n -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.2
+		_n=$((_n - 1))
+	done
+	"$@"
+}
+
+# ---- driver ------------------------------------------------------------------
+
+drv_loaded() { grep -q "^$DRV_MOD " /proc/modules; }
+drv_load() {
+	if [ "$DRV_TYPE" = rxe ]; then
+		run modprobe rdma_rxe
+	else
+		[ -r "$KO" ] || die "$KO is missing (build the module, or pass --module)"
+		run insmod "$KO"
+	fi
+}
+drv_unload() { run rmmod "$DRV_MOD"; }
+
+# ---- rdma links and devices ---------------------------------------------------
+
+link_add() { run rdma link add "$1" type "$DRV_TYPE" netdev "$2"; }
+link_del() { run rdma link delete "$1"; }
+
+# devs: names of all RDMA devices per `rdma dev show`, sorted, space separated
+devs() {
+	rdma dev show 2>/dev/null | sed -n 's/^[0-9]*: \([^:]*\): .*/\1/p' | sort | tr '\n' ' ' | sed 's/ $//'
+}
+# ibdirs: entries of /sys/class/infiniband, sorted, space separated
+# shellcheck disable=SC2012
+ibdirs() { ls "$IB" 2>/dev/null | sort | tr '\n' ' ' | sed 's/ $//'; }
+dev_listed() { devs | tr ' ' '\n' | grep -qx "$1"; }
+dev_gone() { ! dev_listed "$1" && [ ! -e "$IB/$1" ]; }
+dev_present() { dev_listed "$1" && [ -d "$IB/$1" ]; }
+
+# link_field DEV FIELD: a field of `rdma link show DEV/1` (netdev, state, ...)
+link_field() {
+	rdma link show "$1/1" 2>/dev/null |
+		awk -v f="$2" '{ for (i = 1; i < NF; i++) if ($i == f) { print $(i + 1); exit } }'
+}
+
+# port_attr DEV ATTR: contents of /sys/class/infiniband/DEV/ports/1/ATTR
+port_attr() { cat "$IB/$1/ports/1/$2" 2>/dev/null; }
+port_is() { [ "$(port_attr "$1" "$2")" = "$3" ]; }
+
+# expect_port DEV ATTR VALUE SECS: wait up to SECS for the port attribute
+expect_port() {
+	if wait_for "$4" port_is "$1" "$2" "$3"; then
+		ok "$1 ports/1/$2 is '$3'"
+	else
+		bad "$1 ports/1/$2: expected '$3' within $4s, saw '$(port_attr "$1" "$2")'"
+	fi
+}
+
+# ---- addresses -------------------------------------------------------------------
+
+# mac_guid NETDEV: EUI-64 of the netdev's MAC, formatted like sysfs node_guid
+mac_guid() {
+	# shellcheck disable=SC2046
+	set -- $(tr ':' ' ' <"/sys/class/net/$1/address")
+	printf '%02x%s:%sff:fe%s:%s%s\n' $((0x$1 ^ 2)) "$2" "$3" "$4" "$5" "$6"
+}
+
+# ipv4_gid A.B.C.D: the IPv4-mapped GID as sysfs prints it
+ipv4_gid() {
+	# shellcheck disable=SC2046
+	set -- $(echo "$1" | tr '.' ' ')
+	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
+}
+
+# has_gid DEV GID: some entry of ports/1/gids/ equals GID
+has_gid() { cat "$IB/$1"/ports/1/gids/* 2>/dev/null | grep -qx "$2"; }
+
+# ---- cleanup -------------------------------------------------------------------
+
+# add_dummy NAME: create an up dummy netdev, deleted again by vm_cleanup
+add_dummy() {
+	run ip link add "$1" type dummy || return 1
+	NETDEVS_CREATED="$NETDEVS_CREATED $1"
+	run ip link set "$1" up
+}
+
+vm_cleanup() {
+	_ok=0
+	for _l in $(rdma link show 2>/dev/null | awk '/^link /{ split($2, a, "/"); print a[1] }' | sort -u); do
+		timeout 30 rdma link delete "$_l" || _ok=1
+	done
+	for _n in $NETDEVS_CREATED; do
+		[ ! -e "/sys/class/net/$_n" ] || ip link del "$_n" || _ok=1
+	done
+	for _n in eth0 eth1; do
+		ip link set "$_n" up 2>/dev/null
+	done
+	if drv_loaded; then
+		timeout 30 rmmod "$DRV_MOD" || _ok=1
+	fi
+	return $_ok
+}
+
+_vm_exit() {
+	_rc=$?
+	trap - EXIT
+	if ! vm_cleanup; then
+		echo "  FAIL - cleanup at the end of the test failed (see above)"
+		FAILS=$((FAILS + 1))
+	fi
+	[ $FAILS -eq 0 ] || [ $_rc -ne 0 ] || _rc=1
+	if [ $_rc -eq 0 ]; then
+		echo "  # result: all checks passed"
+	else
+		echo "  # result: $FAILS check(s) failed"
+	fi
+	exit $_rc
+}
+trap _vm_exit EXIT
+trap 'echo "  # interrupted (timeout?)"; exit 124' INT TERM

@@ -1,0 +1,40 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# A guided tour of softhca (scripts/vm.sh --tour): every command and its output.
+# shellcheck disable=SC1091
+. /tests/lib.sh
+
+show() {
+	echo
+	echo "\$ $*"
+	timeout -k 5 30 "$@" 2>&1
+	_rc=$?
+	[ $_rc -eq 0 ] || echo "(exit status $_rc)"
+	return $_rc
+}
+A=/sys/class/infiniband/softhca0
+
+if [ "$DRV_TYPE" = rxe ]; then
+	show modprobe rdma_rxe || die "modprobe rdma_rxe failed"
+else
+	show insmod "$KO" || die "insmod $KO failed"
+fi
+show rdma link add softhca0 type "$DRV_TYPE" netdev eth0 || die "rdma link add failed"
+wait_for 10 port_is softhca0 state "4: ACTIVE" >/dev/null
+show rdma link show
+show rdma dev show
+show ls "$A"
+for a in node_guid node_type fw_ver ports/1/state ports/1/phys_state \
+	ports/1/link_layer ports/1/gids/0 ports/1/gid_attrs/types/0; do
+	show cat "$A/$a"
+done
+if [ "$DRV_TYPE" != rxe ] && [ ! -e /etc/libibverbs.d/softhca.driver ]; then
+	echo
+	echo "# No rdma-core provider for softhca is installed in this guest yet, so"
+	echo "# libibverbs (ibv_devices, ibv_devinfo) does not see softhca0."
+fi
+show ibv_devices
+show ibv_devinfo -v -d softhca0
+show rdma link delete softhca0 || bad "rdma link delete failed"
+echo
