@@ -32,9 +32,11 @@ all: modules
 modules:
 	$(MAKE) $(KBUILD_OPTS) W=1 modules
 
+KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+
 install: modules
 	$(MAKE) $(KBUILD_OPTS) INSTALL_MOD_DIR=updates modules_install
-	depmod -a $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
+	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) -a $(KVER)
 
 clean:
 	$(MAKE) $(KBUILD_OPTS) clean

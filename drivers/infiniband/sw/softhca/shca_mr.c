@@ -36,7 +36,9 @@
  * outside the region (-ERANGE).
  */
 
+#include <linux/dma-direct.h>
 #include <linux/minmax.h>
+#include <linux/mm.h>
 #include <linux/overflow.h>
 #include <linux/random.h>
 #include <linux/slab.h>
@@ -310,23 +312,66 @@ err_abort:
 	return ERR_PTR(err);
 }
 
-/* Build a PAGE_SIZE block list over a pinned umem into @x. */
-static int shca_xlat_from_umem(struct shca_xlat *x, struct ib_umem *umem)
+/*
+ * Kernel virtual address of a DMA block of a umem. Without @dma_dev the
+ * umem was mapped for this virtual-DMA device: the address is already a
+ * kernel virtual address. With @dma_dev (dma-buf attachments) it is a
+ * bus address of @dma_dev; only memory in the kernel's linear map can be
+ * reached by the CPU copy path.
+ */
+static int shca_umem_block_va(struct device *dma_dev, dma_addr_t addr,
+			      u64 *va)
 {
+	phys_addr_t phys;
+
+	if (!dma_dev) {
+		*va = addr;
+		return 0;
+	}
+	phys = dma_to_phys(dma_dev, addr);
+	if (!pfn_valid(PHYS_PFN(phys)) ||
+	    is_zone_device_page(pfn_to_page(PHYS_PFN(phys))) ||
+	    PageHighMem(pfn_to_page(PHYS_PFN(phys))))
+		return -EOPNOTSUPP;
+	*va = (uintptr_t)phys_to_virt(phys);
+	return 0;
+}
+
+/* Build a PAGE_SIZE block list over a pinned umem into @x. */
+static int shca_xlat_from_umem(struct shca_xlat *x, struct ib_umem *umem,
+			       struct device *dma_dev)
+{
+	u64 first = umem->address & PAGE_MASK;
+	u64 n = (PAGE_ALIGN(umem->address + umem->length) - first) >>
+		PAGE_SHIFT;
 	struct ib_block_iter biter;
-	size_t n = ib_umem_num_dma_blocks(umem, PAGE_SIZE);
 	int err;
 
 	if (n > U32_MAX)
 		return -EINVAL;
+	/*
+	 * The block iterator counts blocks from umem->iova; a dma-buf umem
+	 * leaves it 0. Blocks follow the pinned address here.
+	 */
+	umem->iova = umem->address;
 	err = shca_xlat_alloc(x, SHCA_XLAT_PAGES, n);
 	if (err)
 		return err;
 
-	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE)
-		x->pages[x->n++] = rdma_block_iter_dma_address(&biter);
+	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE) {
+		if (x->n >= x->max)
+			break;
+		err = shca_umem_block_va(dma_dev,
+					 rdma_block_iter_dma_address(&biter),
+					 &x->pages[x->n]);
+		if (err)
+			return err;
+		x->n++;
+	}
+	if (x->n != x->max)
+		return -EFAULT;
 	x->page_shift = PAGE_SHIFT;
-	x->fbo = ib_umem_offset(umem);
+	x->fbo = umem->address & ~PAGE_MASK;
 	x->len = umem->length;
 	return 0;
 }
@@ -334,15 +379,21 @@ static int shca_xlat_from_umem(struct shca_xlat *x, struct ib_umem *umem)
 /**
  * shca_mr_create_user() - create a user MR over pinned memory
  * @sdev: owning device
- * @umem: pinned memory from ib_umem_get(); owned by the MR on success
+ * @umem: pinned memory from ib_umem_get() or a pinned dma-buf umem;
+ *	owned by the MR on success
  * @iova: address of the region's first byte in the MR's address space
  * @access: IB_ACCESS_* flags, already validated
+ * @dma_dev: for a dma-buf umem, the device it was mapped for; NULL for
+ *	memory pinned by ib_umem_get()
  *
  * Return: the published MR, ERR_PTR(-EINVAL) if @iova + length wraps or
- * the region exceeds SHCA_MAX_MR_SIZE, ERR_PTR(-ENOMEM).
+ * the region exceeds SHCA_MAX_MR_SIZE, ERR_PTR(-EOPNOTSUPP) for dma-buf
+ * memory outside the kernel's linear map (device memory),
+ * ERR_PTR(-ENOMEM).
  */
 struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
-				    struct ib_umem *umem, u64 iova, int access)
+				    struct ib_umem *umem, u64 iova, int access,
+				    struct device *dma_dev)
 {
 	struct shca_mr *mr;
 	u64 end;
@@ -355,7 +406,7 @@ struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
 	mr = shca_mr_alloc(sdev, IB_MR_TYPE_USER, access);
 	if (IS_ERR(mr))
 		return mr;
-	err = shca_xlat_from_umem(&mr->cur->data, umem);
+	err = shca_xlat_from_umem(&mr->cur->data, umem, dma_dev);
 	if (err) {
 		shca_mr_abort(mr);
 		return ERR_PTR(err);

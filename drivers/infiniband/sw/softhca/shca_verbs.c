@@ -208,6 +208,22 @@ static int shca_check_mr_status(struct ib_mr *ibmr, u32 check_mask,
 	return shca_mr_check_status(to_shca_mr(ibmr), check_mask, mr_status);
 }
 
+/* Checks shared by every user MR path; nothing pinned yet. */
+static int shca_check_user_range(u64 start, u64 length, u64 iova, int access)
+{
+	u64 end;
+	int err;
+
+	err = shca_mr_check_access(access);
+	if (err)
+		return err;
+	if (!length || length > SHCA_MAX_MR_SIZE ||
+	    check_add_overflow(start, length, &end) ||
+	    check_add_overflow(iova, length, &end))
+		return -EINVAL;
+	return 0;
+}
+
 static struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 				      u64 length, u64 iova, int access,
 				      struct ib_udata *udata)
@@ -215,23 +231,50 @@ static struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	struct shca_dev *sdev = to_shca_dev(ibpd->device);
 	struct ib_umem *umem;
 	struct shca_mr *mr;
-	u64 end;
 	int err;
 
-	err = shca_mr_check_access(access);
+	err = shca_check_user_range(start, length, iova, access);
 	if (err)
 		return ERR_PTR(err);
-	if (!length || length > SHCA_MAX_MR_SIZE ||
-	    check_add_overflow(start, length, &end) ||
-	    check_add_overflow(iova, length, &end))
-		return ERR_PTR(-EINVAL);
 
 	umem = ib_umem_get(&sdev->ibdev, start, length, access);
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);
-	mr = shca_mr_create_user(sdev, umem, iova, access);
+	mr = shca_mr_create_user(sdev, umem, iova, access, NULL);
 	if (IS_ERR(mr)) {
 		ib_umem_release(umem);
+		return ERR_CAST(mr);
+	}
+	return &mr->ibmr;
+}
+
+static struct ib_mr *shca_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
+					     u64 length, u64 iova, int fd,
+					     int access,
+					     struct uverbs_attr_bundle *attrs)
+{
+	struct shca_dev *sdev = to_shca_dev(ibpd->device);
+	struct device *dma_dev = shca_dmabuf_device();
+	struct ib_umem_dmabuf *umem_dmabuf;
+	struct shca_mr *mr;
+	int err;
+
+	if (!dma_dev)
+		return ERR_PTR(-EOPNOTSUPP);
+	err = shca_check_user_range(offset, length, iova, access);
+	if (err)
+		return ERR_PTR(err);
+
+	umem_dmabuf = ib_umem_dmabuf_get_pinned_with_dma_device(&sdev->ibdev,
+								dma_dev,
+								offset, length,
+								fd, access);
+	if (IS_ERR(umem_dmabuf))
+		return ERR_CAST(umem_dmabuf);
+	mr = shca_mr_create_user(sdev, &umem_dmabuf->umem, iova, access,
+				 dma_dev);
+	if (IS_ERR(mr)) {
+		ib_umem_release(&umem_dmabuf->umem);
 		return ERR_CAST(mr);
 	}
 	return &mr->ibmr;
@@ -354,6 +397,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.query_port = shca_query_port,
 	.reg_dm_mr = shca_reg_dm_mr,
 	.reg_user_mr = shca_reg_user_mr,
+	.reg_user_mr_dmabuf = shca_reg_user_mr_dmabuf,
 	.rereg_user_mr = shca_rereg_user_mr,
 
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),

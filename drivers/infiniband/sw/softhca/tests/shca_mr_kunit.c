@@ -15,6 +15,9 @@
  */
 
 #include <linux/delay.h>
+#include <linux/dma-buf.h>
+#include <linux/dma-mapping.h>
+#include <linux/fdtable.h>
 #include <linux/kthread.h>
 #include <linux/mman.h>
 #include <linux/scatterlist.h>
@@ -26,6 +29,7 @@
 #include "shca_kunit.h"
 
 MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS(DMA_BUF);
 
 static const u8 shca_mr_mac[ETH_ALEN] = { 0x02, 0x53, 0x48, 0x4d, 0x52, 0x01 };
 
@@ -171,6 +175,18 @@ static int shca_reg(struct ib_mr *mr, int access)
 #define SHCA_RW (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
 		 IB_ACCESS_REMOTE_WRITE)
 
+static void shca_sig_attrs_t10(struct ib_sig_attrs *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->check_mask = IB_SIG_CHECK_GUARD | IB_SIG_CHECK_REFTAG;
+	a->mem.sig_type = IB_SIG_TYPE_T10_DIF;
+	a->mem.sig.dif.bg_type = IB_T10DIF_CRC;
+	a->mem.sig.dif.pi_interval = 512;
+	a->mem.sig.dif.ref_tag = 1000;
+	a->mem.sig.dif.ref_remap = true;
+	a->wire = a->mem;
+}
+
 /* ------------------------------------------------------------------ */
 /* shca_mr_map: type x page size x SG geometry                         */
 
@@ -224,12 +240,19 @@ static const struct {
 	{ IB_MR_TYPE_MEM_REG, SZ_2M },
 	{ IB_MR_TYPE_SG_GAPS, SZ_4K },
 	{ IB_MR_TYPE_SG_GAPS, SZ_2M },
+	{ IB_MR_TYPE_INTEGRITY, SZ_4K },
+	{ IB_MR_TYPE_INTEGRITY, SZ_64K },
 };
 
 static void shca_map_case_desc(const struct shca_map_case *c, char *desc)
 {
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s %uK %s",
-		 c->type == IB_MR_TYPE_MEM_REG ? "MEM_REG" : "SG_GAPS",
+	static const char * const names[] = {
+		[IB_MR_TYPE_MEM_REG] = "MEM_REG",
+		[IB_MR_TYPE_SG_GAPS] = "SG_GAPS",
+		[IB_MR_TYPE_INTEGRITY] = "INTEGRITY",
+	};
+
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s %uK %s", names[c->type],
 		 c->page_size / SZ_1K, c->geo->name);
 }
 
@@ -267,31 +290,75 @@ static u64 shca_geo_len(const struct shca_geo_ent *e, u32 ps)
 	return (u64)e->len_q * (ps / 4) + e->len_b;
 }
 
+/* One SG entry of a case, resolved to a block and a byte range. */
+struct shca_ent {
+	unsigned int block;
+	u64 off;
+	u64 len;
+};
+
+#define SHCA_MAX_BLOCKS	5	/* 4 data blocks + 1 for integrity metadata */
+
+static bool shca_ent_has(const struct shca_ent *ents, int n,
+			 unsigned int block, u64 off)
+{
+	int e;
+
+	for (e = 0; e < n; e++)
+		if (ents[e].block == block && off >= ents[e].off &&
+		    off < ents[e].off + ents[e].len)
+			return true;
+	return false;
+}
+
 /*
- * Pass: the MR maps exactly the entries the type allows, its iova and
- * length are those of the mapped entries, a full read through the key
+ * Pass: the MR maps exactly the entries the type allows (an integrity MR
+ * all or nothing), its iova and length are those of the mapped entries
+ * (zero-based data + metadata for INTEGRITY), a full read through the key
  * returns their bytes in order, a full write lands in them and nowhere
- * else, and after invalidation the key moves nothing.
+ * else, and nothing moves before registration or after invalidation.
  */
 static void shca_mr_map_matrix(struct kunit *test)
 {
 	const struct shca_map_case *c = test->param_value;
+	const bool pi = c->type == IB_MR_TYPE_INTEGRITY;
+	u8 *blocks[SHCA_MAX_BLOCKS] = {}, *linear, *expect;
+	struct shca_ent ents[ARRAY_SIZE(shca_geos[0].e) + 1];
 	const struct shca_geo *g = c->geo;
 	struct shca_mr_fix *f = test->priv;
+	struct scatterlist *sgl, meta_sg;
 	u32 ps = c->page_size;
-	u8 *blocks[4] = {}, *linear, *expect;
 	size_t bsize = 2 * (size_t)ps;
 	struct shca_mem_target t;
-	struct scatterlist *sgl;
-	u64 total = 0, pos;
+	u64 total = 0, pos, iova;
+	int i, n, want, nents;
 	struct ib_mr *mr;
-	int i, n, want;
-
-	want = c->type == IB_MR_TYPE_MEM_REG ? g->mapped_mem_reg :
-					       g->mapped_sg_gaps;
 
 	for (i = 0; i < g->nents; i++) {
-		u8 b = g->e[i].block;
+		ents[i].block = g->e[i].block;
+		ents[i].off = shca_geo_off(&g->e[i], ps);
+		ents[i].len = shca_geo_len(&g->e[i], ps);
+	}
+	nents = g->nents;
+	switch (c->type) {
+	case IB_MR_TYPE_MEM_REG:
+		want = g->mapped_mem_reg;
+		break;
+	case IB_MR_TYPE_SG_GAPS:
+		want = g->mapped_sg_gaps;
+		break;
+	default:
+		/* All or nothing; 64 bytes of PI in their own block follow. */
+		want = g->mapped_sg_gaps == g->nents ? g->nents + 1 : -ENOMEM;
+		ents[nents].block = SHCA_MAX_BLOCKS - 1;
+		ents[nents].off = 8;
+		ents[nents].len = 64;
+		nents++;
+		break;
+	}
+
+	for (i = 0; i < nents; i++) {
+		unsigned int b = ents[i].block;
 
 		if (!blocks[b]) {
 			blocks[b] = shca_block(test, bsize);
@@ -302,28 +369,47 @@ static void shca_mr_map_matrix(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, sgl);
 	sg_init_table(sgl, g->nents);
 	for (i = 0; i < g->nents; i++)
-		sg_set_buf(&sgl[i], blocks[g->e[i].block] +
-				    shca_geo_off(&g->e[i], ps),
-			   shca_geo_len(&g->e[i], ps));
+		sg_set_buf(&sgl[i], blocks[ents[i].block] + ents[i].off,
+			   ents[i].len);
 	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, sgl, g->nents,
 					    DMA_BIDIRECTIONAL), g->nents);
+	if (pi) {
+		sg_init_one(&meta_sg, blocks[ents[g->nents].block] +
+				      ents[g->nents].off, ents[g->nents].len);
+		KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &meta_sg, 1,
+						    DMA_BIDIRECTIONAL), 1);
+		mr = shca_track_mr(test, ib_alloc_mr_integrity(f->pd,
+							       g->max_sg, 1));
+		n = ib_map_mr_sg_pi(mr, sgl, g->nents, NULL, &meta_sg, 1,
+				    NULL, ps);
+		KUNIT_ASSERT_EQ(test, n, want < 0 ? want : 0);
+		iova = 0;
+	} else {
+		mr = shca_track_mr(test, ib_alloc_mr(f->pd, c->type,
+						     g->max_sg));
+		n = ib_map_mr_sg(mr, sgl, g->nents, NULL, ps);
+		KUNIT_ASSERT_EQ(test, n, want);
+		iova = (uintptr_t)sg_virt(&sgl[0]);
+	}
+	if (want < 0) {
+		/* Nothing registrable was built: the key moves nothing. */
+		t = shca_target(f->pd, mr->rkey, 0, 0);
+		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, &pos, 1,
+						   SHCA_COPY_FROM_MR),
+				-EKEYREVOKED);
+		return;
+	}
 
 	for (i = 0; i < want; i++)
-		total += shca_geo_len(&g->e[i], ps);
+		total += ents[i].len;
 	expect = shca_vbuf(test, total);
 	linear = shca_vbuf(test, total);
 	for (i = 0, pos = 0; i < want; i++) {
-		u64 len = shca_geo_len(&g->e[i], ps);
-
-		memcpy(expect + pos, blocks[g->e[i].block] +
-				     shca_geo_off(&g->e[i], ps), len);
-		pos += len;
+		memcpy(expect + pos, blocks[ents[i].block] + ents[i].off,
+		       ents[i].len);
+		pos += ents[i].len;
 	}
-
-	mr = shca_track_mr(test, ib_alloc_mr(f->pd, c->type, g->max_sg));
-	n = ib_map_mr_sg(mr, sgl, g->nents, NULL, ps);
-	KUNIT_ASSERT_EQ(test, n, want);
-	KUNIT_EXPECT_EQ(test, mr->iova, (u64)(uintptr_t)sg_virt(&sgl[0]));
+	KUNIT_EXPECT_EQ(test, mr->iova, iova);
 	KUNIT_EXPECT_EQ(test, mr->length, total);
 
 	/* Mapped, not registered: the key moves nothing yet. */
@@ -331,7 +417,16 @@ static void shca_mr_map_matrix(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, linear, total,
 					   SHCA_COPY_FROM_MR), -EKEYREVOKED);
 
-	KUNIT_ASSERT_EQ(test, shca_reg(mr, SHCA_RW), 0);
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	if (pi) {
+		shca_sig_attrs_t10(mr->sig_attrs);
+		KUNIT_ASSERT_EQ(test, shca_mr_fast_reg_pi(to_shca_mr(mr),
+							  mr->rkey, SHCA_RW,
+							  mr->sig_attrs), 0);
+	} else {
+		KUNIT_ASSERT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr),
+						       mr->rkey, SHCA_RW), 0);
+	}
 	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_READ);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, linear, total,
 					   SHCA_COPY_FROM_MR), 0);
@@ -343,21 +438,16 @@ static void shca_mr_map_matrix(struct kunit *test)
 	t.access = IB_ACCESS_REMOTE_WRITE;
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, linear, total,
 					   SHCA_COPY_TO_MR), 0);
-	for (i = 0; i < 4; i++) {
+	for (i = 0; i < SHCA_MAX_BLOCKS; i++) {
 		size_t off;
 
 		if (!blocks[i])
 			continue;
 		for (off = 0; off < bsize; off++) {
 			u8 want_byte = shca_pattern(i, off, 0);
-			int e;
 
-			for (e = 0; e < want; e++)
-				if (g->e[e].block == i &&
-				    off >= shca_geo_off(&g->e[e], ps) &&
-				    off < shca_geo_off(&g->e[e], ps) +
-					  shca_geo_len(&g->e[e], ps))
-					want_byte = ~want_byte;
+			if (shca_ent_has(ents, want, i, off))
+				want_byte = ~want_byte;
 			if (blocks[i][off] != want_byte) {
 				KUNIT_FAIL(test, "block %d byte %zu: %#x, want %#x",
 					   i, off, blocks[i][off], want_byte);
@@ -438,6 +528,177 @@ static void shca_mr_user_roundtrip(struct kunit *test)
 	t.iova = iova - 1;
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, src, 1,
 					   SHCA_COPY_TO_MR), -ERANGE);
+}
+
+/* A minimal dma-buf exporter over separate pages, for reg_user_mr_dmabuf. */
+struct shca_test_dmabuf {
+	struct page *pages[4];
+	unsigned int n;
+};
+
+static struct sg_table *shca_exp_map(struct dma_buf_attachment *at,
+				     enum dma_data_direction dir)
+{
+	struct shca_test_dmabuf *b = at->dmabuf->priv;
+	struct sg_table *sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	int err;
+
+	if (!sgt)
+		return ERR_PTR(-ENOMEM);
+	err = sg_alloc_table_from_pages(sgt, b->pages, b->n, 0,
+					b->n * PAGE_SIZE, GFP_KERNEL);
+	if (err) {
+		kfree(sgt);
+		return ERR_PTR(err);
+	}
+	err = dma_map_sgtable(at->dev, sgt, dir, 0);
+	if (err) {
+		sg_free_table(sgt);
+		kfree(sgt);
+		return ERR_PTR(err);
+	}
+	return sgt;
+}
+
+static void shca_exp_unmap(struct dma_buf_attachment *at,
+			   struct sg_table *sgt, enum dma_data_direction dir)
+{
+	dma_unmap_sgtable(at->dev, sgt, dir, 0);
+	sg_free_table(sgt);
+	kfree(sgt);
+}
+
+static void shca_exp_release(struct dma_buf *dmabuf)
+{
+	struct shca_test_dmabuf *b = dmabuf->priv;
+	unsigned int i;
+
+	for (i = 0; i < b->n; i++)
+		__free_page(b->pages[i]);
+	kfree(b);
+}
+
+static const struct dma_buf_ops shca_exp_ops = {
+	.map_dma_buf = shca_exp_map,
+	.unmap_dma_buf = shca_exp_unmap,
+	.release = shca_exp_release,
+};
+
+static void shca_close_fd_action(void *fd)
+{
+	close_fd((uintptr_t)fd);
+}
+
+/* Export @n fresh pages (filled with a pattern) and return an fd. */
+static int shca_test_dmabuf_fd(struct kunit *test, unsigned int n,
+			       struct page ***pages)
+{
+	DEFINE_DMA_BUF_EXPORT_INFO(info);
+	struct shca_test_dmabuf *b;
+	struct dma_buf *dmabuf;
+	unsigned int i;
+	int fd;
+
+	b = kzalloc(sizeof(*b), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	for (i = 0; i < n; i++) {
+		b->pages[i] = alloc_page(GFP_KERNEL);
+		if (!b->pages[i])
+			break;
+		b->n++;
+		shca_fill(page_address(b->pages[i]), 30 + i, PAGE_SIZE, 0);
+	}
+	info.ops = &shca_exp_ops;
+	info.size = (size_t)n * PAGE_SIZE;
+	info.flags = O_RDWR;
+	info.priv = b;
+	dmabuf = b->n == n ? dma_buf_export(&info) : ERR_PTR(-ENOMEM);
+	if (IS_ERR(dmabuf)) {
+		shca_exp_release(&(struct dma_buf){ .priv = b });
+		KUNIT_FAIL_AND_ABORT(test, "dma_buf_export: %ld",
+				     PTR_ERR(dmabuf));
+	}
+	fd = dma_buf_fd(dmabuf, O_CLOEXEC);
+	if (fd < 0) {
+		dma_buf_put(dmabuf);
+		KUNIT_FAIL_AND_ABORT(test, "dma_buf_fd: %d", fd);
+	}
+	shca_defer(test, shca_close_fd_action, (void *)(uintptr_t)fd);
+	*pages = b->pages;
+	return fd;
+}
+
+/* The core's bookkeeping around ops.reg_user_mr_dmabuf. */
+static struct ib_mr *shca_reg_dmabuf(struct ib_pd *pd, u64 offset, u64 len,
+				     u64 iova, int fd, int access)
+{
+	struct ib_mr *mr = pd->device->ops.reg_user_mr_dmabuf(pd, offset, len,
+							      iova, fd, access,
+							      NULL);
+
+	if (!IS_ERR(mr)) {
+		mr->device = pd->device;
+		mr->pd = pd;
+		mr->type = IB_MR_TYPE_USER;
+		mr->iova = iova;
+		mr->length = len;
+		atomic_inc(&pd->usecnt);
+	}
+	return mr;
+}
+
+/*
+ * Pass: a dma-buf MR over four separate pages reads and writes them
+ * byte-exactly from an unaligned offset; bad fds and ranges are refused.
+ */
+static void shca_mr_dmabuf_roundtrip(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	const u64 off = 100, len = 3 * PAGE_SIZE, iova = 0x500000000ULL + 100;
+	struct shca_mem_target t;
+	struct page **pages;
+	u8 *out, *expect;
+	struct ib_mr *mr;
+	int fd, i;
+
+	fd = shca_test_dmabuf_fd(test, 4, &pages);
+	expect = shca_vbuf(test, 4 * PAGE_SIZE);
+	out = shca_vbuf(test, len);
+	for (i = 0; i < 4; i++)
+		memcpy(expect + i * PAGE_SIZE, page_address(pages[i]),
+		       PAGE_SIZE);
+
+	mr = shca_track_mr(test, shca_reg_dmabuf(f->pd, off, len, iova, fd,
+						 SHCA_RW));
+	t = shca_target(f->pd, mr->lkey, iova, 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, len,
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_MEMEQ(test, out, expect + off, len);
+
+	/* A remote write across the second page boundary. */
+	memset(out, 0x5d, 64);
+	t = shca_target(f->pd, mr->rkey, iova + 2 * PAGE_SIZE - 100 - 32,
+			IB_ACCESS_REMOTE_WRITE);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, 64,
+					   SHCA_COPY_TO_MR), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv((u8 *)page_address(pages[1]) +
+					    PAGE_SIZE - 32, 0x5d, 32));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(page_address(pages[2]), 0x5d,
+					    32));
+	t.iova = iova + len - 1;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, 2,
+					   SHCA_COPY_TO_MR), -ERANGE);
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_reg_dmabuf(f->pd, 0, PAGE_SIZE, 0,
+						      -1, 0)), -EBADF);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_reg_dmabuf(f->pd, PAGE_SIZE,
+						      4 * PAGE_SIZE,
+						      PAGE_SIZE, fd, 0)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_reg_dmabuf(f->pd, 0, PAGE_SIZE, 0,
+						      fd,
+						      IB_ACCESS_REMOTE_WRITE)),
+			-EINVAL);
 }
 
 /* Pass: rereg of access applies in place; TRANS makes a new key. */
@@ -675,18 +936,6 @@ static struct ib_mr *shca_pi_mr(struct kunit *test, struct shca_mr_fix *f,
 	return mr;
 }
 
-static void shca_sig_attrs_t10(struct ib_sig_attrs *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->check_mask = IB_SIG_CHECK_GUARD | IB_SIG_CHECK_REFTAG;
-	a->mem.sig_type = IB_SIG_TYPE_T10_DIF;
-	a->mem.sig.dif.bg_type = IB_T10DIF_CRC;
-	a->mem.sig.dif.pi_interval = 512;
-	a->mem.sig.dif.ref_tag = 1000;
-	a->mem.sig.dif.ref_remap = true;
-	a->wire = a->mem;
-}
-
 /*
  * Pass: an integrity MR is zero-based, data then metadata, length
  * data + metadata, meta_length reported; both lists read and write
@@ -750,6 +999,7 @@ static void shca_mr_integrity_roundtrip(struct kunit *test)
 static struct kunit_case shca_mr_types_cases[] = {
 	KUNIT_CASE(shca_mr_user_roundtrip),
 	KUNIT_CASE(shca_mr_user_rereg),
+	KUNIT_CASE(shca_mr_dmabuf_roundtrip),
 	KUNIT_CASE(shca_mr_dm_roundtrip),
 	KUNIT_CASE(shca_mr_dma_roundtrip),
 	KUNIT_CASE(shca_mr_integrity_roundtrip),
