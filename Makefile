@@ -10,6 +10,7 @@
 #   make run             the guided tour in a QEMU VM running Debian's kernel
 #   make kunit           the KUnit tier only
 #   make vm              the VM tier only
+#   make bench           MR registration rate, softhca vs rdma_rxe, in the VM
 
 include $(dir $(lastword $(MAKEFILE_LIST)))scripts/versions.env
 
@@ -25,7 +26,7 @@ DRIVER := drivers/infiniband/sw/softhca
 SOURCES := $(shell find $(DRIVER) -name '*.[ch]') \
 	$(wildcard include/uapi/rdma/*.h)
 
-.PHONY: all modules install clean check test run kunit vm deps
+.PHONY: all modules install clean check test run kunit vm bench deps
 
 all: modules
 
@@ -63,3 +64,8 @@ vm:
 	scripts/deps.sh vm build
 	$(MAKE) modules KDIR=$(DEBIAN_KDIR)
 	scripts/vm.sh
+
+bench:
+	scripts/deps.sh vm build
+	$(MAKE) modules KDIR=$(DEBIAN_KDIR)
+	scripts/vm.sh --bench

@@ -10,6 +10,12 @@
 #   TEST             run only these tests (10-link, 10-link.sh, link or 10);
 #                    default: every tests/vm/NN-*.sh in order
 #   --tour           run the demonstration tests/vm/tour.sh instead of tests
+#   --bench          run the MR registration benchmark instead of tests:
+#                    build tests/bench/shca_mr_bench.ko, run tests/bench/mr-bench.sh
+#                    in the guest (softhca0 on eth0 vs rxe0 on eth1), print
+#                    its table and save it to build/bench/mr-bench.txt;
+#                    BENCH_ITERS (default 2000) and BENCH_PAGES (default 16)
+#                    in the environment set the module's iters= and pages=
 #   --shell          boot into an interactive guest shell (debugging)
 #   --module PATH    module to test (default drivers/infiniband/sw/softhca/softhca.ko)
 #   --provider PATH  rdma-core provider libsofthca-rdmav34.so to install in
@@ -19,7 +25,7 @@
 #   --tests-dir DIR  take the tests from DIR instead of tests/vm
 #   --timeout SECS   bound for the whole VM run (default: 120 s plus
 #                    test-timeout + 40 s per test, at most 900 s; --shell: 1 h)
-#   --test-timeout SECS  bound for each guest test (default 120)
+#   --test-timeout SECS  bound for each guest test (default 120; --bench: 300)
 #   -v, --verbose    stream the whole serial console
 #   --rebuild        rebuild the cached base initramfs
 #
@@ -44,11 +50,13 @@ LIBDIR=/usr/lib/x86_64-linux-gnu
 BASE_FORMAT=3	# bump when the layout of the base archive changes
 
 MODE=tests
+BENCH_DIR=$ROOT/tests/bench
+BENCH_OUT=$ROOT/build/bench/mr-bench.txt
 MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
 PROVIDER=
 DRIVER=softhca
 TOTAL_TIMEOUT=
-TEST_TIMEOUT=120
+TEST_TIMEOUT=
 VERBOSE=0
 REBUILD=0
 SELECT=()
@@ -62,7 +70,10 @@ SUMMARY_DONE=0
 on_exit() {
 	local rc=$?
 	if [ -n "$RUN" ]; then rm -rf "$RUN"; fi
-	if [ $SUMMARY_DONE = 0 ] && [ "$MODE" != shell ]; then
+	if [ $SUMMARY_DONE = 0 ] && [ "$MODE" = bench ]; then
+		echo "vm: bench: no table produced"
+		[ $rc -ne 0 ] || rc=1
+	elif [ $SUMMARY_DONE = 0 ] && [ "$MODE" != shell ]; then
 		local n=${#TESTS[@]}
 		[ "$n" -gt 0 ] || n=1
 		echo "vm: 0 passed, $n failed"
@@ -77,6 +88,7 @@ note() { echo "vm: $*"; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tour) MODE=tour ;;
+	--bench) MODE=bench ;;
 	--shell) MODE=shell ;;
 	--module) MODULE=${2:?--module needs a path}; shift ;;
 	--module=*) MODULE=${1#*=} ;;
@@ -124,6 +136,11 @@ done
 if [ "$MODE" = tour ]; then
 	[ -r "$TESTDIR/tour.sh" ] || die "$TESTDIR/tour.sh not found"
 	TESTS=(tour)
+elif [ "$MODE" = bench ]; then
+	[ ${#SELECT[@]} -eq 0 ] || die "--bench takes no test names"
+	[ "$DRIVER" = softhca ] || die "--bench compares softhca with rxe; it takes no --driver"
+	[ -r "$BENCH_DIR/mr-bench.sh" ] || die "$BENCH_DIR/mr-bench.sh not found"
+	TESTS=(mr-bench)
 elif [ "$MODE" = tests ]; then
 	if [ ${#SELECT[@]} -eq 0 ]; then
 		TESTS=("${ALL_TESTS[@]}")
@@ -145,6 +162,10 @@ elif [ "$MODE" = tests ]; then
 	[ ${#TESTS[@]} -gt 0 ] || die "no tests in $TESTDIR"
 fi
 
+if [ -z "$TEST_TIMEOUT" ]; then
+	TEST_TIMEOUT=120
+	[ "$MODE" != bench ] || TEST_TIMEOUT=300
+fi
 case $TEST_TIMEOUT$TOTAL_TIMEOUT in
 *[!0-9]*) die "timeouts are whole seconds" ;;
 esac
@@ -167,6 +188,8 @@ if [ "$DRIVER" = softhca ]; then
 		"$KVER "*) ;;
 		*) note "warning: $MODULE has vermagic '$vermagic', guest kernel is $KVER" ;;
 		esac
+	elif [ "$MODE" = bench ]; then
+		die "module $MODULE not found (build it with 'make')"
 	else
 		note "warning: module $MODULE not found (build it with 'make'); tests needing it will fail"
 	fi
@@ -177,6 +200,34 @@ if [ "$DRIVER" = softhca ]; then
 fi
 if [ -n "$PROVIDER" ]; then
 	[ -r "$PROVIDER" ] || die "provider $PROVIDER not found"
+fi
+
+# ---- the benchmark module (--bench) -----------------------------------------
+
+BENCH_ITERS=${BENCH_ITERS:-2000}
+BENCH_PAGES=${BENCH_PAGES:-16}
+BENCH_KO=$BENCH_DIR/shca_mr_bench.ko
+if [ "$MODE" = bench ]; then
+	case $BENCH_ITERS$BENCH_PAGES in
+	*[!0-9]*) die "BENCH_ITERS='$BENCH_ITERS' and BENCH_PAGES='$BENCH_PAGES' must be whole numbers" ;;
+	esac
+	[ "$BENCH_ITERS" -gt 0 ] || die "BENCH_ITERS must be at least 1"
+	if [ "$BENCH_PAGES" -lt 1 ] || [ "$BENCH_PAGES" -gt 256 ]; then
+		die "BENCH_PAGES must be 1..256 (the module's limit)"
+	fi
+	BENCH_KDIR=/usr/src/linux-headers-$KVER
+	[ -r "$BENCH_KDIR/Makefile" ] || die "$BENCH_KDIR not found (install linux-headers-$KVER)"
+	command -v make >/dev/null || die "make not found"
+	note "building $BENCH_KO"
+	blog=$CACHE/logs/bench-build.log
+	# Serialise with other --bench runs building the same directory.
+	if ! flock "$CACHE/.bench-build.lock" \
+		make -C "$BENCH_KDIR" M="$BENCH_DIR" modules >"$blog" 2>&1; then
+		cat "$blog" >&2
+		die "building the benchmark module failed (log: $blog)"
+	fi
+	[ -r "$BENCH_KO" ] || die "$BENCH_KO was not built (log: $blog)"
+	grep -E 'warning:|error:' "$blog" >&2 || true
 fi
 
 # ---- kernel modules: dependency closure -----------------------------------
@@ -397,6 +448,14 @@ if [ $HAVE_MODULE = 1 ]; then
 	cp "$dm/lib/modules/$KVER"/modules.* "$ov/lib/modules/$KVER/"
 	ln -s /softhca.ko "$ov/lib/modules/$KVER/extra/softhca.ko"
 fi
+if [ "$MODE" = bench ]; then
+	install -m 0755 "$BENCH_DIR/mr-bench.sh" "$ov/tests/mr-bench.sh"
+	if command -v strip >/dev/null; then
+		strip --strip-debug -o "$ov/shca_mr_bench.ko" "$BENCH_KO"
+	else
+		cp "$BENCH_KO" "$ov/shca_mr_bench.ko"
+	fi
+fi
 if [ -n "$PROVIDER" ]; then
 	note "provider: $PROVIDER"
 	mkdir -p "$ov$LIBDIR/libibverbs" "$ov/etc/libibverbs.d"
@@ -413,6 +472,9 @@ fi
 	echo "VM_BASE_MODULES='${BASE_MODULES[*]}'"
 	echo "VM_MODULE_DEPS='$MODULE_DEPS'"
 	echo "VMTEST_DRIVER=$DRIVER"
+	if [ "$MODE" = bench ]; then
+		echo "export BENCH_ITERS=$BENCH_ITERS BENCH_PAGES=$BENCH_PAGES"
+	fi
 } >"$ov/etc/vmtest.conf"
 (cd "$ov" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$RUN/overlay.cpio.gz"
 cat "$BASE" "$RUN/overlay.cpio.gz" >"$RUN/initrd.gz"
@@ -425,6 +487,7 @@ ln -sfn "$(basename "$LOG")" "$CACHE/logs/last.log"
 find "$CACHE/logs" -name 'vm-*.log' -printf '%T@ %p\n' | sort -rn | tail -n +31 |
 	cut -d' ' -f2- | xargs -r rm -f
 note "console log: $LOG"
+ACCEL=tcg
 # shellcheck disable=SC2054
 QEMU=(qemu-system-x86_64 -m 2048 -smp 2 -nographic -no-reboot
 	-kernel "$KERNEL" -initrd "$RUN/initrd.gz"
@@ -433,6 +496,7 @@ QEMU=(qemu-system-x86_64 -m 2048 -smp 2 -nographic -no-reboot
 	-nic user,model=virtio-net-pci,net=10.0.3.0/24)
 if [ -e /dev/kvm ] && [ -w /dev/kvm ]; then
 	QEMU+=(-accel kvm -cpu host)
+	ACCEL=kvm
 else
 	# Single-threaded TCG: as fast here as multi-threaded for these tests,
 	# and immune to the cross-CPU code-patching race once seen with MTTCG
@@ -453,6 +517,13 @@ if [ $VERBOSE = 1 ]; then
 	filter() { tr -d '\r'; }
 elif [ "$MODE" = tour ]; then
 	filter() { tr -d '\r' | sed -u -n '/^=== VMTEST-START/,$p'; }
+elif [ "$MODE" = bench ]; then
+	# the guest's steps, not its copy of the table (printed below)
+	filter() {
+		tr -d '\r' | sed -u -n '/^=== VMTEST-START/,$p' |
+			grep --line-buffered -a -E '^(mr-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' |
+			sed -u 's/^/  /'
+	}
 else
 	filter() { tr -d '\r' | grep --line-buffered -a -o -E 'VMTEST [^ ]+ (PASS|FAIL)' | sed -u 's/^VMTEST /  ... /'; }
 fi
@@ -471,6 +542,53 @@ fi
 
 CLEAN=$RUN/console.txt
 tr -d '\r' <"$LOG" >"$CLEAN"
+
+if [ "$MODE" = bench ]; then
+	# The table: the module's lines between the guest's markers, prefix
+	# stripped, up to its closing "done" line.
+	table=$RUN/table.txt
+	awk '
+		/^=== MR-BENCH-TABLE$/ { on = 1; next }
+		/^=== MR-BENCH-TABLE-END$/ { on = 0; next }
+		on && index($0, "shca_mr_bench: ") {
+			line = substr($0, index($0, "shca_mr_bench: ") + 15)
+			if (line ~ /taints kernel|module verification failed/)
+				next
+			if (line == "done") { done = 1; exit }
+			print line
+		}
+		END { exit !done }' "$CLEAN" >"$table" || : >"$table"
+	verdict=$(grep -a -o -E 'VMTEST mr-bench (PASS|FAIL)' "$CLEAN" | head -n1 | cut -d' ' -f3)
+	if [ -z "$verdict" ]; then	# FAIL was shown by the filter above
+		echo "----- mr-bench: no result from the guest (crashed, hung or not run) -----"
+		tail -n 40 "$CLEAN"
+	fi
+	note "console log: $LOG (${elapsed}s in the VM)"
+	if [ ! -s "$table" ]; then
+		note "bench: no table produced"
+		SUMMARY_DONE=1
+		exit 1
+	fi
+	if [ "$ACCEL" = kvm ]; then
+		where="a QEMU KVM guest"
+	else
+		where="a QEMU TCG guest (software CPU emulation, no KVM): absolute numbers are slow, the comparison between the columns is what matters"
+	fi
+	mkdir -p "$(dirname "$BENCH_OUT")"
+	{
+		echo "MR registration benchmark: shca_mr_bench.ko, devices=softhca0,rxe0 iters=$BENCH_ITERS pages=$BENCH_PAGES"
+		echo "Ran in $where; kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')."
+		echo
+		cat "$table"
+	} >"$BENCH_OUT.tmp"
+	mv "$BENCH_OUT.tmp" "$BENCH_OUT"
+	echo
+	cat "$BENCH_OUT"
+	echo
+	note "bench: table saved to ${BENCH_OUT#"$ROOT"/}"
+	SUMMARY_DONE=1
+	exit 0
+fi
 declare -A RESULT=()
 while read -r _ name verdict; do
 	[ -z "${RESULT[$name]+x}" ] && RESULT[$name]=$verdict

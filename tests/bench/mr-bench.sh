@@ -1,0 +1,121 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# MR registration benchmark in the VM guest (scripts/vm.sh --bench): softhca0
+# on eth0 and rdma_rxe's rxe0 on eth1, measured side by side by
+# shca_mr_bench.ko through ib_core. Prints the module's "shca_mr_bench: "
+# kernel-log lines between "=== MR-BENCH-TABLE" and "=== MR-BENCH-TABLE-END"
+# for the host to extract, then unloads everything. Exit status 0 only if the
+# table was printed and the cleanup succeeded.
+#
+# Environment: BENCH_ITERS (default 2000), BENCH_PAGES (default 16),
+# SOFTHCA_KO (default /softhca.ko), BENCH_KO (default /shca_mr_bench.ko).
+# POSIX sh; every command is bounded by a timeout.
+
+KO=${SOFTHCA_KO:-/softhca.ko}
+BENCH_KO=${BENCH_KO:-/shca_mr_bench.ko}
+ITERS=${BENCH_ITERS:-2000}
+PAGES=${BENCH_PAGES:-16}
+IB=/sys/class/infiniband
+PREFIX='shca_mr_bench: '
+
+say() { echo "mr-bench: $*"; }
+
+# run SECS CMD...: print and run a bounded command, output indented
+run() {
+	_t=$1
+	shift
+	say "\$ $*"
+	_out=$(timeout -k 5 "$_t" "$@" 2>&1)
+	_rc=$?
+	[ -z "$_out" ] || printf '%s\n' "$_out" | sed 's/^/mr-bench:     /'
+	[ $_rc -eq 0 ] || say "    (exit status $_rc)"
+	return $_rc
+}
+
+loaded() { grep -q "^$1 " /proc/modules; }
+
+# the RDMA devices in sysfs, space separated
+ibdevs() {
+	for _d in "$IB"/*; do
+		[ -e "$_d" ] && printf '%s ' "${_d##*/}"
+	done
+}
+
+cleanup() {
+	_ok=0
+	if loaded shca_mr_bench; then
+		run 30 rmmod shca_mr_bench || _ok=1
+	fi
+	for _d in softhca0 rxe0; do
+		if [ -e "$IB/$_d" ]; then
+			run 30 rdma link delete "$_d" || _ok=1
+		fi
+	done
+	for _m in softhca rdma_rxe; do
+		if loaded "$_m"; then
+			run 30 rmmod "$_m" || _ok=1
+		fi
+	done
+	return $_ok
+}
+
+on_exit() {
+	_status=$?
+	trap - EXIT
+	cleanup || { say "cleanup failed"; _status=1; }
+	exit $_status
+}
+trap on_exit EXIT
+trap 'say "interrupted (timeout?)"; exit 124' INT TERM
+
+fail() {
+	say "FAIL: $*"
+	exit 1
+}
+
+case $ITERS$PAGES in
+'' | *[!0-9]*) fail "BENCH_ITERS='$ITERS' and BENCH_PAGES='$PAGES' must be whole numbers" ;;
+esac
+
+# Drivers and devices.
+if ! loaded softhca; then
+	if [ -r "$KO" ]; then
+		run 60 insmod "$KO" || fail "insmod $KO failed"
+	else
+		run 60 modprobe softhca || fail "modprobe softhca failed"
+	fi
+fi
+run 60 modprobe rdma_rxe || fail "modprobe rdma_rxe failed"
+for nic in eth0 eth1; do
+	[ -e "/sys/class/net/$nic" ] || fail "the guest has no $nic"
+	ip link set "$nic" up
+done
+run 30 rdma link add softhca0 type softhca netdev eth0 || fail "rdma link add softhca0 failed"
+run 30 rdma link add rxe0 type rxe netdev eth1 || fail "rdma link add rxe0 failed"
+n=0
+until [ -d "$IB/softhca0" ] && [ -d "$IB/rxe0" ]; do
+	[ $n -lt 100 ] || fail "softhca0 and rxe0 did not both appear within 20s (have: $(ibdevs))"
+	sleep 0.2
+	n=$((n + 1))
+done
+say "devices: $(ibdevs)"
+
+# The benchmark: all the work happens in its module init, i.e. in insmod.
+# The guest's /init bounds this whole script (scripts/vm.sh --test-timeout,
+# 300 s by default for --bench); a signal would not stop a module init early.
+[ -r "$BENCH_KO" ] || fail "$BENCH_KO is missing"
+before=$(dmesg | wc -l)
+t0=$(date +%s)
+run 3600 insmod "$BENCH_KO" devices=softhca0,rxe0 iters="$ITERS" pages="$PAGES" ||
+	fail "insmod $BENCH_KO failed"
+say "benchmark ran for $(($(date +%s) - t0))s"
+
+echo "=== MR-BENCH-TABLE"
+dmesg | tail -n +"$((before + 1))" | grep -F "$PREFIX"
+echo "=== MR-BENCH-TABLE-END"
+dmesg | tail -n +"$((before + 1))" | grep -q -F "${PREFIX}done" ||
+	fail "no '${PREFIX}done' line in the kernel log"
+
+cleanup || fail "cleanup failed"
+say "done"
