@@ -20,7 +20,6 @@
 #include <rdma/signature.h>
 
 #define SHCA_DRV_VERSION	"0.1.0"
-#define SHCA_UVERBS_ABI_VERSION	1
 #define SHCA_VENDOR_ID		0xffffff	/* no IEEE OUI: software device */
 #define SHCA_VENDOR_PART_ID	0x5348		/* "SH" */
 
@@ -52,7 +51,7 @@
  * @mr_xa: MR key index -> struct shca_mr, see shca_mr.c
  * @mr_next: cursor of xa_alloc_cyclic(), under the xa_lock of @mr_xa
  * @dm_pool: allocator over the device-memory arena
- * @dm_arena: the arena, SHCA_DM_SIZE bytes of vmalloc_user() memory
+ * @dm_arena: the arena, SHCA_DM_SIZE physically contiguous bytes
  *
  * Lock order: RTNL -> shca_devices_lock -> xa_lock(@mr_xa).
  */
@@ -263,15 +262,34 @@ struct shca_mem_target {
 };
 
 /**
+ * struct shca_mmap_entry - a range of the DM arena a process may map
+ * @rdma_entry: the core's entry; its reference count keeps the range out
+ *	of the pool while the allocation or any mapping of it lives
+ * @sdev: owning device
+ * @addr: kernel virtual address of the range
+ * @size: its length, a multiple of PAGE_SIZE
+ */
+struct shca_mmap_entry {
+	struct rdma_user_mmap_entry rdma_entry;
+	struct shca_dev *sdev;
+	unsigned long addr;
+	u64 size;
+};
+
+/**
  * struct shca_dm - a device-memory allocation
  * @ibdm: the core object; driver-allocated
  * @addr: kernel virtual address of the allocation in the arena
- * @size: bytes allocated (the requested length)
+ * @size: bytes usable (the requested length)
+ * @alloc_size: bytes taken from the arena
+ * @mmap: user allocations: the mmap entry that owns the range
  */
 struct shca_dm {
 	struct ib_dm ibdm;
 	unsigned long addr;
 	u64 size;
+	u64 alloc_size;
+	struct shca_mmap_entry *mmap;
 };
 
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)

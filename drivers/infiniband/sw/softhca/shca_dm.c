@@ -6,12 +6,18 @@
  * max_dm_size), carved up by a genalloc pool in 64-byte granules.
  * Allocations honour the requested alignment (ibv_alloc_dm()'s
  * log_align_req) and are zeroed, so one user never sees another's data.
- * The arena is vmalloc_user() memory so that it can later be mapped into
- * a process.
+ *
+ * The arena is physically contiguous so that a process can map its
+ * allocations with rdma_user_mmap_io(): the RDMA core then holds the
+ * mapping's reference on the mmap entry, and an allocation returns to the
+ * pool only in ->mmap_free(), once it is deallocated AND unmapped. User
+ * allocations are page aligned and page granular, so a mapping never
+ * shows another allocation.
  */
 
 #include <linux/genalloc.h>
-#include <linux/vmalloc.h>
+#include <linux/gfp.h>
+#include <linux/mm.h>
 
 #include "shca_verbs.h"
 
@@ -27,7 +33,8 @@ int shca_dm_arena_init(struct shca_dev *sdev)
 {
 	int err;
 
-	sdev->dm_arena = vmalloc_user(SHCA_DM_SIZE);
+	sdev->dm_arena = alloc_pages_exact(SHCA_DM_SIZE,
+					   GFP_KERNEL | __GFP_ZERO);
 	if (!sdev->dm_arena)
 		return -ENOMEM;
 	sdev->dm_pool = gen_pool_create(SHCA_DM_MIN_ORDER, NUMA_NO_NODE);
@@ -45,7 +52,7 @@ err_destroy_pool:
 	gen_pool_destroy(sdev->dm_pool);
 	sdev->dm_pool = NULL;
 err_free_arena:
-	vfree(sdev->dm_arena);
+	free_pages_exact(sdev->dm_arena, SHCA_DM_SIZE);
 	sdev->dm_arena = NULL;
 	return err;
 }
@@ -58,7 +65,8 @@ void shca_dm_arena_destroy(struct shca_dev *sdev)
 {
 	if (sdev->dm_pool)
 		gen_pool_destroy(sdev->dm_pool);
-	vfree(sdev->dm_arena);
+	if (sdev->dm_arena)
+		free_pages_exact(sdev->dm_arena, SHCA_DM_SIZE);
 	sdev->dm_pool = NULL;
 	sdev->dm_arena = NULL;
 }
@@ -69,15 +77,18 @@ void shca_dm_arena_destroy(struct shca_dev *sdev)
  * @dm: the allocation to fill in
  * @length: bytes, 1 .. SHCA_DM_SIZE
  * @log_align: log2 of the required alignment (0 = any)
+ * @user: the allocation will be mapped into a process: page aligned and
+ *	page granular
  *
  * Return: 0; -EINVAL for a zero length or an alignment larger than the
  * arena; -ENOMEM when the arena has no such free range.
  */
 int shca_dm_alloc(struct shca_dev *sdev, struct shca_dm *dm, u64 length,
-		  u32 log_align)
+		  u32 log_align, bool user)
 {
 	struct genpool_data_align align = {};
 	unsigned long addr;
+	u64 size = length;
 
 	if (!length || log_align > SHCA_DM_MAX_LOG_ALIGN)
 		return -EINVAL;
@@ -85,22 +96,28 @@ int shca_dm_alloc(struct shca_dev *sdev, struct shca_dm *dm, u64 length,
 		return -ENOMEM;
 
 	align.align = max(1UL << log_align, 1UL << SHCA_DM_MIN_ORDER);
-	addr = gen_pool_alloc_algo(sdev->dm_pool, length,
+	if (user) {
+		align.align = max_t(unsigned long, align.align, PAGE_SIZE);
+		size = PAGE_ALIGN(length);
+	}
+	addr = gen_pool_alloc_algo(sdev->dm_pool, size,
 				   gen_pool_first_fit_align, &align);
 	if (!addr)
 		return -ENOMEM;
-	memset((void *)addr, 0, length);
+	memset((void *)addr, 0, size);
 	dm->addr = addr;
 	dm->size = length;
+	dm->alloc_size = size;
 	return 0;
 }
 
 /**
- * shca_dm_free() - release device memory
+ * shca_dm_free() - return device memory to the arena
  * @sdev: owning device
- * @dm: an allocation from shca_dm_alloc()
+ * @addr: address of an allocation from shca_dm_alloc()
+ * @alloc_size: its alloc_size
  */
-void shca_dm_free(struct shca_dev *sdev, struct shca_dm *dm)
+void shca_dm_free(struct shca_dev *sdev, unsigned long addr, u64 alloc_size)
 {
-	gen_pool_free(sdev->dm_pool, dm->addr, dm->size);
+	gen_pool_free(sdev->dm_pool, addr, alloc_size);
 }

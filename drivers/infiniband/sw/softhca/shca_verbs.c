@@ -14,6 +14,9 @@
 #include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_umem.h>
+#include <rdma/softhca-abi.h>
+#include <rdma/uverbs_ioctl.h>
+#include <rdma/uverbs_std_types.h>
 
 #include "shca_verbs.h"
 
@@ -315,11 +318,46 @@ static int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/* Let the process owning @ibuc map @dm (see SOFTHCA_MMAP_DM_PGOFF_BASE). */
+static int shca_dm_mmap_insert(struct ib_ucontext *ibuc, struct shca_dm *dm,
+			       struct uverbs_attr_bundle *attrs)
+{
+	struct shca_mmap_entry *entry;
+	struct ib_uobject *uobj;
+	u32 pgoff;
+	int err;
+
+	uobj = uverbs_attr_get_uobject(attrs, UVERBS_ATTR_ALLOC_DM_HANDLE);
+	if (IS_ERR(uobj))
+		return PTR_ERR(uobj);
+	if (uobj->id < 0 || uobj->id > (U32_MAX - SOFTHCA_MMAP_DM_PGOFF_BASE) /
+				       SOFTHCA_MMAP_DM_PGOFF_STRIDE - 1)
+		return -ENOSPC;
+	pgoff = SOFTHCA_MMAP_DM_PGOFF_BASE +
+		uobj->id * SOFTHCA_MMAP_DM_PGOFF_STRIDE;
+
+	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	if (!entry)
+		return -ENOMEM;
+	entry->sdev = to_shca_dev(ibuc->device);
+	entry->addr = dm->addr;
+	entry->size = dm->alloc_size;
+	err = rdma_user_mmap_entry_insert_range(ibuc, &entry->rdma_entry,
+						entry->size, pgoff, pgoff);
+	if (err) {
+		kfree(entry);
+		return err;
+	}
+	dm->mmap = entry;
+	return 0;
+}
+
 static struct ib_dm *shca_alloc_dm(struct ib_device *ibdev,
 				   struct ib_ucontext *ibuc,
 				   struct ib_dm_alloc_attr *attr,
 				   struct uverbs_attr_bundle *attrs)
 {
+	struct shca_dev *sdev = to_shca_dev(ibdev);
 	struct shca_dm *dm;
 	int err;
 
@@ -328,13 +366,21 @@ static struct ib_dm *shca_alloc_dm(struct ib_device *ibdev,
 	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
 	if (!dm)
 		return ERR_PTR(-ENOMEM);
-	err = shca_dm_alloc(to_shca_dev(ibdev), dm, attr->length,
-			    attr->alignment);
-	if (err) {
-		kfree(dm);
-		return ERR_PTR(err);
+	err = shca_dm_alloc(sdev, dm, attr->length, attr->alignment, ibuc);
+	if (err)
+		goto err_free_dm;
+	if (ibuc) {
+		err = shca_dm_mmap_insert(ibuc, dm, attrs);
+		if (err)
+			goto err_free_range;
 	}
 	return &dm->ibdm;
+
+err_free_range:
+	shca_dm_free(sdev, dm->addr, dm->alloc_size);
+err_free_dm:
+	kfree(dm);
+	return ERR_PTR(err);
 }
 
 static int shca_dealloc_dm(struct ib_dm *ibdm,
@@ -342,9 +388,40 @@ static int shca_dealloc_dm(struct ib_dm *ibdm,
 {
 	struct shca_dm *dm = to_shca_dm(ibdm);
 
-	shca_dm_free(to_shca_dev(ibdm->device), dm);
+	/* A mapped range returns to the arena in shca_mmap_free(). */
+	if (dm->mmap)
+		rdma_user_mmap_entry_remove(&dm->mmap->rdma_entry);
+	else
+		shca_dm_free(to_shca_dev(ibdm->device), dm->addr,
+			     dm->alloc_size);
 	kfree(dm);
 	return 0;
+}
+
+static int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
+{
+	struct rdma_user_mmap_entry *rdma_entry;
+	struct shca_mmap_entry *entry;
+	int err;
+
+	rdma_entry = rdma_user_mmap_entry_get(ibuc, vma);
+	if (!rdma_entry)
+		return -EINVAL;
+	entry = container_of(rdma_entry, struct shca_mmap_entry, rdma_entry);
+	/* Ordinary cached memory: the "device" is the CPU. */
+	err = rdma_user_mmap_io(ibuc, vma, PHYS_PFN(__pa(entry->addr)),
+				entry->size, vma->vm_page_prot, rdma_entry);
+	rdma_user_mmap_entry_put(rdma_entry);
+	return err;
+}
+
+static void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
+{
+	struct shca_mmap_entry *entry =
+		container_of(rdma_entry, struct shca_mmap_entry, rdma_entry);
+
+	shca_dm_free(entry->sdev, entry->addr, entry->size);
+	kfree(entry);
 }
 
 static struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
@@ -370,10 +447,28 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	shca_verbs_fini_device(sdev);
 }
 
+static ssize_t softhca_abi_version_show(struct device *device,
+					struct device_attribute *attr,
+					char *buf)
+{
+	return sysfs_emit(buf, "%u\n", SOFTHCA_UVERBS_ABI_VERSION);
+}
+static DEVICE_ATTR_RO(softhca_abi_version);
+
+static struct attribute *shca_dev_attrs[] = {
+	&dev_attr_softhca_abi_version.attr,
+	NULL
+};
+
+static const struct attribute_group shca_dev_attr_group = {
+	.attrs = shca_dev_attrs,
+};
+
 static const struct ib_device_ops shca_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
-	.uverbs_abi_ver = SHCA_UVERBS_ABI_VERSION,
+	.uverbs_abi_ver = SOFTHCA_UVERBS_ABI_VERSION,
+	.device_group = &shca_dev_attr_group,
 
 	.alloc_dm = shca_alloc_dm,
 	.alloc_mr = shca_alloc_mr,
@@ -392,6 +487,8 @@ static const struct ib_device_ops shca_dev_ops = {
 	.get_port_immutable = shca_get_port_immutable,
 	.map_mr_sg = shca_map_mr_sg,
 	.map_mr_sg_pi = shca_map_mr_sg_pi,
+	.mmap = shca_mmap,
+	.mmap_free = shca_mmap_free,
 	.query_device = shca_query_device,
 	.query_pkey = shca_query_pkey,
 	.query_port = shca_query_port,

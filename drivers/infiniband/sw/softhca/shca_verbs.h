@@ -69,7 +69,7 @@ int shca_mr_check_status(struct shca_mr *mr, u32 check_mask,
 int shca_dm_arena_init(struct shca_dev *sdev);
 void shca_dm_arena_destroy(struct shca_dev *sdev);
 int shca_dm_alloc(struct shca_dev *sdev, struct shca_dm *dm, u64 length,
-		  u32 log_align);
-void shca_dm_free(struct shca_dev *sdev, struct shca_dm *dm);
+		  u32 log_align, bool user);
+void shca_dm_free(struct shca_dev *sdev, unsigned long addr, u64 alloc_size);
 
 #endif /* SHCA_VERBS_H */
