@@ -199,6 +199,7 @@ struct shca_sig_state {
  *	disturbs the one in force
  * @next_fresh: @next was mapped since the last registration
  * @maps: storage for @cur and @next
+ * @xlat_mem: one allocation holding every page or segment list of @maps
  * @max_data: fast-reg types: capacity of the data translation
  * @max_meta: INTEGRITY: capacity of the metadata translation
  * @umem: USER: the pinned user memory
@@ -224,6 +225,7 @@ struct shca_mr {
 	struct shca_map *next;
 	bool next_fresh;
 	struct shca_map maps[2];
+	void *xlat_mem;
 	u32 max_data;
 	u32 max_meta;
 	struct ib_umem *umem;

@@ -29,7 +29,7 @@
  *
  * The copy path. shca_mr_copy() and shca_mr_copy_mr() are the only
  * functions that move bytes through an MR. They resolve (key, iova,
- * length, access, PD) under the MR's read lock and refuse, with distinct
+ * length, access, PD) under the MR's lock and refuse, with distinct
  * errors: an unknown or stale key (-ENOKEY), an invalidated or never
  * registered MR (-EKEYREVOKED), another PD (-EACCES), missing access
  * rights (-EPERM), an iova + length that wraps (-EOVERFLOW) and a range
@@ -49,7 +49,6 @@
 #include "shca_verbs.h"
 
 #define SHCA_MR_KEY_BITS	8
-#define SHCA_MR_KEY_MASK	GENMASK(SHCA_MR_KEY_BITS - 1, 0)
 
 static u32 shca_mr_index(u32 key)
 {
@@ -81,16 +80,6 @@ void shca_mr_table_destroy(struct shca_dev *sdev)
 {
 	WARN_ON(!xa_empty(&sdev->mr_xa));
 	xa_destroy(&sdev->mr_xa);
-}
-
-static void shca_mr_free_maps(struct shca_mr *mr)
-{
-	int i;
-
-	for (i = 0; i < ARRAY_SIZE(mr->maps); i++) {
-		kvfree(mr->maps[i].data.pages);
-		kvfree(mr->maps[i].meta.segs);
-	}
 }
 
 /* Allocate an MR with a reserved (unpublished) key index. */
@@ -132,7 +121,7 @@ static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev,
 static void shca_mr_abort(struct shca_mr *mr)
 {
 	xa_erase(&mr->sdev->mr_xa, shca_mr_index(mr->key));
-	shca_mr_free_maps(mr);
+	kvfree(mr->xlat_mem);
 	kfree(mr->sig);
 	kfree(mr);
 }
@@ -196,7 +185,7 @@ void shca_mr_destroy(struct shca_mr *mr)
 
 	if (mr->umem)
 		ib_umem_release(mr->umem);
-	shca_mr_free_maps(mr);
+	kvfree(mr->xlat_mem);
 	kfree(mr->sig);
 	/* A reader may still hold the pointer from xa_load() under RCU. */
 	kfree_rcu(mr, rcu);
@@ -228,16 +217,19 @@ struct shca_mr *shca_mr_create_dma(struct shca_dev *sdev, int access)
 	return mr;
 }
 
-static int shca_xlat_alloc(struct shca_xlat *x, enum shca_xlat_kind kind,
-			   u32 max)
+static size_t shca_xlat_entry_size(enum shca_xlat_kind kind)
 {
-	size_t size = kind == SHCA_XLAT_PAGES ? sizeof(*x->pages) :
-						sizeof(*x->segs);
+	return kind == SHCA_XLAT_PAGES ? sizeof(u64) : sizeof(struct shca_seg);
+}
 
+/* Point @x at storage for @max entries taken from *@mem, and advance it. */
+static void shca_xlat_carve(struct shca_xlat *x, enum shca_xlat_kind kind,
+			    u32 max, u8 **mem)
+{
 	x->kind = kind;
 	x->max = max;
-	x->pages = kvcalloc(max, size, GFP_KERNEL);
-	return x->pages ? 0 : -ENOMEM;
+	x->pages = (u64 *)*mem;
+	*mem += (size_t)max * shca_xlat_entry_size(kind);
 }
 
 /**
@@ -258,7 +250,9 @@ struct shca_mr *shca_mr_create_fast(struct shca_dev *sdev,
 {
 	enum shca_xlat_kind kind;
 	struct shca_mr *mr;
+	size_t size;
 	int i, err;
+	u8 *mem;
 
 	switch (type) {
 	case IB_MR_TYPE_MEM_REG:
@@ -285,16 +279,21 @@ struct shca_mr *shca_mr_create_fast(struct shca_dev *sdev,
 	mr->max_data = max_data;
 	mr->max_meta = type == IB_MR_TYPE_INTEGRITY ? max_meta : 0;
 
+	/* Every list of both maps in one allocation. */
+	size = ARRAY_SIZE(mr->maps) *
+	       ((size_t)max_data * shca_xlat_entry_size(kind) +
+		(size_t)mr->max_meta * sizeof(struct shca_seg));
+	mem = kvzalloc(size, GFP_KERNEL);
+	if (!mem) {
+		err = -ENOMEM;
+		goto err_abort;
+	}
+	mr->xlat_mem = mem;
 	for (i = 0; i < ARRAY_SIZE(mr->maps); i++) {
-		err = shca_xlat_alloc(&mr->maps[i].data, kind, max_data);
-		if (err)
-			goto err_abort;
-		if (!mr->max_meta)
-			continue;
-		err = shca_xlat_alloc(&mr->maps[i].meta, SHCA_XLAT_SEGS,
-				      max_meta);
-		if (err)
-			goto err_abort;
+		shca_xlat_carve(&mr->maps[i].data, kind, max_data, &mem);
+		if (mr->max_meta)
+			shca_xlat_carve(&mr->maps[i].meta, SHCA_XLAT_SEGS,
+					mr->max_meta, &mem);
 	}
 	if (type == IB_MR_TYPE_INTEGRITY) {
 		mr->sig = kzalloc(sizeof(*mr->sig), GFP_KERNEL);
@@ -337,14 +336,16 @@ static int shca_umem_block_va(struct device *dma_dev, dma_addr_t addr,
 	return 0;
 }
 
-/* Build a PAGE_SIZE block list over a pinned umem into @x. */
-static int shca_xlat_from_umem(struct shca_xlat *x, struct ib_umem *umem,
+/* Build a PAGE_SIZE block list over a pinned umem into @mr's map. */
+static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem,
 			       struct device *dma_dev)
 {
+	struct shca_xlat *x = &mr->cur->data;
 	u64 first = umem->address & PAGE_MASK;
 	u64 n = (PAGE_ALIGN(umem->address + umem->length) - first) >>
 		PAGE_SHIFT;
 	struct ib_block_iter biter;
+	u8 *mem;
 	int err;
 
 	if (n > U32_MAX)
@@ -354,9 +355,11 @@ static int shca_xlat_from_umem(struct shca_xlat *x, struct ib_umem *umem,
 	 * leaves it 0. Blocks follow the pinned address here.
 	 */
 	umem->iova = umem->address;
-	err = shca_xlat_alloc(x, SHCA_XLAT_PAGES, n);
-	if (err)
-		return err;
+	mem = kvcalloc(n, sizeof(u64), GFP_KERNEL);
+	if (!mem)
+		return -ENOMEM;
+	mr->xlat_mem = mem;
+	shca_xlat_carve(x, SHCA_XLAT_PAGES, n, &mem);
 
 	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE) {
 		if (x->n >= x->max)
@@ -406,7 +409,7 @@ struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
 	mr = shca_mr_alloc(sdev, IB_MR_TYPE_USER, access);
 	if (IS_ERR(mr))
 		return mr;
-	err = shca_xlat_from_umem(&mr->cur->data, umem, dma_dev);
+	err = shca_xlat_from_umem(mr, umem, dma_dev);
 	if (err) {
 		shca_mr_abort(mr);
 		return ERR_PTR(err);
