@@ -3,8 +3,9 @@
 # softhca: out-of-tree build of the kernel module, plus the project's
 # entry points (see README.md):
 #
-#   make                 build softhca.ko for $(KDIR)
-#   make install         install it into /lib/modules/<kver>/updates + depmod
+#   make                 build softhca.ko for $(KDIR) and the rdma-core provider
+#   make install         install the module into /lib/modules/<kver>/updates
+#                        (+ depmod) and the provider where libibverbs looks
 #   make check           sparse, W=1, checkpatch --strict, kernel-doc
 #   make test            every test tier; ends with "N passed, N failed"
 #   make run             the guided tour in a QEMU VM running Debian's kernel
@@ -26,21 +27,35 @@ DRIVER := drivers/infiniband/sw/softhca
 SOURCES := $(shell find $(DRIVER) -name '*.[ch]') \
 	$(wildcard include/uapi/rdma/*.h)
 
-.PHONY: all modules install clean check test run kunit vm bench deps
+.PHONY: all modules provider vm-programs install clean check test run kunit vm bench deps
 
-all: modules
+all: modules provider
+
+provider:
+	$(MAKE) -C providers/softhca
+
+vm-programs: provider
+	$(MAKE) -C tests/vm/src
 
 modules:
 	$(MAKE) $(KBUILD_OPTS) W=1 modules
 
 KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 
-install: modules
+install: modules provider
+
+provider:
+	$(MAKE) -C providers/softhca
+
+vm-programs: provider
+	$(MAKE) -C tests/vm/src
 	$(MAKE) $(KBUILD_OPTS) INSTALL_MOD_DIR=updates modules_install
 	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) -a $(KVER)
 
 clean:
 	$(MAKE) $(KBUILD_OPTS) clean
+	$(MAKE) -C providers/softhca clean
+	$(MAKE) -C tests/vm/src clean
 
 check:
 	KDIR=$(KDIR) scripts/check.sh $(SOURCES)
@@ -53,7 +68,7 @@ test:
 
 run:
 	scripts/deps.sh vm build
-	$(MAKE) modules KDIR=$(DEBIAN_KDIR)
+	$(MAKE) modules vm-programs KDIR=$(DEBIAN_KDIR)
 	scripts/vm.sh --tour
 
 kunit:
@@ -62,10 +77,10 @@ kunit:
 
 vm:
 	scripts/deps.sh vm build
-	$(MAKE) modules KDIR=$(DEBIAN_KDIR)
+	$(MAKE) modules vm-programs KDIR=$(DEBIAN_KDIR)
 	scripts/vm.sh
 
 bench:
 	scripts/deps.sh vm build
-	$(MAKE) modules KDIR=$(DEBIAN_KDIR)
+	$(MAKE) modules vm-programs KDIR=$(DEBIAN_KDIR)
 	scripts/vm.sh --bench

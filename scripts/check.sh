@@ -80,5 +80,11 @@ st=$?
 [ -s "$out/kdoc" ] && st=1
 result kernel-doc $st "$out/kdoc"
 
+# 5. The rdma-core provider: builds -Werror against Debian's libibverbs,
+#    exports nothing, imports only IBVERBS_PRIVATE_34, loads (host test).
+make -C providers/softhca clean > /dev/null 2>&1
+{ make -C providers/softhca && make -C providers/softhca test; } > "$out/provider" 2>&1
+result provider $? "$out/provider"
+
 echo "static: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

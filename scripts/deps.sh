@@ -9,7 +9,7 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 # shellcheck source=scripts/versions.env
 . "$repo/scripts/versions.env"
 
-pkgs_build="gcc make libc6-dev linux-headers-$DEBIAN_KVER"
+pkgs_build="gcc make libc6-dev linux-headers-$DEBIAN_KVER libibverbs-dev"
 pkgs_check="$pkgs_build sparse perl $DEBIAN_KSRC_PKG xz-utils"
 pkgs_kunit="$DEBIAN_KSRC_PKG xz-utils python3 gcc make bc flex bison libelf-dev libssl-dev dwarves"
 pkgs_vm="linux-image-$DEBIAN_KVER qemu-system-x86 busybox-static cpio kmod

@@ -44,7 +44,8 @@ scripts/deps.sh all || { echo "0 passed, 1 failed"; exit 1; }
 tier static scripts/check.sh
 tier kunit scripts/kunit.sh
 build_module() {
-	make -s modules KDIR="/usr/src/linux-headers-$DEBIAN_KVER" > "$logdir/module-build.log" 2>&1 ||
+	make -s modules vm-programs KDIR="/usr/src/linux-headers-$DEBIAN_KVER" \
+		> "$logdir/module-build.log" 2>&1 ||
 		{ cat "$logdir/module-build.log"; echo "vm: 0 passed, 1 failed"; return 1; }
 	scripts/vm.sh
 }

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * softhca: rdma-core provider for the softhca kernel module.
+ *
+ * Everything goes through the kernel's generic uverbs commands; the only
+ * softhca-specific ABI (include/uapi/rdma/softhca-abi.h) is how devices are
+ * recognised and how device memory is mapped.
+ *
+ * Error convention, as libibverbs expects it: operations returning a
+ * pointer return NULL with errno set; operations returning int return 0 or
+ * a positive errno value (and leave errno set to it).
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <rdma/softhca-abi.h>
+
+#include "softhca.h"
+
+/* ---- context ------------------------------------------------------------ */
+
+static int shca_query_device_ex(struct ibv_context *ibctx,
+				const struct ibv_query_device_ex_input *input,
+				struct ibv_device_attr_ex *attr,
+				size_t attr_size)
+{
+	struct verbs_device *vdev = verbs_get_device(ibctx->device);
+	struct ib_uverbs_ex_query_device_resp resp;
+	size_t resp_size = sizeof(resp);
+	uint64_t fw;
+	int err;
+
+	err = ibv_cmd_query_device_any(ibctx, input, attr, attr_size, &resp,
+				       &resp_size);
+	if (err)
+		return err;
+
+	/*
+	 * The kernel reports its firmware version as a string only (sysfs
+	 * fw_ver); fall back to the numeric field if that cannot be read.
+	 */
+	if (vdev->sysfs &&
+	    ibv_read_ibdev_sysfs_file(attr->orig_attr.fw_ver,
+				      sizeof(attr->orig_attr.fw_ver),
+				      vdev->sysfs, "fw_ver") > 0)
+		return 0;
+	fw = resp.base.fw_ver;
+	snprintf(attr->orig_attr.fw_ver, sizeof(attr->orig_attr.fw_ver),
+		 "%u.%u.%u", (unsigned int)(fw >> 32) & 0xffff,
+		 (unsigned int)(fw >> 16) & 0xffff, (unsigned int)fw & 0xffff);
+	return 0;
+}
+
+static int shca_query_port(struct ibv_context *ibctx, uint8_t port_num,
+			   struct ibv_port_attr *port_attr)
+{
+	struct ibv_query_port cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_query_port(ibctx, port_num, port_attr, &cmd,
+				  sizeof(cmd));
+}
+
+/* ---- protection domains -------------------------------------------------- */
+
+static struct ibv_pd *shca_alloc_pd(struct ibv_context *ibctx)
+{
+	struct ib_uverbs_alloc_pd_resp resp;
+	struct ibv_alloc_pd cmd;
+	struct ibv_pd *pd;
+	int err;
+
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&cmd, 0, sizeof(cmd));
+	err = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		free(pd);
+		errno = err;
+		return NULL;
+	}
+	return pd;
+}
+
+static int shca_dealloc_pd(struct ibv_pd *pd)
+{
+	int err;
+
+	err = ibv_cmd_dealloc_pd(pd);
+	if (err)
+		return err;
+	free(pd);
+	return 0;
+}
+
+/* ---- memory regions ------------------------------------------------------ */
+
+static struct ibv_mr *shca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
+				  uint64_t hca_va, int access)
+{
+	struct ib_uverbs_reg_mr_resp resp;
+	struct ibv_reg_mr cmd;
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&cmd, 0, sizeof(cmd));
+	err = ibv_cmd_reg_mr(pd, addr, length, hca_va, access, vmr, &cmd,
+			     sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	return &vmr->ibv_mr;
+}
+
+static struct ibv_mr *shca_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
+					 size_t length, uint64_t iova, int fd,
+					 int access)
+{
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr);
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	vmr->access = access;
+	return &vmr->ibv_mr;
+}
+
+static int shca_rereg_mr(struct verbs_mr *vmr, int flags, struct ibv_pd *pd,
+			 void *addr, size_t length, int access)
+{
+	struct ib_uverbs_rereg_mr_resp resp;
+	struct ibv_rereg_mr cmd;
+	int err;
+
+	memset(&cmd, 0, sizeof(cmd));
+	err = ibv_cmd_rereg_mr(vmr, flags, addr, length, (uintptr_t)addr,
+			       access, pd, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		errno = err;
+		return err;
+	}
+	if (flags & IBV_REREG_MR_CHANGE_ACCESS)
+		vmr->access = access;
+	return 0;
+}
+
+static int shca_dereg_mr(struct verbs_mr *vmr)
+{
+	int err;
+
+	err = ibv_cmd_dereg_mr(vmr);
+	if (err)
+		return err;
+	free(vmr);
+	return 0;
+}
+
+/* ---- device memory ------------------------------------------------------- */
+
+/* 0 if [offset, offset + length) lies inside @dm, else EINVAL. */
+static int shca_dm_check(const struct shca_dm *dm, uint64_t offset,
+			 size_t length)
+{
+	if (offset > dm->length || length > dm->length - offset) {
+		errno = EINVAL;
+		return EINVAL;
+	}
+	return 0;
+}
+
+static int shca_memcpy_to_dm(struct ibv_dm *ibdm, uint64_t dm_offset,
+			     const void *host_addr, size_t length)
+{
+	struct shca_dm *dm = to_shca_dm(ibdm);
+	int err;
+
+	err = shca_dm_check(dm, dm_offset, length);
+	if (err)
+		return err;
+	memcpy((char *)dm->addr + dm_offset, host_addr, length);
+	return 0;
+}
+
+static int shca_memcpy_from_dm(void *host_addr, struct ibv_dm *ibdm,
+			       uint64_t dm_offset, size_t length)
+{
+	struct shca_dm *dm = to_shca_dm(ibdm);
+	int err;
+
+	err = shca_dm_check(dm, dm_offset, length);
+	if (err)
+		return err;
+	memcpy(host_addr, (char *)dm->addr + dm_offset, length);
+	return 0;
+}
+
+static struct ibv_dm *shca_alloc_dm(struct ibv_context *ibctx,
+				    struct ibv_alloc_dm_attr *attr)
+{
+	struct shca_context *ctx = to_shca_ctx(ibctx);
+	size_t page = ctx->page_size;
+	struct shca_dm *dm;
+	uint64_t pgoff;
+	int err;
+
+	/* No comp_mask bits are defined for ibv_alloc_dm_attr in rdma-core 44. */
+	if (attr->comp_mask || !attr->length ||
+	    attr->length > SIZE_MAX - (page - 1)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	dm = calloc(1, sizeof(*dm));
+	if (!dm) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	dm->length = attr->length;
+	dm->map_len = (attr->length + page - 1) & ~(page - 1);
+
+	err = ibv_cmd_alloc_dm(ibctx, attr, &dm->vdm, NULL);
+	if (err)
+		goto err_free;
+
+	pgoff = SOFTHCA_MMAP_DM_PGOFF_BASE +
+		(uint64_t)dm->vdm.handle * SOFTHCA_MMAP_DM_PGOFF_STRIDE;
+	dm->addr = mmap(NULL, dm->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			ibctx->cmd_fd, (off_t)(pgoff * page));
+	if (dm->addr == MAP_FAILED) {
+		err = errno;
+		goto err_free_dm;
+	}
+
+	dm->vdm.dm.memcpy_to_dm = shca_memcpy_to_dm;
+	dm->vdm.dm.memcpy_from_dm = shca_memcpy_from_dm;
+	return &dm->vdm.dm;
+
+err_free_dm:
+	ibv_cmd_free_dm(&dm->vdm);
+err_free:
+	free(dm);
+	errno = err;
+	return NULL;
+}
+
+static int shca_free_dm(struct ibv_dm *ibdm)
+{
+	struct shca_dm *dm = to_shca_dm(ibdm);
+	int err;
+
+	/* Fails (EBUSY) while an MR still uses it; the DM stays usable then. */
+	err = ibv_cmd_free_dm(&dm->vdm);
+	if (err)
+		return err;
+	munmap(dm->addr, dm->map_len);
+	free(dm);
+	return 0;
+}
+
+static struct ibv_mr *shca_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
+				     uint64_t dm_offset, size_t length,
+				     unsigned int access)
+{
+	struct shca_dm *dm = to_shca_dm(ibdm);
+	struct verbs_mr *vmr;
+	int err;
+
+	vmr = calloc(1, sizeof(*vmr));
+	if (!vmr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	err = ibv_cmd_reg_dm_mr(pd, &dm->vdm, dm_offset, length, access, vmr,
+				NULL);
+	if (err) {
+		free(vmr);
+		errno = err;
+		return NULL;
+	}
+	vmr->access = access;
+	return &vmr->ibv_mr;
+}
+
+/* ---- context and device lifetime ----------------------------------------- */
+
+static void shca_free_context(struct ibv_context *ibctx)
+{
+	struct shca_context *ctx = to_shca_ctx(ibctx);
+
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+}
+
+static const struct verbs_context_ops shca_ctx_ops = {
+	.alloc_dm = shca_alloc_dm,
+	.alloc_pd = shca_alloc_pd,
+	.dealloc_pd = shca_dealloc_pd,
+	.dereg_mr = shca_dereg_mr,
+	.free_context = shca_free_context,
+	.free_dm = shca_free_dm,
+	.query_device_ex = shca_query_device_ex,
+	.query_port = shca_query_port,
+	.reg_dm_mr = shca_reg_dm_mr,
+	.reg_dmabuf_mr = shca_reg_dmabuf_mr,
+	.reg_mr = shca_reg_mr,
+	.rereg_mr = shca_rereg_mr,
+};
+
+static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
+						int cmd_fd, void *private_data)
+{
+	struct ib_uverbs_get_context_resp resp;
+	struct ibv_get_context cmd;
+	struct shca_context *ctx;
+	long page;
+	int err;
+
+	/*
+	 * Takes over cmd_fd: closed on failure, by verbs_uninit_context()
+	 * later. The context sits at offset 0 (offsetof(.., vctx) == 0).
+	 */
+	ctx = _verbs_init_and_alloc_context(ibdev, cmd_fd, sizeof(*ctx), NULL,
+					    RDMA_DRIVER_UNKNOWN);
+	if (!ctx)
+		return NULL;
+
+	page = sysconf(_SC_PAGESIZE);
+	if (page <= 0 || (page & (page - 1))) {
+		err = EINVAL;
+		goto err_uninit;
+	}
+	ctx->page_size = page;
+
+	memset(&cmd, 0, sizeof(cmd));
+	err = ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd), &resp,
+				  sizeof(resp));
+	if (err)
+		goto err_uninit;
+
+	verbs_set_ops(&ctx->vctx, &shca_ctx_ops);
+	return &ctx->vctx;
+
+err_uninit:
+	verbs_uninit_context(&ctx->vctx);
+	free(ctx);
+	errno = err;
+	return NULL;
+}
+
+static struct verbs_device *shca_alloc_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	struct shca_device *dev;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return &dev->vdev;
+}
+
+static void shca_uninit_device(struct verbs_device *vdev)
+{
+	free(shca_container_of(vdev, struct shca_device, vdev));
+}
+
+/*
+ * A softhca device reports RDMA_DRIVER_UNKNOWN (the kernel has no id for
+ * out-of-tree drivers); what identifies it is its softhca_abi_version sysfs
+ * attribute, which survives "rdma dev set ... name". A device holding
+ * another version belongs to another build of softhca: refuse it, loudly,
+ * rather than talk a different ABI.
+ */
+static bool shca_match_device(struct verbs_sysfs_dev *sysfs_dev)
+{
+	unsigned long ver;
+	char value[16];
+	char *end;
+
+	if (sysfs_dev->driver_id != RDMA_DRIVER_UNKNOWN)
+		return false;
+	if (ibv_read_ibdev_sysfs_file(value, sizeof(value), sysfs_dev,
+				      SOFTHCA_SYSFS_ABI_ATTR) <= 0)
+		return false;
+
+	errno = 0;
+	ver = strtoul(value, &end, 10);
+	if (errno || end == value || *end != '\0' ||
+	    ver != SOFTHCA_UVERBS_ABI_VERSION) {
+		fprintf(stderr,
+			"libsofthca: warning: device %s has %s '%s', this provider supports %u; ignoring the device\n",
+			sysfs_dev->ibdev_name, SOFTHCA_SYSFS_ABI_ATTR, value,
+			SOFTHCA_UVERBS_ABI_VERSION);
+		return false;
+	}
+	return true;
+}
+
+/* Never matches by itself (libibverbs skips id 0); match_device decides. */
+static const struct verbs_match_ent shca_match_table[] = {
+	{ .u.driver_id = RDMA_DRIVER_UNKNOWN, .kind = VERBS_MATCH_DRIVER_ID },
+	{}
+};
+
+static const struct verbs_device_ops shca_dev_ops = {
+	.name = "softhca",
+	.match_min_abi_version = SOFTHCA_UVERBS_ABI_VERSION,
+	.match_max_abi_version = SOFTHCA_UVERBS_ABI_VERSION,
+	.match_table = shca_match_table,
+	.match_device = shca_match_device,
+	.alloc_device = shca_alloc_device,
+	.uninit_device = shca_uninit_device,
+	.alloc_context = shca_alloc_context,
+};
+
+static void __attribute__((constructor)) shca_register_driver(void)
+{
+	verbs_register_driver_34(&shca_dev_ops);
+}

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * softhca: rdma-core provider (libsofthca-rdmav34.so), private definitions.
+ */
+#ifndef SOFTHCA_PROVIDER_H
+#define SOFTHCA_PROVIDER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "verbs_private.h"
+
+#define shca_container_of(ptr, type, member) \
+	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/* One per softhca ib_device; libibverbs owns it after alloc_device(). */
+struct shca_device {
+	struct verbs_device vdev;
+};
+
+/* One per ibv_open_device(). */
+struct shca_context {
+	struct verbs_context vctx;	/* first: see shca_alloc_context() */
+	size_t page_size;
+};
+
+static_assert(offsetof(struct shca_context, vctx) == 0,
+	      "libibverbs is told the verbs_context sits at offset 0");
+
+/*
+ * Device memory: the kernel's allocation, mapped through the uverbs fd
+ * (include/uapi/rdma/softhca-abi.h) for ibv_memcpy_{to,from}_dm().
+ */
+struct shca_dm {
+	struct verbs_dm vdm;
+	void *addr;		/* start of the mapping = DM offset 0 */
+	size_t length;		/* bytes the user asked for */
+	size_t map_len;		/* length rounded up to the page size */
+};
+
+static inline struct shca_context *to_shca_ctx(struct ibv_context *ibctx)
+{
+	return shca_container_of(ibctx, struct shca_context, vctx.context);
+}
+
+static inline struct shca_dm *to_shca_dm(struct ibv_dm *ibdm)
+{
+	return shca_container_of(ibdm, struct shca_dm, vdm.dm);
+}
+
+static inline struct verbs_mr *to_verbs_mr(struct ibv_mr *ibmr)
+{
+	return shca_container_of(ibmr, struct verbs_mr, ibv_mr);
+}
+
+#endif /* SOFTHCA_PROVIDER_H */
