@@ -81,6 +81,15 @@ set -e
 grep -E '^\[[0-9:]+\] ' "$log" | sed 's/^\[[0-9:]*\] //' |
 	grep -vE '^(Configuring|Building|Starting|Populating|Generating|Regenerating|\$ )' || true
 
+# Kernel reports (KASAN, lockdep, UBSAN, debugobjects, list/refcount
+# checks, warnings) anywhere after the tests started fail the tier, even
+# when every assertion passed. Boot noise before KTAP starts (UML's own
+# PCI warning) is not ours.
+reports=$build/reports.txt
+awk '/KTAP version/ { on = 1 } on' "$build/test.log" 2>/dev/null |
+	grep -E 'BUG:|WARNING:|KASAN|UBSAN|possible recursive locking|possible circular locking|inconsistent lock state|suspicious RCU usage|ODEBUG:|list_(add|del) corruption|refcount_t:|kmemleak:.*suspected|Kernel panic' \
+	> "$reports" || true
+
 passed=$(grep -cE '^\[[0-9:]+\] +\[PASSED\]' "$log" || true)
 failed=$(grep -cE '^\[[0-9:]+\] +\[(FAILED|CRASHED)\]' "$log" || true)
 skipped=$(grep -cE '^\[[0-9:]+\] +\[SKIPPED\]' "$log" || true)
@@ -88,6 +97,11 @@ if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
 	echo "kunit: kunit.py failed (rc=$rc); last lines of $log:"
 	tail -40 "$log"
 	failed=1
+fi
+if [ -s "$reports" ]; then
+	echo "kunit: the kernel reported problems while the tests ran (see $build/test.log):"
+	sed 's/^/    /' "$reports" | head -40
+	failed=$((failed + 1))
 fi
 echo "kunit: $passed passed, $failed failed, $skipped skipped"
 [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]

@@ -1593,11 +1593,154 @@ static void shca_mr_lifetime_cycles(struct kunit *test)
 	KUNIT_EXPECT_LT(test, key_bytes_same, 100);
 }
 
+/* Concurrency stress: registrations churn while readers use their keys. */
+#define SHCA_STRESS_SLOTS	16
+#define SHCA_STRESS_WRITERS	2
+#define SHCA_STRESS_READERS	2
+
+struct shca_stress {
+	struct shca_mr_fix *f;
+	struct scatterlist sg;
+	u8 *buf;
+	atomic_t keys[SHCA_STRESS_SLOTS];
+	atomic_t stop;
+	atomic_t bad_errno;
+	atomic_long_t copies_ok;
+	atomic_long_t copies_refused;
+	atomic_long_t cycles;
+	struct completion done[SHCA_STRESS_WRITERS + SHCA_STRESS_READERS];
+};
+
+struct shca_stress_arg {
+	struct shca_stress *st;
+	int id;
+};
+
+static int shca_stress_writer(void *p)
+{
+	struct shca_stress_arg *a = p;
+	struct shca_stress *st = a->st;
+	unsigned int slot = a->id;
+
+	while (!atomic_read(&st->stop)) {
+		struct ib_mr *mr = ib_alloc_mr(st->f->pd, IB_MR_TYPE_MEM_REG, 1);
+
+		if (IS_ERR(mr)) {
+			atomic_set(&st->bad_errno, PTR_ERR(mr));
+			break;
+		}
+		if (ib_map_mr_sg(mr, &st->sg, 1, NULL, PAGE_SIZE) != 1 ||
+		    shca_reg(mr, SHCA_RW)) {
+			atomic_set(&st->bad_errno, -EIO);
+			ib_dereg_mr(mr);
+			break;
+		}
+		atomic_set(&st->keys[slot], mr->rkey);
+		cond_resched();
+		shca_mr_invalidate(st->f->sdev, st->f->pd, mr->rkey);
+		if (!shca_reg(mr, SHCA_RW))
+			atomic_set(&st->keys[(slot + 1) % SHCA_STRESS_SLOTS],
+				   mr->rkey);
+		cond_resched();
+		/* The slots keep the keys: readers now hit stale ones. */
+		ib_dereg_mr(mr);
+		atomic_long_inc(&st->cycles);
+		slot = (slot + SHCA_STRESS_WRITERS) % SHCA_STRESS_SLOTS;
+	}
+	complete(&st->done[a->id]);
+	return 0;
+}
+
+static int shca_stress_reader(void *p)
+{
+	struct shca_stress_arg *a = p;
+	struct shca_stress *st = a->st;
+	u8 data[64];
+	u32 i = a->id;
+
+	memset(data, a->id, sizeof(data));
+	while (!atomic_read(&st->stop)) {
+		u32 key = atomic_read(&st->keys[i++ % SHCA_STRESS_SLOTS]);
+		struct shca_mem_target t = shca_target(st->f->pd, key,
+						       (uintptr_t)st->buf,
+						       IB_ACCESS_REMOTE_WRITE);
+		int err = shca_mr_copy(st->f->sdev, &t, data, sizeof(data),
+				       SHCA_COPY_TO_MR);
+
+		if (!err)
+			atomic_long_inc(&st->copies_ok);
+		else if (err == -ENOKEY || err == -EKEYREVOKED)
+			atomic_long_inc(&st->copies_refused);
+		else
+			atomic_set(&st->bad_errno, err);
+		if (!(i % 64))
+			cond_resched();
+	}
+	complete(&st->done[a->id]);
+	return 0;
+}
+
+/*
+ * Pass: for two seconds, writers allocate, register, invalidate,
+ * re-register and deregister MRs while readers copy through the keys
+ * they published (live, invalidated, stale and freed): every copy
+ * succeeds or is refused as ENOKEY/EKEYREVOKED, nothing else, and no MR
+ * is left behind. Run under KASAN and lockdep by the debug kunitconfig.
+ */
+static void shca_mr_lifetime_stress(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	const int n = SHCA_STRESS_WRITERS + SHCA_STRESS_READERS;
+	struct shca_stress_arg *args;
+	u32 before = shca_count_mrs(f->sdev);
+	struct shca_stress *st;
+	int i, started = 0;
+
+	st = kunit_kzalloc(test, sizeof(*st), GFP_KERNEL);
+	args = kunit_kcalloc(test, n, sizeof(*args), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, st);
+	KUNIT_ASSERT_NOT_NULL(test, args);
+	st->f = f;
+	st->buf = shca_block(test, PAGE_SIZE);
+	sg_init_one(&st->sg, st->buf, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &st->sg, 1,
+					    DMA_BIDIRECTIONAL), 1);
+
+	for (i = 0; i < n; i++) {
+		struct task_struct *task;
+
+		init_completion(&st->done[i]);
+		args[i].st = st;
+		args[i].id = i;
+		task = kthread_run(i < SHCA_STRESS_WRITERS ?
+				   shca_stress_writer : shca_stress_reader,
+				   &args[i], "shca_stress%d", i);
+		if (IS_ERR(task))
+			break;
+		started++;
+	}
+	if (started == n)
+		msleep(2000);
+	atomic_set(&st->stop, 1);
+	for (i = 0; i < started; i++)
+		wait_for_completion(&st->done[i]);
+	KUNIT_ASSERT_EQ(test, started, n);
+
+	kunit_info(test, "%ld register cycles, %ld copies done, %ld refused",
+		   atomic_long_read(&st->cycles),
+		   atomic_long_read(&st->copies_ok),
+		   atomic_long_read(&st->copies_refused));
+	KUNIT_EXPECT_EQ(test, atomic_read(&st->bad_errno), 0);
+	KUNIT_EXPECT_GT(test, atomic_long_read(&st->cycles), 0);
+	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev), before);
+}
+
 static struct kunit_case shca_mr_lifetime_cases[] = {
 	KUNIT_CASE(shca_mr_lifetime_dereg_waits),
 	KUNIT_CASE(shca_mr_lifetime_key_rotation),
 	KUNIT_CASE(shca_mr_lifetime_remap),
 	KUNIT_CASE_SLOW(shca_mr_lifetime_cycles),
+	KUNIT_CASE_SLOW(shca_mr_lifetime_stress),
 	{}
 };
 
