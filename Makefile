@@ -43,14 +43,9 @@ modules:
 KVER = $(shell $(MAKE) -s -C $(KDIR) kernelrelease 2>/dev/null)
 
 install: modules provider
-
-provider:
-	$(MAKE) -C providers/softhca
-
-vm-programs: provider
-	$(MAKE) -C tests/vm/src
 	$(MAKE) $(KBUILD_OPTS) INSTALL_MOD_DIR=updates modules_install
 	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) -a $(KVER)
+	$(MAKE) -C providers/softhca install
 
 clean:
 	$(MAKE) $(KBUILD_OPTS) clean

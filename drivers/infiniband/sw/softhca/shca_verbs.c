@@ -65,7 +65,6 @@ static int shca_query_port(struct ib_device *ibdev, u32 port_num,
 			   struct ib_port_attr *attr)
 {
 	struct net_device *ndev;
-	int err = 0;
 
 	/* The core zeroes *attr and checks port_num. */
 	attr->max_mtu = IB_MTU_4096;
@@ -90,9 +89,8 @@ static int shca_query_port(struct ib_device *ibdev, u32 port_num,
 	attr->active_mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
 	dev_put(ndev);
 
-	err = ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
-			       &attr->active_width);
-	return err;
+	return ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
+				&attr->active_width);
 }
 
 static int shca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
