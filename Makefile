@@ -9,7 +9,7 @@
 #   make check           sparse, W=1, checkpatch --strict, kernel-doc
 #   make test            every test tier; ends with "N passed, N failed"
 #   make run             the guided tour in a QEMU VM running Debian's kernel
-#   make kunit           the KUnit tier only
+#   make kunit           the KUnit tier only (kunit-san: under sanitizers)
 #   make vm              the VM tier only
 #   make bench           MR registration rate, softhca vs rdma_rxe, in the VM
 
@@ -27,7 +27,7 @@ DRIVER := drivers/infiniband/sw/softhca
 SOURCES := $(shell find $(DRIVER) -name '*.[ch]') \
 	$(wildcard include/uapi/rdma/*.h)
 
-.PHONY: all modules provider vm-programs install clean check test run kunit vm bench deps
+.PHONY: all modules provider vm-programs install clean check test run kunit kunit-san vm bench deps
 
 all: modules provider
 
@@ -69,6 +69,10 @@ run:
 kunit:
 	scripts/deps.sh kunit
 	scripts/kunit.sh
+
+kunit-san:
+	scripts/deps.sh kunit
+	scripts/kunit.sh --sanitizers
 
 vm:
 	scripts/deps.sh vm build

@@ -5,9 +5,13 @@
 # cache outside the work tree, build a UML kernel with kunit.py and run the
 # softhca suites. Cold: ~12 min on 2 cores; warm: ~20 s.
 #
-#   scripts/kunit.sh [--kunitconfig FILE] [--build-name NAME] [-- KUNIT_ARGS]
+#   scripts/kunit.sh [--sanitizers] [--kunitconfig FILE] [--build-name NAME]
+#                    [--label LABEL] [-- KUNIT_ARGS]
 #
-# Ends with one line "kunit: N passed, N failed".
+# --sanitizers uses tests/kunit/softhca-debug.kunitconfig (KASAN, lockdep,
+# UBSAN, debugobjects, list debugging) in its own build directory.
+# Ends with one line "LABEL: N passed, N failed" (LABEL: kunit, or
+# kunit-san with --sanitizers).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,13 +21,20 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/softhca
 kunitconfig=$repo/tests/kunit/softhca.kunitconfig
 build_name=kunit-build
+label=kunit
 extra=()
 while [ $# -gt 0 ]; do
 	case $1 in
+	--sanitizers)
+		kunitconfig=$repo/tests/kunit/softhca-debug.kunitconfig
+		build_name=kunit-debug-build
+		label=kunit-san
+		shift ;;
 	--kunitconfig) kunitconfig=$(realpath "$2"); shift 2 ;;
 	--build-name) build_name=$2; shift 2 ;;
+	--label) label=$2; shift 2 ;;
 	--) shift; extra=("$@"); break ;;
-	*) echo "usage: $0 [--kunitconfig FILE] [--build-name NAME] [-- KUNIT_ARGS]" >&2; exit 2 ;;
+	*) echo "usage: $0 [--sanitizers] [--kunitconfig FILE] [--build-name NAME] [--label LABEL] [-- KUNIT_ARGS]" >&2; exit 2 ;;
 	esac
 done
 
@@ -36,7 +47,7 @@ mkdir -p "$cache"
 # (Re-)extract the kernel source when the package changed.
 stamp=$(stat -c '%s %Y' "$tarball")
 if [ ! -f "$src/.softhca-stamp" ] || [ "$(cat "$src/.softhca-stamp")" != "$stamp" ]; then
-	echo "kunit: extracting $tarball"
+	echo "$label: extracting $tarball"
 	rm -rf "$src" "$build"
 	tar -xJf "$tarball" -C "$cache"
 	echo "$stamp" > "$src/.softhca-stamp"
@@ -68,7 +79,7 @@ for h in "$repo"/include/uapi/rdma/*.h; do
 		cp "$h" "$src/include/uapi/rdma/"
 done
 
-echo "kunit: building in $build (log: $log)"
+echo "$label: building in $build (log: $log)"
 cd "$src"
 set +e
 python3 tools/testing/kunit/kunit.py run --build_dir="$build" \
@@ -94,14 +105,14 @@ passed=$(grep -cE '^\[[0-9:]+\] +\[PASSED\]' "$log" || true)
 failed=$(grep -cE '^\[[0-9:]+\] +\[(FAILED|CRASHED)\]' "$log" || true)
 skipped=$(grep -cE '^\[[0-9:]+\] +\[SKIPPED\]' "$log" || true)
 if [ "$rc" -ne 0 ] && [ "$failed" -eq 0 ]; then
-	echo "kunit: kunit.py failed (rc=$rc); last lines of $log:"
+	echo "$label: kunit.py failed (rc=$rc); last lines of $log:"
 	tail -40 "$log"
 	failed=1
 fi
 if [ -s "$reports" ]; then
-	echo "kunit: the kernel reported problems while the tests ran (see $build/test.log):"
+	echo "$label: the kernel reported problems while the tests ran (see $build/test.log):"
 	sed 's/^/    /' "$reports" | head -40
 	failed=$((failed + 1))
 fi
-echo "kunit: $passed passed, $failed failed, $skipped skipped"
+echo "$label: $passed passed, $failed failed, $skipped skipped"
 [ "$rc" -eq 0 ] && [ "$failed" -eq 0 ]

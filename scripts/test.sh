@@ -3,7 +3,8 @@
 #
 # Every test tier, one command (what "make test" and .ci/run call):
 #   1. build + static checks   scripts/check.sh
-#   2. KUnit on UML             scripts/kunit.sh
+#   2. KUnit on UML             scripts/kunit.sh, then again with KASAN,
+#                               lockdep, UBSAN, debugobjects (--sanitizers)
 #   3. VM with Debian's kernel  scripts/vm.sh
 # Installs what it needs, runs all tiers even after a failure, prints each
 # tier's count and ends with one line "N passed, N failed".
@@ -36,13 +37,14 @@ tier() {	# name, command...
 	fi
 	total_pass=$((total_pass + p))
 	total_fail=$((total_fail + f))
-	summary+=("$(printf '%-7s %4d passed, %4d failed  (%ds)' "$name" "$p" "$f" $(( $(date +%s) - start )))")
+	summary+=("$(printf '%-9s %4d passed, %4d failed  (%ds)' "$name" "$p" "$f" $(( $(date +%s) - start )))")
 }
 
 scripts/deps.sh all || { echo "0 passed, 1 failed"; exit 1; }
 
 tier static scripts/check.sh
 tier kunit scripts/kunit.sh
+tier kunit-san scripts/kunit.sh --sanitizers
 build_module() {
 	make -s modules vm-programs KDIR="/usr/src/linux-headers-$DEBIAN_KVER" \
 		> "$logdir/module-build.log" 2>&1 ||
