@@ -15,7 +15,12 @@
 #                    in the guest (softhca0 on eth0 vs rxe0 on eth1), print
 #                    its table and save it to build/bench/mr-bench.txt;
 #                    BENCH_ITERS (default 2000) and BENCH_PAGES (default 16)
-#                    in the environment set the module's iters= and pages=
+#                    in the environment set the module's iters= and pages=;
+#                    then the userspace benchmark tests/vm/bin/shca_reg_bench
+#                    (ibv_reg_mr + ibv_dereg_mr, 4 KiB .. 1 GiB, same two
+#                    devices), printed as a second table and also saved to
+#                    build/bench/reg-bench.txt; BENCH_REG_SECS (default 0.5)
+#                    is its time per cell
 #   --shell          boot into an interactive guest shell (debugging)
 #   --module PATH    module to test (default drivers/infiniband/sw/softhca/softhca.ko)
 #   --provider PATH  rdma-core provider libsofthca-rdmav34.so to install in
@@ -52,6 +57,7 @@ BASE_FORMAT=3	# bump when the layout of the base archive changes
 MODE=tests
 BENCH_DIR=$ROOT/tests/bench
 BENCH_OUT=$ROOT/build/bench/mr-bench.txt
+REG_OUT=$ROOT/build/bench/reg-bench.txt
 MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
 PROVIDER=
 DRIVER=softhca
@@ -206,6 +212,7 @@ fi
 
 BENCH_ITERS=${BENCH_ITERS:-2000}
 BENCH_PAGES=${BENCH_PAGES:-16}
+BENCH_REG_SECS=${BENCH_REG_SECS:-0.5}
 BENCH_KO=$BENCH_DIR/shca_mr_bench.ko
 if [ "$MODE" = bench ]; then
 	case $BENCH_ITERS$BENCH_PAGES in
@@ -215,6 +222,9 @@ if [ "$MODE" = bench ]; then
 	if [ "$BENCH_PAGES" -lt 1 ] || [ "$BENCH_PAGES" -gt 256 ]; then
 		die "BENCH_PAGES must be 1..256 (the module's limit)"
 	fi
+	[[ $BENCH_REG_SECS =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_REG_SECS='$BENCH_REG_SECS' must be a number of seconds"
+	[ -x "$TESTDIR/bin/shca_reg_bench" ] ||
+		note "warning: $TESTDIR/bin/shca_reg_bench missing (make vm-programs): no userspace table"
 	BENCH_KDIR=/usr/src/linux-headers-$KVER
 	[ -r "$BENCH_KDIR/Makefile" ] || die "$BENCH_KDIR not found (install linux-headers-$KVER)"
 	command -v make >/dev/null || die "make not found"
@@ -473,7 +483,7 @@ fi
 	echo "VM_MODULE_DEPS='$MODULE_DEPS'"
 	echo "VMTEST_DRIVER=$DRIVER"
 	if [ "$MODE" = bench ]; then
-		echo "export BENCH_ITERS=$BENCH_ITERS BENCH_PAGES=$BENCH_PAGES"
+		echo "export BENCH_ITERS=$BENCH_ITERS BENCH_PAGES=$BENCH_PAGES BENCH_REG_SECS=$BENCH_REG_SECS"
 	fi
 } >"$ov/etc/vmtest.conf"
 (cd "$ov" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$RUN/overlay.cpio.gz"
@@ -489,7 +499,7 @@ find "$CACHE/logs" -name 'vm-*.log' -printf '%T@ %p\n' | sort -rn | tail -n +31 
 note "console log: $LOG"
 ACCEL=tcg
 # shellcheck disable=SC2054
-QEMU=(qemu-system-x86_64 -m 2048 -smp 2 -nographic -no-reboot
+QEMU=(qemu-system-x86_64 -m 3072 -smp 2 -nographic -no-reboot
 	-kernel "$KERNEL" -initrd "$RUN/initrd.gz"
 	-append "console=ttyS0 quiet panic=-1"
 	-nic user,model=virtio-net-pci
@@ -558,6 +568,13 @@ if [ "$MODE" = bench ]; then
 			print line
 		}
 		END { exit !done }' "$CLEAN" >"$table" || : >"$table"
+	# The userspace table: "reg-bench: " lines between its markers.
+	regtable=$RUN/reg-table.txt
+	awk '
+		/^=== REG-BENCH-TABLE$/ { on = 1; next }
+		/^=== REG-BENCH-TABLE-END$/ { on = 0; done = 1; next }
+		on && /^reg-bench: / { print substr($0, 12) }
+		END { exit !done }' "$CLEAN" >"$regtable" || : >"$regtable"
 	verdict=$(grep -a -o -E 'VMTEST mr-bench (PASS|FAIL)' "$CLEAN" | head -n1 | cut -d' ' -f3)
 	if [ -z "$verdict" ]; then	# FAIL was shown by the filter above
 		echo "----- mr-bench: no result from the guest (crashed, hung or not run) -----"
@@ -575,18 +592,34 @@ if [ "$MODE" = bench ]; then
 		where="a QEMU TCG guest (software CPU emulation, no KVM): absolute numbers are slow, the comparison between the columns is what matters"
 	fi
 	mkdir -p "$(dirname "$BENCH_OUT")"
+	when="kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	{
 		echo "MR registration benchmark: shca_mr_bench.ko, devices=softhca0,rxe0 iters=$BENCH_ITERS pages=$BENCH_PAGES"
-		echo "Ran in $where; kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')."
+		echo "Ran in $where; $when."
 		echo
 		cat "$table"
 	} >"$BENCH_OUT.tmp"
+	if [ -s "$regtable" ]; then
+		{
+			echo "Userspace MR registration benchmark: shca_reg_bench through libibverbs (rdma-core 44), devices=softhca0,rxe0"
+			echo "Ran in the same guest, same boot; $when."
+			echo
+			cat "$regtable"
+		} >"$REG_OUT.tmp"
+		{ echo; echo; cat "$REG_OUT.tmp"; } >>"$BENCH_OUT.tmp"
+		mv "$REG_OUT.tmp" "$REG_OUT"
+	fi
 	mv "$BENCH_OUT.tmp" "$BENCH_OUT"
 	echo
 	cat "$BENCH_OUT"
 	echo
-	note "bench: table saved to ${BENCH_OUT#"$ROOT"/}"
+	if [ -s "$regtable" ]; then
+		note "bench: tables saved to ${BENCH_OUT#"$ROOT"/} (both) and ${REG_OUT#"$ROOT"/} (userspace)"
+	else
+		note "bench: table saved to ${BENCH_OUT#"$ROOT"/}; no userspace table (see $LOG)"
+	fi
 	SUMMARY_DONE=1
+	[ -s "$regtable" ] || exit 1
 	exit 0
 fi
 declare -A RESULT=()

@@ -5,10 +5,15 @@
 # on eth0 and rdma_rxe's rxe0 on eth1, measured side by side by
 # shca_mr_bench.ko through ib_core. Prints the module's "shca_mr_bench: "
 # kernel-log lines between "=== MR-BENCH-TABLE" and "=== MR-BENCH-TABLE-END"
-# for the host to extract, then unloads everything. Exit status 0 only if the
-# table was printed and the cleanup succeeded.
+# for the host to extract. Then the userspace benchmark on the same two
+# devices: shca_reg_bench (tests/vm/src) times ibv_reg_mr + ibv_dereg_mr
+# through libibverbs and the providers for 4 KiB .. 1 GiB regions; its table
+# goes between "=== REG-BENCH-TABLE" and "=== REG-BENCH-TABLE-END", every
+# line prefixed with "reg-bench: ". Finally unloads everything. Exit status
+# 0 only if both tables were printed and the cleanup succeeded.
 #
 # Environment: BENCH_ITERS (default 2000), BENCH_PAGES (default 16),
+# BENCH_REG_SECS (seconds per userspace cell, default 0.5),
 # SOFTHCA_KO (default /softhca.ko), BENCH_KO (default /shca_mr_bench.ko).
 # POSIX sh; every command is bounded by a timeout.
 
@@ -16,6 +21,7 @@ KO=${SOFTHCA_KO:-/softhca.ko}
 BENCH_KO=${BENCH_KO:-/shca_mr_bench.ko}
 ITERS=${BENCH_ITERS:-2000}
 PAGES=${BENCH_PAGES:-16}
+REG_SECS=${BENCH_REG_SECS:-0.5}
 IB=/sys/class/infiniband
 PREFIX='shca_mr_bench: '
 
@@ -116,6 +122,20 @@ dmesg | tail -n +"$((before + 1))" | grep -F "$PREFIX"
 echo "=== MR-BENCH-TABLE-END"
 dmesg | tail -n +"$((before + 1))" | grep -q -F "${PREFIX}done" ||
 	fail "no '${PREFIX}done' line in the kernel log"
+run 30 rmmod shca_mr_bench || fail "rmmod shca_mr_bench failed"
+
+# The userspace benchmark, same devices, same boot.
+command -v shca_reg_bench >/dev/null ||
+	fail "shca_reg_bench is missing (build tests/vm/bin with 'make vm-programs')"
+say "\$ shca_reg_bench -t $REG_SECS softhca0 rxe0"
+t0=$(date +%s)
+echo "=== REG-BENCH-TABLE"
+timeout -k 5 240 shca_reg_bench -t "$REG_SECS" softhca0 rxe0 >/tmp/reg-bench.out 2>&1
+rc=$?
+sed 's/^/reg-bench: /' /tmp/reg-bench.out
+echo "=== REG-BENCH-TABLE-END"
+say "userspace benchmark ran for $(($(date +%s) - t0))s"
+[ $rc -eq 0 ] || fail "shca_reg_bench: exit status $rc"
 
 cleanup || fail "cleanup failed"
 say "done"

@@ -46,14 +46,25 @@ expect_eq() {
 	fi
 }
 
-# run CMD...: print the command, run it (bounded), print its output indented;
-# returns the command's exit status.
+# run CMD...: print the command, run it (bounded: RUN_TIMEOUT seconds, 30 by
+# default), print its output indented; returns the command's exit status.
+RUN_TIMEOUT=30
 run() {
 	echo "  \$ $*"
-	_out=$(timeout -k 5 30 "$@" 2>&1)
+	_out=$(timeout -k 5 "$RUN_TIMEOUT" "$@" 2>&1)
 	_rc=$?
 	[ -z "$_out" ] || printf '%s\n' "$_out" | sed 's/^/    /'
 	[ $_rc -eq 0 ] || echo "    (exit status $_rc)"
+	return $_rc
+}
+
+# run_t SECS CMD...: run() bounded by SECS seconds
+run_t() {
+	RUN_TIMEOUT=$1
+	shift
+	run "$@"
+	_rc=$?
+	RUN_TIMEOUT=30
 	return $_rc
 }
 
@@ -177,6 +188,18 @@ ipv4_gid() {
 
 # has_gid DEV GID: some entry of ports/1/gids/ equals GID
 has_gid() { cat "$IB/$1"/ports/1/gids/* 2>/dev/null | grep -qx "$2"; }
+
+# ---- pinned memory ----------------------------------------------------------------
+
+# foll_pins: pages pinned with FOLL_PIN (ib_umem, ...) in the whole system,
+# nr_foll_pin_acquired - nr_foll_pin_released of /proc/vmstat, after folding
+# the per-CPU deltas into the global counters (stat_refresh)
+foll_pins() {
+	echo 1 >/proc/sys/vm/stat_refresh 2>/dev/null
+	awk '$1 == "nr_foll_pin_acquired" { a = $2 }
+		$1 == "nr_foll_pin_released" { r = $2 }
+		END { print a - r }' /proc/vmstat
+}
 
 # ---- cleanup -------------------------------------------------------------------
 

@@ -36,5 +36,32 @@ if [ "$DRV_TYPE" != rxe ] && [ ! -e /etc/libibverbs.d/softhca.driver ]; then
 fi
 show ibv_devices
 show ibv_devinfo -v -d softhca0
+
+# Finally userspace: a program linked against Debian's libibverbs registers
+# memory through the provider (tests/vm/src/shca_demo.c).
+if command -v shca_demo >/dev/null && [ -e "/etc/libibverbs.d/$DRV_TYPE.driver" ]; then
+	echo
+	echo "# Userspace memory registration through rdma-core: shca_demo opens softhca0"
+	echo "# with Debian's libibverbs, which loads our provider libsofthca-rdmav34.so;"
+	echo "# ibv_reg_mr pins the pages (ib_umem) and the driver hands back the keys;"
+	echo "# device memory is mapped into the process, so ibv_memcpy_to_dm is a memcpy."
+	hold=/tmp/shca_demo.hold
+	rm -f "$hold"
+	echo
+	echo "\$ shca_demo softhca0 $hold &"
+	timeout -k 5 60 shca_demo softhca0 "$hold" &
+	demo=$!
+	if wait_for 30 test -s "$hold"; then
+		echo
+		echo "# While it holds them, the RDMA core lists what the process owns:"
+		show rdma res show mr dev softhca0
+		show rdma res show pd dev softhca0
+		rm -f "$hold"
+		echo
+		echo "# ... and it deregisters everything:"
+	fi
+	wait $demo || bad "shca_demo failed"
+fi
+echo
 show rdma link delete softhca0 || bad "rdma link delete failed"
 echo

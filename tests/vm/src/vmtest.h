@@ -129,4 +129,72 @@ static inline struct ibv_pd *vt_alloc_pd(struct ibv_context *ctx)
 	return pd;
 }
 
+/*
+ * Pages pinned with FOLL_PIN in the whole system: nr_foll_pin_acquired
+ * minus nr_foll_pin_released of /proc/vmstat, after folding the per-CPU
+ * counter deltas into the global ones (/proc/sys/vm/stat_refresh, root
+ * only; without it the result may lag by a few pages). -1 if unknown.
+ */
+static inline long long vt_foll_pins(void)
+{
+	long long acq = -1, rel = -1, v;
+	char key[64];
+	FILE *f;
+
+	f = fopen("/proc/sys/vm/stat_refresh", "w");
+	if (f) {
+		fputs("1\n", f);
+		fclose(f);
+	}
+	f = fopen("/proc/vmstat", "r");
+	if (!f)
+		return -1;
+	while (fscanf(f, "%63s %lld", key, &v) == 2) {
+		if (!strcmp(key, "nr_foll_pin_acquired"))
+			acq = v;
+		else if (!strcmp(key, "nr_foll_pin_released"))
+			rel = v;
+	}
+	fclose(f);
+	return acq < 0 || rel < 0 ? -1 : acq - rel;
+}
+
+/*
+ * A "Key:   N kB" field of /proc/self/status (VmPin: what ib_umem charged
+ * to this process' pinned_vm, VmRSS, ...), in kB; -1 if unknown.
+ */
+static inline long vt_status_kb(const char *key)
+{
+	size_t klen = strlen(key);
+	char line[256];
+	long v = -1;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			v = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+/* "4 KiB", "16 MiB", "1 GiB": @len in the largest whole binary unit. */
+static inline const char *vt_size_str(size_t len, char *buf, size_t size)
+{
+	static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB" };
+	unsigned int u = 0;
+
+	while (u < 4 && len >= 1024 && !(len % 1024)) {
+		len /= 1024;
+		u++;
+	}
+	snprintf(buf, size, "%zu %s", len, units[u]);
+	return buf;
+}
+
 #endif /* SOFTHCA_VMTEST_H */

@@ -451,6 +451,9 @@ struct shca_mr *shca_mr_create_dm(struct shca_dev *sdev, struct shca_dm *dm,
 	mr->cur->data.len = length;
 	mr->iova = 0;
 	mr->length = length;
+	/* The core sets neither for DM MRs (it does for user MRs). */
+	mr->ibmr.iova = 0;
+	mr->ibmr.length = length;
 	mr->state = SHCA_MR_VALID;
 	shca_mr_publish(mr);
 	return mr;

@@ -822,6 +822,8 @@ static void shca_mr_dm_roundtrip(struct kunit *test)
 
 	mr = shca_track_mr(test, shca_test_dm_mr(f->pd, dm, 1000, 300,
 						 SHCA_RW));
+	KUNIT_EXPECT_EQ(test, mr->iova, 0);
+	KUNIT_EXPECT_EQ(test, mr->length, 300);
 	t = shca_target(f->pd, mr->lkey, 0, 0);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, 300,
 					   SHCA_COPY_FROM_MR), 0);
