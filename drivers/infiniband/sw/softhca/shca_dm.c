@@ -33,16 +33,19 @@ int shca_dm_arena_init(struct shca_dev *sdev)
 {
 	int err;
 
-	sdev->dm_arena = alloc_pages_exact(SHCA_DM_SIZE,
+	sdev->dm_arena = shca_inject_fault() ? NULL :
+			 alloc_pages_exact(SHCA_DM_SIZE,
 					   GFP_KERNEL | __GFP_ZERO);
 	if (!sdev->dm_arena)
 		return -ENOMEM;
-	sdev->dm_pool = gen_pool_create(SHCA_DM_MIN_ORDER, NUMA_NO_NODE);
+	sdev->dm_pool = shca_inject_fault() ? NULL :
+			gen_pool_create(SHCA_DM_MIN_ORDER, NUMA_NO_NODE);
 	if (!sdev->dm_pool) {
 		err = -ENOMEM;
 		goto err_free_arena;
 	}
-	err = gen_pool_add(sdev->dm_pool, (unsigned long)sdev->dm_arena,
+	err = shca_inject_fault() ? -ENOMEM :
+	      gen_pool_add(sdev->dm_pool, (unsigned long)sdev->dm_arena,
 			   SHCA_DM_SIZE, NUMA_NO_NODE);
 	if (err)
 		goto err_destroy_pool;
@@ -100,7 +103,8 @@ int shca_dm_alloc(struct shca_dev *sdev, struct shca_dm *dm, u64 length,
 		align.align = max_t(unsigned long, align.align, PAGE_SIZE);
 		size = PAGE_ALIGN(length);
 	}
-	addr = gen_pool_alloc_algo(sdev->dm_pool, size,
+	addr = shca_inject_fault() ? 0 :
+	       gen_pool_alloc_algo(sdev->dm_pool, size,
 				   gen_pool_first_fit_align, &align);
 	if (!addr)
 		return -ENOMEM;

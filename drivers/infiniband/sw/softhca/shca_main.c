@@ -23,9 +23,24 @@
 #include <linux/platform_device.h>
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
+#include <kunit/static_stub.h>
 #include <rdma/rdma_netlink.h>
 
 #include "shca_verbs.h"
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * shca_inject_fault() - the driver's fault-injection point (KUnit builds)
+ *
+ * Return: false, unless a KUnit test redirected it to inject a failure.
+ */
+bool shca_inject_fault(void)
+{
+	KUNIT_STATIC_STUB_REDIRECT(shca_inject_fault);
+	return false;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_inject_fault);
+#endif
 
 static DEFINE_MUTEX(shca_devices_lock);
 static LIST_HEAD(shca_devices);
@@ -95,7 +110,8 @@ static int shca_reserve_netdev(struct shca_dev *sdev, struct net_device *ndev)
 		err = -EEXIST;
 		goto out;
 	}
-	err = ib_device_set_netdev(&sdev->ibdev, ndev, SHCA_PORT);
+	err = shca_inject_fault() ? -ENOMEM :
+	      ib_device_set_netdev(&sdev->ibdev, ndev, SHCA_PORT);
 	if (err)
 		goto out;
 	sdev->netdev = ndev;
@@ -138,9 +154,10 @@ VISIBLE_IF_KUNIT int shca_newlink(const char *ibdev_name,
 		return -EEXIST;
 	}
 
-	sdev = ib_alloc_device(shca_dev, ibdev);
+	sdev = shca_inject_fault() ? NULL : ib_alloc_device(shca_dev, ibdev);
 	if (!sdev)
 		return -ENOMEM;
+	/* On failure nothing is set up and no ops are installed yet. */
 	err = shca_verbs_init_device(sdev, ndev);
 	if (err) {
 		ib_dealloc_device(&sdev->ibdev);
@@ -154,11 +171,12 @@ VISIBLE_IF_KUNIT int shca_newlink(const char *ibdev_name,
 	if (err)
 		goto err_dealloc;
 
-	err = ib_register_device(&sdev->ibdev, ibdev_name, NULL);
+	err = shca_inject_fault() ? -ENOMEM :
+	      ib_register_device(&sdev->ibdev, ibdev_name, NULL);
 
 	mutex_lock(&shca_devices_lock);
 	if (err)
-		list_del(&sdev->list);
+		list_del_init(&sdev->list);
 	else
 		sdev->registered = true;
 	gone = sdev->netdev_gone;
@@ -174,7 +192,7 @@ VISIBLE_IF_KUNIT int shca_newlink(const char *ibdev_name,
 	return 0;
 
 err_dealloc:
-	shca_verbs_fini_device(sdev);
+	/* Calls ->dealloc_driver, which undoes shca_verbs_init_device(). */
 	ib_dealloc_device(&sdev->ibdev);
 	return err;
 }
@@ -184,13 +202,14 @@ EXPORT_SYMBOL_IF_KUNIT(shca_newlink);
  * shca_dev_release() - leave the registry; ->dealloc_driver() hook
  * @sdev: device being freed by the core
  *
- * Context: process context; called by the core once per device after
- * the device is unregistered and before its memory is released.
+ * Context: process context; called by the core once per device, after
+ * it is unregistered or from ib_dealloc_device() when creation failed
+ * (then it may never have entered the registry).
  */
 void shca_dev_release(struct shca_dev *sdev)
 {
 	mutex_lock(&shca_devices_lock);
-	list_del(&sdev->list);
+	list_del_init(&sdev->list);
 	mutex_unlock(&shca_devices_lock);
 }
 

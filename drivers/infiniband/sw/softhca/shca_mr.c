@@ -90,11 +90,12 @@ static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev,
 	u32 index;
 	int err;
 
-	mr = kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = shca_inject_fault() ? NULL : kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 
-	err = xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
+	err = shca_inject_fault() ? -ENOMEM :
+	      xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
 			      XA_LIMIT(1, SHCA_MAX_MR), &sdev->mr_next,
 			      GFP_KERNEL);
 	if (err < 0) {
@@ -283,7 +284,7 @@ struct shca_mr *shca_mr_create_fast(struct shca_dev *sdev,
 	size = ARRAY_SIZE(mr->maps) *
 	       ((size_t)max_data * shca_xlat_entry_size(kind) +
 		(size_t)mr->max_meta * sizeof(struct shca_seg));
-	mem = kvzalloc(size, GFP_KERNEL);
+	mem = shca_inject_fault() ? NULL : kvzalloc(size, GFP_KERNEL);
 	if (!mem) {
 		err = -ENOMEM;
 		goto err_abort;
@@ -296,7 +297,8 @@ struct shca_mr *shca_mr_create_fast(struct shca_dev *sdev,
 					mr->max_meta, &mem);
 	}
 	if (type == IB_MR_TYPE_INTEGRITY) {
-		mr->sig = kzalloc(sizeof(*mr->sig), GFP_KERNEL);
+		mr->sig = shca_inject_fault() ? NULL :
+			  kzalloc(sizeof(*mr->sig), GFP_KERNEL);
 		if (!mr->sig) {
 			err = -ENOMEM;
 			goto err_abort;
@@ -355,7 +357,7 @@ static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem,
 	 * leaves it 0. Blocks follow the pinned address here.
 	 */
 	umem->iova = umem->address;
-	mem = kvcalloc(n, sizeof(u64), GFP_KERNEL);
+	mem = shca_inject_fault() ? NULL : kvcalloc(n, sizeof(u64), GFP_KERNEL);
 	if (!mem)
 		return -ENOMEM;
 	mr->xlat_mem = mem;

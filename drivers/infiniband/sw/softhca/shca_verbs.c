@@ -334,7 +334,7 @@ static int shca_dm_mmap_insert(struct ib_ucontext *ibuc, struct shca_dm *dm,
 	pgoff = SOFTHCA_MMAP_DM_PGOFF_BASE +
 		uobj->id * SOFTHCA_MMAP_DM_PGOFF_STRIDE;
 
-	entry = kzalloc(sizeof(*entry), GFP_KERNEL);
+	entry = shca_inject_fault() ? NULL : kzalloc(sizeof(*entry), GFP_KERNEL);
 	if (!entry)
 		return -ENOMEM;
 	entry->sdev = to_shca_dev(ibuc->device);
@@ -361,7 +361,7 @@ static struct ib_dm *shca_alloc_dm(struct ib_device *ibdev,
 
 	if (attr->flags)
 		return ERR_PTR(-EOPNOTSUPP);
-	dm = kzalloc(sizeof(*dm), GFP_KERNEL);
+	dm = shca_inject_fault() ? NULL : kzalloc(sizeof(*dm), GFP_KERNEL);
 	if (!dm)
 		return ERR_PTR(-ENOMEM);
 	err = shca_dm_alloc(sdev, dm, attr->length, attr->alignment, ibuc);
@@ -504,8 +504,10 @@ static const struct ib_device_ops shca_dev_ops = {
  * @sdev: device from ib_alloc_device(), not yet registered
  * @ndev: the netdev it will be bound to
  *
- * Sets the ops table, the node attributes derived from @ndev (node GUID
- * from the MAC address, as EUI-64) and the engines' per-device state.
+ * Sets the engines' per-device state, the node attributes derived from
+ * @ndev (node GUID from the MAC address, as EUI-64) and, last, the ops
+ * table: once ->dealloc_driver is installed, ib_dealloc_device() undoes
+ * everything through shca_verbs_fini_device().
  *
  * Return: 0 or -ENOMEM; on failure nothing needs undoing.
  */

@@ -20,6 +20,21 @@ int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev);
 void shca_verbs_fini_device(struct shca_dev *sdev);
 enum ib_port_state shca_port_state(struct net_device *ndev);
 
+/*
+ * The driver's fault-injection point: every allocation softhca makes on
+ * its own asks it first. Without KUnit it is constant false; the KUnit
+ * fault suite redirects it to fail the Nth allocation of an operation,
+ * for every N in turn.
+ */
+#if IS_ENABLED(CONFIG_KUNIT)
+bool shca_inject_fault(void);
+#else
+static inline bool shca_inject_fault(void)
+{
+	return false;
+}
+#endif
+
 /* shca_main.c */
 void shca_dev_release(struct shca_dev *sdev);
 struct device *shca_dmabuf_device(void);

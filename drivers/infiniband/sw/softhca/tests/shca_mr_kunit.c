@@ -23,6 +23,7 @@
 #include <linux/scatterlist.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <kunit/static_stub.h>
 #include <kunit/test.h>
 #include <rdma/ib_verbs.h>
 
@@ -38,6 +39,7 @@ struct shca_mr_fix {
 	struct shca_dev *sdev;
 	struct ib_pd *pd;
 	struct ib_pd *pd2;
+	struct net_device *ndev2;	/* made on demand */
 };
 
 /* Hand @ptr to @action at the end of the test, or now if that fails. */
@@ -1752,6 +1754,251 @@ static struct kunit_suite shca_mr_lifetime_suite = {
 	.test_cases = shca_mr_lifetime_cases,
 };
 
+/* ------------------------------------------------------------------ */
+/* shca_fault: every allocation of every creation path fails in turn   */
+
+static int shca_fault_at;	/* fail the Nth fault point; 0 = none */
+static int shca_fault_hits;	/* fault points reached so far */
+
+static bool shca_fault_stub(void)
+{
+	return ++shca_fault_hits == shca_fault_at;
+}
+
+/* What a creation path leaves behind, to compare after a failure. */
+struct shca_fault_snap {
+	u32 mrs;
+	size_t dm_avail;
+	int pds;
+};
+
+static void shca_fault_snap(struct shca_mr_fix *f, struct shca_fault_snap *s)
+{
+	s->mrs = shca_count_mrs(f->sdev);
+	s->dm_avail = gen_pool_avail(f->sdev->dm_pool);
+	s->pds = atomic_read(&f->sdev->num_pds);
+}
+
+struct shca_fault_case {
+	const char *name;
+	/* Create one object; 0 or a negative errno. */
+	int (*create)(struct kunit *test, struct shca_mr_fix *f, void **obj);
+	void (*destroy)(struct shca_mr_fix *f, void *obj);
+};
+
+static int shca_fault_mem_reg(struct kunit *test, struct shca_mr_fix *f,
+			      void **obj)
+{
+	struct ib_mr *mr = ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 64);
+
+	*obj = mr;
+	return PTR_ERR_OR_ZERO(mr);
+}
+
+static int shca_fault_sg_gaps(struct kunit *test, struct shca_mr_fix *f,
+			      void **obj)
+{
+	struct ib_mr *mr = ib_alloc_mr(f->pd, IB_MR_TYPE_SG_GAPS, 64);
+
+	*obj = mr;
+	return PTR_ERR_OR_ZERO(mr);
+}
+
+static int shca_fault_integrity(struct kunit *test, struct shca_mr_fix *f,
+				void **obj)
+{
+	struct ib_mr *mr = ib_alloc_mr_integrity(f->pd, 16, 4);
+
+	*obj = mr;
+	return PTR_ERR_OR_ZERO(mr);
+}
+
+static int shca_fault_user(struct kunit *test, struct shca_mr_fix *f,
+			   void **obj)
+{
+	unsigned long uaddr;
+	struct ib_mr *mr;
+
+	/* kunit unmaps it at the end of the test. */
+	uaddr = kunit_vm_mmap(test, NULL, 0, 8 * PAGE_SIZE,
+			      PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	if (!uaddr)
+		return -EFAULT;
+	mr = ib_reg_user_mr(f->pd, uaddr, 8 * PAGE_SIZE, uaddr, SHCA_RW);
+	*obj = mr;
+	return PTR_ERR_OR_ZERO(mr);
+}
+
+static void shca_fault_dereg(struct shca_mr_fix *f, void *obj)
+{
+	ib_dereg_mr(obj);
+}
+
+/* A kernel PD: the core allocates it, the driver makes its DMA MR. */
+static int shca_fault_pd(struct kunit *test, struct shca_mr_fix *f,
+			 void **obj)
+{
+	struct ib_pd *pd = ib_alloc_pd(f->ibdev, 0);
+
+	*obj = pd;
+	return PTR_ERR_OR_ZERO(pd);
+}
+
+static void shca_fault_dealloc_pd(struct shca_mr_fix *f, void *obj)
+{
+	ib_dealloc_pd(obj);
+}
+
+/* A DM allocation and an MR over it. */
+struct shca_fault_dm {
+	struct ib_dm *dm;
+	struct ib_mr *mr;
+};
+
+static int shca_fault_dm(struct kunit *test, struct shca_mr_fix *f,
+			 void **obj)
+{
+	struct ib_dm_alloc_attr attr = { .length = 4096, .alignment = 12 };
+	struct ib_dm_mr_attr mattr = { .length = 4096,
+				       .access_flags = IB_ZERO_BASED };
+	struct shca_fault_dm *d = kzalloc(sizeof(*d), GFP_KERNEL);
+
+	if (!d)
+		return -ENOMEM;
+	d->dm = f->ibdev->ops.alloc_dm(f->ibdev, NULL, &attr, NULL);
+	if (IS_ERR(d->dm)) {
+		int err = PTR_ERR(d->dm);
+
+		kfree(d);
+		return err;
+	}
+	d->dm->device = f->ibdev;
+	d->dm->length = attr.length;
+	d->mr = f->ibdev->ops.reg_dm_mr(f->pd, d->dm, &mattr, NULL);
+	if (IS_ERR(d->mr)) {
+		int err = PTR_ERR(d->mr);
+
+		f->ibdev->ops.dealloc_dm(d->dm, NULL);
+		kfree(d);
+		return err;
+	}
+	*obj = d;
+	return 0;
+}
+
+static void shca_fault_free_dm(struct shca_mr_fix *f, void *obj)
+{
+	struct shca_fault_dm *d = obj;
+
+	f->ibdev->ops.dereg_mr(d->mr, NULL);
+	f->ibdev->ops.dealloc_dm(d->dm, NULL);
+	kfree(d);
+}
+
+/* A whole device, as "rdma link add" makes it. */
+static int shca_fault_device(struct kunit *test, struct shca_mr_fix *f,
+			     void **obj)
+{
+	static const u8 mac[ETH_ALEN] = { 0x02, 0x53, 0x48, 0x46, 0x4c, 0x54 };
+
+	if (!f->ndev2)
+		f->ndev2 = shca_kunit_netdev(test, mac);
+	*obj = f->ndev2;
+	return shca_newlink("shcak_fault", f->ndev2);
+}
+
+static void shca_fault_unlink(struct shca_mr_fix *f, void *obj)
+{
+	struct ib_device *ibdev = ib_device_get_by_name("shcak_fault",
+							RDMA_DRIVER_UNKNOWN);
+
+	if (ibdev)
+		ib_unregister_device_and_put(ibdev);
+}
+
+static const struct shca_fault_case shca_fault_cases[] = {
+	{ "MEM_REG alloc_mr", shca_fault_mem_reg, shca_fault_dereg },
+	{ "SG_GAPS alloc_mr", shca_fault_sg_gaps, shca_fault_dereg },
+	{ "INTEGRITY alloc_mr_integrity", shca_fault_integrity,
+	  shca_fault_dereg },
+	{ "USER reg_user_mr", shca_fault_user, shca_fault_dereg },
+	{ "PD + DMA MR", shca_fault_pd, shca_fault_dealloc_pd },
+	{ "DM alloc_dm + reg_dm_mr", shca_fault_dm, shca_fault_free_dm },
+	{ "device newlink", shca_fault_device, shca_fault_unlink },
+};
+
+static void shca_fault_case_desc(const struct shca_fault_case *c, char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_fault, shca_fault_cases, shca_fault_case_desc);
+
+/*
+ * Pass: for N = 1, 2, ... the Nth allocation the driver makes on the path
+ * fails: the call returns -ENOMEM and leaves nothing behind (no MR key,
+ * no DM arena space, no PD count, no device, the netdev free again), until
+ * an N beyond the path's last allocation lets it succeed, after which the
+ * object works and is destroyed normally.
+ */
+static void shca_fault_inject(struct kunit *test)
+{
+	const struct shca_fault_case *c = test->param_value;
+	struct shca_mr_fix *f = test->priv;
+	struct shca_fault_snap before, after;
+	void *obj = NULL;
+	int n, err, points = 0;
+
+	shca_fault_snap(f, &before);
+	kunit_activate_static_stub(test, shca_inject_fault, shca_fault_stub);
+	for (n = 1; n < 64; n++) {
+		shca_fault_hits = 0;
+		shca_fault_at = n;
+		err = c->create(test, f, &obj);
+		if (shca_fault_hits < n) {
+			/* The path has fewer allocations: it ran clean. */
+			KUNIT_ASSERT_EQ(test, err, 0);
+			points = shca_fault_hits;
+			break;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, err, -ENOMEM, "allocation %d", n);
+		if (!err) {
+			c->destroy(f, obj);
+			continue;
+		}
+		shca_fault_snap(f, &after);
+		KUNIT_EXPECT_EQ_MSG(test, after.mrs, before.mrs,
+				    "allocation %d leaked an MR", n);
+		KUNIT_EXPECT_EQ_MSG(test, after.dm_avail, before.dm_avail,
+				    "allocation %d leaked DM", n);
+		KUNIT_EXPECT_EQ_MSG(test, after.pds, before.pds,
+				    "allocation %d leaked a PD", n);
+		KUNIT_EXPECT_TRUE_MSG(test, shca_kunit_wait_gone("shcak_fault"),
+				      "allocation %d left a device", n);
+	}
+	shca_fault_at = 0;
+	kunit_deactivate_static_stub(test, shca_inject_fault);
+	KUNIT_ASSERT_GT_MSG(test, points, 0, "no fault point on the path");
+	kunit_info(test, "%d allocations failed in turn, each cleanly", points);
+	c->destroy(f, obj);
+	shca_fault_snap(f, &after);
+	KUNIT_EXPECT_EQ(test, after.mrs, before.mrs);
+	KUNIT_EXPECT_EQ(test, after.dm_avail, before.dm_avail);
+	KUNIT_EXPECT_EQ(test, after.pds, before.pds);
+}
+
+static struct kunit_case shca_fault_test_cases[] = {
+	KUNIT_CASE_PARAM(shca_fault_inject, shca_fault_gen_params),
+	{}
+};
+
+static struct kunit_suite shca_fault_suite = {
+	.name = "shca_fault",
+	.init = shca_mr_test_init,
+	.test_cases = shca_fault_test_cases,
+};
+
 kunit_test_suites(&shca_mr_map_suite, &shca_mr_types_suite,
 		  &shca_mr_refuse_suite, &shca_mr_status_suite,
-		  &shca_mr_lifetime_suite);
+		  &shca_mr_lifetime_suite, &shca_fault_suite);
