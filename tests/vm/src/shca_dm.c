@@ -24,16 +24,6 @@ static struct ibv_dm *alloc_dm(size_t length, uint32_t log_align)
 	return ibv_alloc_dm(ctx, &attr);
 }
 
-static int all_bytes(const unsigned char *p, size_t len, unsigned char v)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != v)
-			return 0;
-	return 1;
-}
-
 static void test_round_trip(void)
 {
 	unsigned char in[4096], out[4096], expect[4096];
@@ -48,7 +38,7 @@ static void test_round_trip(void)
 
 	memset(out, 0xff, sizeof(out));
 	ret = ibv_memcpy_from_dm(out, dm, 0, sizeof(out));
-	vt_check(ret == 0 && all_bytes(out, sizeof(out), 0),
+	vt_check(ret == 0 && vt_all_bytes(out, sizeof(out), 0),
 		 "a new DM reads back as zeroes (ret %d)", ret);
 
 	for (i = 0; i < sizeof(in); i++)
@@ -128,9 +118,9 @@ static void test_two_dms(void)
 	vt_check(!ibv_memcpy_to_dm(dm1, 0, a, sizeof(a)) &&
 		 !ibv_memcpy_to_dm(dm2, 0, b, sizeof(b)), "write both");
 	vt_check(!ibv_memcpy_from_dm(out, dm1, 0, sizeof(out)) &&
-		 all_bytes(out, sizeof(out), 0x11), "the first holds its own data");
+		 vt_all_bytes(out, sizeof(out), 0x11), "the first holds its own data");
 	vt_check(!ibv_memcpy_from_dm(out, dm2, 0, sizeof(out)) &&
-		 all_bytes(out, sizeof(out), 0x22), "the second holds its own data");
+		 vt_all_bytes(out, sizeof(out), 0x22), "the second holds its own data");
 	vt_check(dm1->handle != dm2->handle, "distinct handles (%u, %u)",
 		 dm1->handle, dm2->handle);
 out:

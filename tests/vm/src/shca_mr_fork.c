@@ -96,16 +96,6 @@ static int mapped(const void *addr)
 	return found;
 }
 
-static int all_bytes(const unsigned char *p, size_t len, unsigned char v)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (p[i] != v)
-			return 0;
-	return 1;
-}
-
 static int child(const char *name, unsigned char *priv, unsigned char *shared,
 		 int forksafe)
 {
@@ -119,10 +109,10 @@ static int child(const char *name, unsigned char *priv, unsigned char *shared,
 			 "child: the registered (MADV_DONTFORK) ranges are not mapped in the child");
 		return vt_exit();
 	}
-	vt_check(all_bytes(priv, NPAGES * page, 'P'),
+	vt_check(vt_all_bytes(priv, NPAGES * page, 'P'),
 		 "child: its copy of the registered private buffer holds the parent's data");
 	memset(priv, 'C', NPAGES * page);
-	vt_check(all_bytes(priv, NPAGES * page, 'C'), "child: wrote its copy");
+	vt_check(vt_all_bytes(priv, NPAGES * page, 'C'), "child: wrote its copy");
 	memset(shared, 'S', page);
 
 	/* The parent's verbs objects are not the child's; its own are fine. */
@@ -214,11 +204,11 @@ int main(int argc, char **argv)
 	}
 	vt_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
 		 "the child exited cleanly (status 0x%x)", status);
-	vt_check(all_bytes(priv, NPAGES * page, 'P'), forksafe ?
+	vt_check(vt_all_bytes(priv, NPAGES * page, 'P'), forksafe ?
 		 "the parent's registered buffer kept its contents" :
 		 "the parent's registered buffer kept its contents after the child wrote its copy");
 	if (!forksafe)
-		vt_check(all_bytes(shared, page, 'S'),
+		vt_check(vt_all_bytes(shared, page, 'S'),
 			 "the registered MAP_SHARED page is shared with the child as usual");
 	memset(priv, 'Q', NPAGES * page);
 	for (moved = 0, i = 0; i < NPAGES; i++) {

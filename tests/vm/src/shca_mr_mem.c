@@ -34,17 +34,6 @@ static double now(void)
 }
 
 /* 1 if all @len bytes at @p are @v */
-static int all_bytes(const void *p, size_t len, unsigned char v)
-{
-	const unsigned char *c = p;
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		if (c[i] != v)
-			return 0;
-	return 1;
-}
-
 /*
  * Register [addr, addr + len) with @access; expect errno @want (0:
  * success: check the ibv_mr and VmPin, then deregister). Returns 1 if the
@@ -139,7 +128,7 @@ static void test_hugetlb(struct ibv_pd *pd)
 		   huge + 5000, RW, 0);
 	expect_reg("hugetlb, one byte in the last huge page", pd,
 		   p + len - 1, 1, RW, 0);
-	vt_check(all_bytes(p, len, 0x48), "hugetlb contents unchanged by registration");
+	vt_check(vt_all_bytes(p, len, 0x48), "hugetlb contents unchanged by registration");
 
 	if (!mprotect(p + 3 * huge, huge, PROT_READ)) {
 		expect_reg("hugetlb, read-only huge page, LOCAL_WRITE", pd,

@@ -88,6 +88,18 @@ static inline const char *vt_errname(int err)
 }
 
 /* Open the device called @name; exits with status 2 if impossible. */
+/* True if all @len bytes at @p equal @v. */
+static inline int vt_all_bytes(const void *p, size_t len, unsigned char v)
+{
+	const unsigned char *b = p;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (b[i] != v)
+			return 0;
+	return 1;
+}
+
 static inline struct ibv_context *vt_open(const char *name)
 {
 	struct ibv_device **list;
