@@ -148,6 +148,7 @@ void shca_mr_put(struct shca_mr *mr)
 {
 	kref_put(&mr->ref, shca_mr_release);
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_put);
 
 /**
  * shca_mr_get() - look up an MR by the index part of a key
