@@ -420,6 +420,9 @@ struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
 	mr->umem = umem;
 	mr->iova = iova;
 	mr->length = umem->length;
+	/* The core sets these for reg_user_mr, not for an MR rereg makes. */
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = umem->length;
 	mr->state = SHCA_MR_VALID;
 	shca_mr_publish(mr);
 	return mr;

@@ -301,6 +301,20 @@ static struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 		return shca_reg_user_mr(ibpd, start, length, iova, access,
 					udata);
 
+	/*
+	 * Write access over pages pinned for reading needs a writable pin of
+	 * the same range, refused as a fresh registration would be (EFAULT
+	 * for read-only memory): never grant writes to a read-only mapping,
+	 * the shared zero page or a file's page cache.
+	 */
+	if (ib_access_writable(access) && !mr->umem->writable) {
+		if (mr->umem->is_dmabuf)
+			return ERR_PTR(-EOPNOTSUPP);
+		return shca_reg_user_mr(ibpd, mr->umem->address,
+					mr->umem->length, mr->iova, access,
+					udata);
+	}
+
 	/* PD and access change in place; the core updates ibmr->pd. */
 	if (flags & IB_MR_REREG_ACCESS) {
 		err = shca_mr_set_access(mr, access);

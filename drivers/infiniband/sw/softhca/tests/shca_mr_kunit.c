@@ -751,6 +751,46 @@ static void shca_mr_user_rereg(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, buf, 64,
 					   SHCA_COPY_TO_MR), 0);
 
+	/*
+	 * Write access cannot be added over a read-only pin: over a writable
+	 * mapping rereg re-pins (a new MR), over a read-only one it fails
+	 * like a fresh registration would.
+	 */
+	{
+		unsigned long ro = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
+						 PROT_READ,
+						 MAP_ANONYMOUS | MAP_PRIVATE,
+						 0);
+		struct ib_mr *rmr;
+
+		KUNIT_ASSERT_NE(test, ro, 0);
+		rmr = shca_track_mr(test, ib_reg_user_mr(f->pd, ro, PAGE_SIZE,
+							 ro, 0));
+		nmr = f->ibdev->ops.rereg_user_mr(rmr, IB_MR_REREG_ACCESS, 0,
+						  0, 0, SHCA_RW, f->pd, NULL);
+		KUNIT_EXPECT_EQ(test, PTR_ERR(nmr), -EFAULT);
+		t = shca_target(f->pd, rmr->rkey, ro, IB_ACCESS_REMOTE_WRITE);
+		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, buf, 1,
+						   SHCA_COPY_TO_MR), -EPERM);
+
+		rmr = shca_track_mr(test, ib_reg_user_mr(f->pd, uaddr,
+							 PAGE_SIZE, uaddr, 0));
+		nmr = f->ibdev->ops.rereg_user_mr(rmr, IB_MR_REREG_ACCESS, 0,
+						  0, 0, SHCA_RW, f->pd, NULL);
+		KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(nmr));
+		nmr->device = f->ibdev;
+		nmr->pd = f->pd;
+		nmr->type = IB_MR_TYPE_USER;
+		atomic_inc(&f->pd->usecnt);
+		shca_track_mr(test, nmr);
+		KUNIT_EXPECT_EQ(test, nmr->iova, uaddr);
+		KUNIT_EXPECT_EQ(test, nmr->length, PAGE_SIZE);
+		t = shca_target(f->pd, nmr->rkey, uaddr,
+				IB_ACCESS_REMOTE_WRITE);
+		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, buf, 64,
+						   SHCA_COPY_TO_MR), 0);
+	}
+
 	/* rereg is for user MRs only. */
 	nmr = f->ibdev->ops.rereg_user_mr(f->pd->__internal_mr,
 					  IB_MR_REREG_ACCESS, 0, 0, 0, 0,

@@ -1,0 +1,56 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Hostile userspace: shca_fuzz drives the uverbs interface of softhca0 with
+# random and boundary values, through libibverbs and through raw uverbs
+# write() commands on the context's cmd_fd (REG_MR, REREG_MR, DEREG_MR,
+# ALLOC_PD, DEALLOC_PD with any handle, address, length, iova, access and
+# response pointer; device memory, dma-bufs, munmap/mremap of registered
+# memory), in several processes at once, some of them SIGKILLed half way.
+# Every result must be a success or an expected errno; afterwards nothing
+# is left: no MR, PD or context of softhca0 in `rdma res`, no pinned page
+# (/proc/vmstat), and the kernel log stays clean (checked by the runner).
+#
+# FUZZ_SEED (default 1), FUZZ_ITERS (iterations per process, default
+# 120000: about 45 s under TCG) and FUZZ_PROCS (default 6) change the run
+# when set in the guest (scripts/vm.sh --shell, then sh /tests/95-fuzz.sh);
+# the same seed gives the same sequence of operations.
+# shellcheck disable=SC1091
+. /tests/lib.sh
+
+DEV=${DRV_TYPE}0
+SEED=${FUZZ_SEED:-1}
+ITERS=${FUZZ_ITERS:-120000}
+PROCS=${FUZZ_PROCS:-6}
+
+if [ "$DRV_TYPE" != softhca ]; then
+	info "shca_fuzz knows softhca's rules (errnos, device memory); nothing to do for $DRV_TYPE"
+	exit 0
+fi
+command -v shca_fuzz >/dev/null || die "shca_fuzz missing: build tests/vm/bin with 'make vm-programs'"
+
+drv_load || die "loading $DRV_MOD failed"
+must "rdma link add $DEV type $DRV_TYPE netdev eth0" link_add "$DEV" eth0
+expect_port "$DEV" state "4: ACTIVE" 10
+pins0=$(foll_pins)
+info "pinned pages in the system: $pins0"
+
+# res_count DEV FIELD: the FIELD (pd, mr, ctx) count of `rdma res show` for DEV
+res_count() {
+	rdma res show 2>/dev/null |
+		awk -v d="$1:" -v f="$2" '$2 == d { for (i = 3; i < NF; i++) if ($i == f) print $(i + 1) }'
+}
+
+title "fuzzing: seed $SEED, $ITERS iterations x $PROCS processes"
+run_t 100 shca_fuzz "$DEV" "$SEED" "$ITERS" "$PROCS" ||
+	bad "shca_fuzz $DEV $SEED $ITERS $PROCS: exit status $(run_rc)"
+
+title "nothing left behind"
+for f in ctx pd mr; do
+	expect_eq "rdma res show: $f count of $DEV" 0 "$(res_count "$DEV" $f)"
+done
+expect_eq "MRs listed by rdma res show mr dev $DEV" "" "$(rdma res show mr dev "$DEV" 2>&1)"
+expect_eq "PDs listed by rdma res show pd dev $DEV" "" "$(rdma res show pd dev "$DEV" 2>&1)"
+expect_eq "pinned pages in the system" "$pins0" "$(foll_pins)"
+must "the device still works: shca_mr_many $DEV 100" shca_mr_many "$DEV" 100
+expect_eq "pinned pages in the system after that" "$pins0" "$(foll_pins)"
