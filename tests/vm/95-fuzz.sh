@@ -35,11 +35,6 @@ expect_port "$DEV" state "4: ACTIVE" 10
 pins0=$(foll_pins)
 info "pinned pages in the system: $pins0"
 
-# res_count DEV FIELD: the FIELD (pd, mr, ctx) count of `rdma res show` for DEV
-res_count() {
-	rdma res show 2>/dev/null |
-		awk -v d="$1:" -v f="$2" '$2 == d { for (i = 3; i < NF; i++) if ($i == f) print $(i + 1) }'
-}
 
 title "fuzzing: seed $SEED, $ITERS iterations x $PROCS processes"
 run_t 100 shca_fuzz "$DEV" "$SEED" "$ITERS" "$PROCS" ||

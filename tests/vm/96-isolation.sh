@@ -29,10 +29,6 @@ expect_port "$DEV" state "4: ACTIVE" 10
 pins0=$(foll_pins)
 info "pinned pages in the system: $pins0"
 
-res_count() {
-	rdma res show 2>/dev/null |
-		awk -v d="$1:" -v f="$2" '$2 == d { for (i = 3; i < NF; i++) if ($i == f) print $(i + 1) }'
-}
 
 title "handle isolation and key predictability"
 run_t 90 shca_keys "$DEV" 1000 || bad "shca_keys $DEV 1000: exit status $(run_rc)"

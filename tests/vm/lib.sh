@@ -244,3 +244,9 @@ _vm_exit() {
 }
 trap _vm_exit EXIT
 trap 'echo "  # interrupted (timeout?)"; exit 124' INT TERM
+
+# res_count DEV FIELD: the FIELD (pd, mr, ctx) count of `rdma res show` for DEV
+res_count() {
+	rdma res show 2>/dev/null |
+		awk -v d="$1:" -v f="$2" '$2 == d { for (i = 3; i < NF; i++) if ($i == f) print $(i + 1) }'
+}

@@ -644,22 +644,7 @@ static uint64_t rnd_resp(void *good, int *bad)
 static int raw_cmd(uint32_t command, const void *req, size_t req_len,
 		   unsigned int out_words)
 {
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		char body[256];
-	} buf;
-	size_t len = sizeof(buf.hdr) + req_len;
-	ssize_t ret;
-
-	memset(&buf, 0, sizeof(buf));
-	buf.hdr.command = command;
-	buf.hdr.in_words = len / 4;
-	buf.hdr.out_words = out_words;
-	memcpy(buf.body, req, req_len);
-	ret = write(cmd_fd, &buf, len);
-	if (ret < 0)
-		return errno;
-	return ret == (ssize_t)len ? 0 : EIO;
+	return vt_raw_cmd(cmd_fd, command, req, req_len, out_words);
 }
 
 /* ---- PD operations ----------------------------------------------------- */

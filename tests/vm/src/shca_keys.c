@@ -53,27 +53,6 @@
 
 static size_t page;
 
-static int raw_cmd(int fd, uint32_t command, const void *req, size_t req_len,
-		   unsigned int out_words)
-{
-	struct {
-		struct ib_uverbs_cmd_hdr hdr;
-		char body[128];
-	} buf;
-	size_t len = sizeof(buf.hdr) + req_len;
-	ssize_t ret;
-
-	memset(&buf, 0, sizeof(buf));
-	buf.hdr.command = command;
-	buf.hdr.in_words = len / 4;
-	buf.hdr.out_words = out_words;
-	memcpy(buf.body, req, req_len);
-	ret = write(fd, &buf, len);
-	if (ret < 0)
-		return errno;
-	return ret == (ssize_t)len ? 0 : EIO;
-}
-
 /*
  * Every destroying or modifying command on handles 0 .. HANDLES - 1, from
  * the context behind @fd, except its own handles @own[0..nown). Returns
@@ -99,7 +78,7 @@ static long sweep(const char *who, int fd, const uint32_t *own, int nown,
 			switch (k) {
 			case 0:
 				dmr.mr_handle = h;
-				err = raw_cmd(fd, IB_USER_VERBS_CMD_DEREG_MR, &dmr,
+				err = vt_raw_cmd(fd, IB_USER_VERBS_CMD_DEREG_MR, &dmr,
 					      sizeof(dmr), 0);
 				break;
 			case 1:
@@ -117,12 +96,12 @@ static long sweep(const char *who, int fd, const uint32_t *own, int nown,
 				rr.access_flags = IBV_ACCESS_LOCAL_WRITE |
 						  IBV_ACCESS_REMOTE_WRITE |
 						  IBV_ACCESS_REMOTE_READ;
-				err = raw_cmd(fd, IB_USER_VERBS_CMD_REREG_MR, &rr,
+				err = vt_raw_cmd(fd, IB_USER_VERBS_CMD_REREG_MR, &rr,
 					      sizeof(rr), sizeof(rresp) / 4);
 				break;
 			default:
 				dpd.pd_handle = h;
-				err = raw_cmd(fd, IB_USER_VERBS_CMD_DEALLOC_PD, &dpd,
+				err = vt_raw_cmd(fd, IB_USER_VERBS_CMD_DEALLOC_PD, &dpd,
 					      sizeof(dpd), 0);
 				break;
 			}

@@ -15,7 +15,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include <infiniband/verbs.h>
+#include <rdma/ib_user_verbs.h>
 
 static int vt_failures;
 
@@ -88,6 +91,33 @@ static inline const char *vt_errname(int err)
 }
 
 /* Open the device called @name; exits with status 2 if impossible. */
+/*
+ * Issue a raw write()-style uverbs command on @fd (bypassing libibverbs'
+ * own checks). Returns 0, the errno of write(), or EIO for a short write.
+ */
+static inline int vt_raw_cmd(int fd, uint32_t command, const void *req,
+			     size_t req_len, unsigned int out_words)
+{
+	struct {
+		struct ib_uverbs_cmd_hdr hdr;
+		char body[256];
+	} buf;
+	size_t len = sizeof(buf.hdr) + req_len;
+	ssize_t ret;
+
+	if (req_len > sizeof(buf.body))
+		return EINVAL;
+	memset(&buf, 0, sizeof(buf));
+	buf.hdr.command = command;
+	buf.hdr.in_words = len / 4;
+	buf.hdr.out_words = out_words;
+	memcpy(buf.body, req, req_len);
+	ret = write(fd, &buf, len);
+	if (ret < 0)
+		return errno;
+	return ret == (ssize_t)len ? 0 : EIO;
+}
+
 /* True if all @len bytes at @p equal @v. */
 static inline int vt_all_bytes(const void *p, size_t len, unsigned char v)
 {
