@@ -24,7 +24,7 @@ KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(DEBIAN_KDIR)
 KBUILD_OPTS := -C $(KDIR) M=$(CURDIR) CONFIG_INFINIBAND_SOFTHCA=m
 
 DRIVER := drivers/infiniband/sw/softhca
-SOURCES := $(shell find $(DRIVER) -name '*.[ch]') \
+SOURCES := $(shell find $(DRIVER) -name '*.[ch]' ! -name '*.mod.c') \
 	$(wildcard include/uapi/rdma/*.h)
 
 .PHONY: all modules provider vm-programs install clean check test run kunit kunit-san vm bench deps

@@ -16,6 +16,7 @@
 #include <linux/list.h>
 #include <linux/xarray.h>
 #include <linux/sizes.h>
+#include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/signature.h>
 
@@ -35,6 +36,16 @@
 #define SHCA_MAX_MR_SIZE	BIT_ULL(40)	/* 1 TiB */
 #define SHCA_DM_SIZE		SZ_1M		/* device-memory arena */
 #define SHCA_DM_MIN_ORDER	6		/* 64-byte granules */
+#define SHCA_MAX_CQ		0x4000
+#define SHCA_MAX_CQE		0x10000		/* completions per CQ */
+#define SHCA_MAX_QP		0x4000
+#define SHCA_QPN_MIN		2		/* QP0 and QP1 are reserved */
+#define SHCA_QPN_MAX		0xffffff	/* 24-bit QP numbers */
+#define SHCA_MAX_QP_WR		0x4000		/* per send or receive queue */
+#define SHCA_MAX_SGE		32
+#define SHCA_MAX_INLINE		512		/* bytes of inline send data */
+#define SHCA_MAX_RD_ATOM	16		/* outstanding READs/atomics */
+#define SHCA_MAX_MSG_SZ		BIT(31)		/* bytes per message */
 
 /**
  * struct shca_dev - one softhca ib_device bound to one netdev
@@ -48,6 +59,8 @@
  *	registered; under shca_devices_lock
  * @port_state: last port state reported by an IB event; under RTNL
  * @num_pds: PDs allocated, bounded by SHCA_MAX_PD
+ * @num_cqs: CQs allocated, bounded by SHCA_MAX_CQ
+ * @num_qps: QPs allocated, bounded by SHCA_MAX_QP
  * @mr_xa: MR key index -> struct shca_mr, see shca_mr.c
  * @mr_next: cursor of xa_alloc_cyclic(), under the xa_lock of @mr_xa
  * @dm_pool: allocator over the device-memory arena
@@ -63,6 +76,8 @@ struct shca_dev {
 	bool netdev_gone;
 	enum ib_port_state port_state;
 	atomic_t num_pds;
+	atomic_t num_cqs;
+	atomic_t num_qps;
 	struct xarray mr_xa;
 	u32 mr_next;
 	struct gen_pool *dm_pool;
@@ -294,6 +309,174 @@ struct shca_dm {
 	struct shca_mmap_entry *mmap;
 };
 
+/**
+ * struct shca_cq - a completion queue
+ * @ibcq: the core object; first member (INIT_RDMA_OBJ_SIZE)
+ * @lock: protects everything below
+ * @ring: @mask + 1 completions; @head is the next to poll, @tail the next
+ *	free slot (free-running counters)
+ * @mask: ring size - 1; the ring holds ibcq.cqe = @mask completions
+ * @head: consumer counter
+ * @tail: producer counter
+ * @notify: IB_CQ_SOLICITED or IB_CQ_NEXT_COMP while armed, else 0
+ * @overflowed: a completion was lost; IB_EVENT_CQ_ERR was reported
+ */
+struct shca_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock; /* see @lock above */
+	struct ib_wc *ring;
+	u32 mask;
+	u32 head;
+	u32 tail;
+	u8 notify;
+	bool overflowed;
+};
+
+/**
+ * struct shca_wqe - a work request as the QP keeps it
+ * @wr_id: the consumer's cookie
+ * @opcode: send queue: enum ib_wr_opcode
+ * @send_flags: send queue: IB_SEND_* flags
+ * @num_sge: entries of @sge in use (0 for inline data)
+ * @inline_len: bytes of inline data stored in place of @sge
+ * @ex: immediate data or the rkey to invalidate
+ * @rdma: RDMA READ/WRITE: remote address and key
+ * @atomic: atomics: remote address, key and operands
+ * @reg: REG_MR/REG_MR_INTEGRITY: the MR, key and rights to register
+ * @sig: REG_MR_INTEGRITY: signature attributes, snapshotted at post
+ * @sge: the scatter/gather list, or inline data
+ *
+ * Slots of a queue are sizeof(struct shca_wqe) plus room for the larger
+ * of max_sge entries and max_inline_data bytes.
+ */
+struct shca_wqe {
+	u64 wr_id;
+	u32 opcode;
+	u32 send_flags;
+	u32 num_sge;
+	u32 inline_len;
+	union {
+		__be32 imm_data;
+		u32 invalidate_rkey;
+	} ex;
+	union {
+		struct {
+			u64 remote_addr;
+			u32 rkey;
+		} rdma;
+		struct {
+			u64 remote_addr;
+			u64 compare_add;
+			u64 swap;
+			u32 rkey;
+		} atomic;
+		struct {
+			struct ib_mr *mr;
+			u32 key;
+			int access;
+		} reg;
+	};
+	struct ib_sig_attrs sig;
+	struct ib_sge sge[];
+};
+
+/**
+ * struct shca_queue - a send or receive queue
+ * @buf: @mask + 1 slots of @slot_size bytes
+ * @slot_size: bytes per slot
+ * @mask: slots - 1 (a power of two minus one)
+ * @max_wr: work requests the consumer may have outstanding
+ * @max_sge: scatter/gather entries per work request
+ * @head: next slot to execute or complete (free-running)
+ * @tail: next free slot (free-running)
+ */
+struct shca_queue {
+	void *buf;
+	u32 slot_size;
+	u32 mask;
+	u32 max_wr;
+	u32 max_sge;
+	u32 head;
+	u32 tail;
+};
+
+/**
+ * struct shca_qp - a reliable-connected queue pair
+ * @ibqp: the core object; first member (INIT_RDMA_OBJ_SIZE)
+ * @sdev: owning device
+ * @ref: held by the QP table (initial reference) and by each lookup of a
+ *	peer delivering to this QP
+ * @released: completed when the last reference is gone
+ * @lock: protects @state, the connection attributes, @sq and @rq
+ *	indices and @retries; never held while bytes move
+ * @post_mutex: user QPs: serialises building WQEs that copy inline data
+ *	from user memory
+ * @scratch: user QPs: one slot to build a WQE in, under @post_mutex
+ * @resp_wqe: a receive WQE of the peer, popped by this QP's work item
+ * @work: executes the send queue, flushes in the error state
+ * @state: the QP state
+ * @sq: send queue
+ * @rq: receive queue
+ * @max_inline: inline data limit granted at creation
+ * @sq_sig_all: every send WR completes (IB_SIGNAL_ALL_WR)
+ * @user: created through uverbs
+ * @access: qp_access_flags (responder rights)
+ * @dest_qpn: connected peer QP number
+ * @dgid: GID of the peer's port
+ * @sgid_index: source GID index
+ * @path_mtu: path MTU
+ * @sq_psn: send PSN, reported back only
+ * @rq_psn: receive PSN, reported back only
+ * @timeout: local ACK timeout (4.096 us * 2^timeout)
+ * @retry_cnt: transport retries before IB_WC_RETRY_EXC_ERR
+ * @rnr_retry: RNR retries before IB_WC_RNR_RETRY_EXC_ERR (7: forever)
+ * @min_rnr_timer: RNR NAK timer this QP asks its requesters to wait
+ * @max_rd_atomic: outstanding READs/atomics as requester
+ * @max_dest_rd_atomic: outstanding READs/atomics as responder
+ * @hop_limit: GRH hop limit of the path
+ * @traffic_class: GRH traffic class
+ * @flow_label: GRH flow label
+ * @sl: service level
+ * @retries: retries of the send WQE at the head so far
+ * @peer_sdev: device of the last peer whose GID was validated
+ */
+struct shca_qp {
+	struct ib_qp ibqp;
+	struct shca_dev *sdev;
+	struct kref ref;
+	struct completion released;
+	spinlock_t lock; /* see @lock above */
+	struct mutex post_mutex; /* see @post_mutex above */
+	struct shca_wqe *scratch;
+	struct shca_wqe *resp_wqe;
+	struct delayed_work work;
+	enum ib_qp_state state;
+	struct shca_queue sq;
+	struct shca_queue rq;
+	u32 max_inline;
+	bool sq_sig_all;
+	bool user;
+	int access;
+	u32 dest_qpn;
+	union ib_gid dgid;
+	u8 sgid_index;
+	enum ib_mtu path_mtu;
+	u32 sq_psn;
+	u32 rq_psn;
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+	u8 min_rnr_timer;
+	u8 max_rd_atomic;
+	u8 max_dest_rd_atomic;
+	u8 hop_limit;
+	u8 traffic_class;
+	u32 flow_label;
+	u8 sl;
+	u32 retries;
+	const struct shca_dev *peer_sdev;
+};
+
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
 {
 	return container_of(ibdev, struct shca_dev, ibdev);
@@ -307,6 +490,16 @@ static inline struct shca_pd *to_shca_pd(struct ib_pd *ibpd)
 static inline struct shca_mr *to_shca_mr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct shca_mr, ibmr);
+}
+
+static inline struct shca_cq *to_shca_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct shca_cq, ibcq);
+}
+
+static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)
+{
+	return container_of(ibqp, struct shca_qp, ibqp);
 }
 
 static inline struct shca_dm *to_shca_dm(struct ib_dm *ibdm)

@@ -314,9 +314,15 @@ static int __init shca_init(void)
 {
 	int err;
 
-	err = register_netdevice_notifier(&shca_netdev_notifier);
+	shca_qp_table_init();
+	err = shca_exec_init();
 	if (err)
 		return err;
+	err = register_netdevice_notifier(&shca_netdev_notifier);
+	if (err) {
+		shca_exec_fini();
+		return err;
+	}
 	shca_dmabuf_device_init();
 	rdma_link_register(&shca_link_ops);
 	return 0;
@@ -330,6 +336,7 @@ static void __exit shca_exit(void)
 	if (shca_dmabuf_pdev)
 		platform_device_unregister(shca_dmabuf_pdev);
 	unregister_netdevice_notifier(&shca_netdev_notifier);
+	shca_exec_fini();
 }
 
 module_init(shca_init);

@@ -979,31 +979,40 @@ int shca_mr_copy(struct shca_dev *sdev, const struct shca_mem_target *t,
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy);
 
 /**
- * shca_mr_copy_mr() - move bytes from one keyed region to another
- * @sdev: device both keys belong to
+ * shca_mr_copy_xdev() - move bytes between keyed regions of two devices
+ * @dst_sdev: device of the destination key
  * @dst: destination key, iova, PD and required access
+ * @src_sdev: device of the source key
  * @src: source key, iova, PD and required access
  * @len: bytes to move
+ * @dst_failed: set on error: true if the destination was refused, false
+ *	if the source was
  *
  * Both regions are resolved and checked before any byte moves.
  *
  * Context: any context; does not sleep.
  * Return: 0, or an error of shca_mr_copy() for either side.
  */
-int shca_mr_copy_mr(struct shca_dev *sdev, const struct shca_mem_target *dst,
-		    const struct shca_mem_target *src, u64 len)
+int shca_mr_copy_xdev(struct shca_dev *dst_sdev,
+		      const struct shca_mem_target *dst,
+		      struct shca_dev *src_sdev,
+		      const struct shca_mem_target *src, u64 len,
+		      bool *dst_failed)
 {
 	const struct shca_map *smap, *dmap;
 	struct shca_mr *smr, *dmr;
 	u64 soff, doff;
 	int err;
 
-	err = shca_mr_resolve(sdev, src, len, &smr, &smap, &soff);
+	*dst_failed = false;
+	err = shca_mr_resolve(src_sdev, src, len, &smr, &smap, &soff);
 	if (err)
 		return err;
-	err = shca_mr_resolve(sdev, dst, len, &dmr, &dmap, &doff);
-	if (err)
+	err = shca_mr_resolve(dst_sdev, dst, len, &dmr, &dmap, &doff);
+	if (err) {
+		*dst_failed = true;
 		goto out_src;
+	}
 
 	while (len) {
 		u64 contig;
@@ -1023,7 +1032,48 @@ out_src:
 	shca_mr_put(smr);
 	return err;
 }
+
+/**
+ * shca_mr_copy_mr() - move bytes from one keyed region to another
+ * @sdev: device both keys belong to
+ * @dst: destination key, iova, PD and required access
+ * @src: source key, iova, PD and required access
+ * @len: bytes to move
+ *
+ * Context: any context; does not sleep.
+ * Return: 0, or an error of shca_mr_copy() for either side.
+ */
+int shca_mr_copy_mr(struct shca_dev *sdev, const struct shca_mem_target *dst,
+		    const struct shca_mem_target *src, u64 len)
+{
+	bool dst_failed;
+
+	return shca_mr_copy_xdev(sdev, dst, sdev, src, len, &dst_failed);
+}
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_mr);
+
+/**
+ * shca_mr_probe() - check an access through a key without moving bytes
+ * @sdev: device the key belongs to
+ * @t: the key, iova, PD and required access
+ * @len: bytes the access would cover
+ *
+ * Context: any context; does not sleep.
+ * Return: 0, or the error shca_mr_copy() would return.
+ */
+int shca_mr_probe(struct shca_dev *sdev, const struct shca_mem_target *t,
+		  u64 len)
+{
+	const struct shca_map *map;
+	struct shca_mr *mr;
+	u64 off;
+	int err;
+
+	err = shca_mr_resolve(sdev, t, len, &mr, &map, &off);
+	if (!err)
+		shca_mr_put(mr);
+	return err;
+}
 
 /**
  * shca_mr_sig_error() - latch a signature error on an integrity MR

@@ -52,6 +52,20 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->max_pi_fast_reg_page_list_len = SHCA_MAX_PI_FRPL;
 	attr->max_dm_size = SHCA_DM_SIZE;
 	attr->max_pkeys = SHCA_PKEY_TBL_LEN;
+	attr->max_qp = SHCA_MAX_QP;
+	attr->max_qp_wr = SHCA_MAX_QP_WR;
+	attr->max_send_sge = SHCA_MAX_SGE;
+	attr->max_recv_sge = SHCA_MAX_SGE;
+	attr->max_sge_rd = SHCA_MAX_SGE;
+	attr->max_cq = SHCA_MAX_CQ;
+	attr->max_cqe = SHCA_MAX_CQE;
+	attr->max_qp_rd_atom = SHCA_MAX_RD_ATOM;
+	attr->max_qp_init_rd_atom = SHCA_MAX_RD_ATOM;
+	attr->max_res_rd_atom = SHCA_MAX_RD_ATOM * SHCA_MAX_QP;
+	attr->atomic_cap = IB_ATOMIC_HCA;
+	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_RC_RNR_NAK_GEN |
+				 IB_DEVICE_SYS_IMAGE_GUID;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG;
 	return 0;
 }
@@ -71,7 +85,7 @@ static int shca_query_port(struct ib_device *ibdev, u32 port_num,
 	attr->active_mtu = IB_MTU_256;
 	attr->gid_tbl_len = SHCA_GID_TBL_LEN;
 	attr->pkey_tbl_len = SHCA_PKEY_TBL_LEN;
-	attr->max_msg_sz = 0;
+	attr->max_msg_sz = SHCA_MAX_MSG_SZ;
 	attr->active_width = IB_WIDTH_1X;
 	attr->active_speed = IB_SPEED_SDR;
 	attr->state = IB_PORT_DOWN;
@@ -96,10 +110,15 @@ static int shca_query_port(struct ib_device *ibdev, u32 port_num,
 static int shca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 				   struct ib_port_immutable *immutable)
 {
-	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
+	/*
+	 * RoCE v2 without the MAD and CM capabilities: there is no GSI QP
+	 * yet, so the MAD layer and the IB CM must leave the port alone.
+	 */
+	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP |
+				    RDMA_CORE_CAP_ETH_AH;
 	immutable->gid_tbl_len = SHCA_GID_TBL_LEN;
 	immutable->pkey_tbl_len = SHCA_PKEY_TBL_LEN;
-	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
+	immutable->max_mad_size = 0;
 	return 0;
 }
 
@@ -451,6 +470,87 @@ static struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	return IS_ERR(mr) ? ERR_CAST(mr) : &mr->ibmr;
 }
 
+static int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
+			  struct uverbs_attr_bundle *attrs)
+{
+	struct shca_dev *sdev = to_shca_dev(ibcq->device);
+	int err;
+
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->num_cqs) > SHCA_MAX_CQ) {
+		err = -ENOSPC;
+		goto err_count;
+	}
+	err = shca_cq_init(to_shca_cq(ibcq), attr->cqe);
+	if (err)
+		goto err_count;
+	return 0;
+
+err_count:
+	atomic_dec(&sdev->num_cqs);
+	return err;
+}
+
+static int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	shca_cq_fini(to_shca_cq(ibcq));
+	atomic_dec(&to_shca_dev(ibcq->device)->num_cqs);
+	return 0;
+}
+
+static int shca_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	return shca_cq_poll(to_shca_cq(ibcq), num_entries, wc);
+}
+
+static int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	return shca_cq_arm(to_shca_cq(ibcq), flags);
+}
+
+static int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
+			  struct ib_udata *udata)
+{
+	return shca_qp_init(to_shca_qp(ibqp), to_shca_dev(ibqp->device), init,
+			    !!udata);
+}
+
+static int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			  int mask, struct ib_udata *udata)
+{
+	if (udata && udata->inlen)
+		return -EOPNOTSUPP;
+	return shca_qp_modify(to_shca_qp(ibqp), attr, mask);
+}
+
+static int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
+			 int mask, struct ib_qp_init_attr *init)
+{
+	shca_qp_query(to_shca_qp(ibqp), attr, init);
+	return 0;
+}
+
+static int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
+{
+	shca_qp_fini(to_shca_qp(ibqp));
+	return 0;
+}
+
+static int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
+			  const struct ib_send_wr **bad_wr)
+{
+	return shca_qp_post_send(to_shca_qp(ibqp), wr, bad_wr);
+}
+
+static int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
+			  const struct ib_recv_wr **bad_wr)
+{
+	return shca_qp_post_recv(to_shca_qp(ibqp), wr, bad_wr);
+}
+
 static void shca_dealloc_driver(struct ib_device *ibdev)
 {
 	struct shca_dev *sdev = to_shca_dev(ibdev);
@@ -488,11 +588,15 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
 	.check_mr_status = shca_check_mr_status,
+	.create_cq = shca_create_cq,
+	.create_qp = shca_create_qp,
 	.dealloc_dm = shca_dealloc_dm,
 	.dealloc_driver = shca_dealloc_driver,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
 	.dereg_mr = shca_dereg_mr,
+	.destroy_cq = shca_destroy_cq,
+	.destroy_qp = shca_destroy_qp,
 	.get_dev_fw_str = shca_get_dev_fw_str,
 	.get_dma_mr = shca_get_dma_mr,
 	.get_link_layer = shca_get_link_layer,
@@ -501,15 +605,23 @@ static const struct ib_device_ops shca_dev_ops = {
 	.map_mr_sg_pi = shca_map_mr_sg_pi,
 	.mmap = shca_mmap,
 	.mmap_free = shca_mmap_free,
+	.modify_qp = shca_modify_qp,
+	.poll_cq = shca_poll_cq,
+	.post_recv = shca_post_recv,
+	.post_send = shca_post_send,
 	.query_device = shca_query_device,
 	.query_pkey = shca_query_pkey,
 	.query_port = shca_query_port,
+	.query_qp = shca_query_qp,
 	.reg_dm_mr = shca_reg_dm_mr,
 	.reg_user_mr = shca_reg_user_mr,
 	.reg_user_mr_dmabuf = shca_reg_user_mr_dmabuf,
+	.req_notify_cq = shca_req_notify_cq,
 	.rereg_user_mr = shca_rereg_user_mr,
 
+	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
+	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuc),
 };
 
@@ -535,6 +647,8 @@ int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
 		return err;
 	INIT_LIST_HEAD(&sdev->list);
 	atomic_set(&sdev->num_pds, 0);
+	atomic_set(&sdev->num_cqs, 0);
+	atomic_set(&sdev->num_qps, 0);
 	sdev->port_state = shca_port_state(ndev);
 	shca_mr_table_init(sdev);
 

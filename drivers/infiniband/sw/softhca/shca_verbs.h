@@ -76,9 +76,50 @@ int shca_mr_copy(struct shca_dev *sdev, const struct shca_mem_target *t,
 		 void *buf, u64 len, enum shca_copy_dir dir);
 int shca_mr_copy_mr(struct shca_dev *sdev, const struct shca_mem_target *dst,
 		    const struct shca_mem_target *src, u64 len);
+int shca_mr_copy_xdev(struct shca_dev *dst_sdev,
+		      const struct shca_mem_target *dst,
+		      struct shca_dev *src_sdev,
+		      const struct shca_mem_target *src, u64 len,
+		      bool *dst_failed);
+int shca_mr_probe(struct shca_dev *sdev, const struct shca_mem_target *t,
+		  u64 len);
 void shca_mr_sig_error(struct shca_mr *mr, const struct ib_sig_err *err);
 int shca_mr_check_status(struct shca_mr *mr, u32 check_mask,
 			 struct ib_mr_status *status);
+
+/* shca_cq.c: completion queues */
+int shca_cq_init(struct shca_cq *cq, u32 cqe);
+void shca_cq_fini(struct shca_cq *cq);
+void shca_cq_push(struct shca_cq *cq, const struct ib_wc *wc, bool solicited);
+int shca_cq_poll(struct shca_cq *cq, int num, struct ib_wc *wc);
+int shca_cq_arm(struct shca_cq *cq, enum ib_cq_notify_flags flags);
+
+/* shca_qp.c: queue pairs */
+void shca_qp_table_init(void);
+int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
+		 struct ib_qp_init_attr *init, bool user);
+void shca_qp_fini(struct shca_qp *qp);
+struct shca_qp *shca_qp_get(u32 qpn);
+void shca_qp_put(struct shca_qp *qp);
+int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
+		   int mask);
+void shca_qp_query(struct shca_qp *qp, struct ib_qp_attr *attr,
+		   struct ib_qp_init_attr *init);
+int shca_qp_post_send(struct shca_qp *qp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr);
+int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr);
+void shca_qp_kick(struct shca_qp *qp);
+void shca_qp_set_error(struct shca_qp *qp);
+struct shca_wqe *shca_sq_head(struct shca_qp *qp);
+bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out);
+bool shca_rq_empty(struct shca_qp *qp);
+
+/* shca_exec.c: executes work requests */
+extern struct workqueue_struct *shca_wq;
+int shca_exec_init(void);
+void shca_exec_fini(void);
+void shca_qp_work(struct work_struct *work);
 
 /* shca_dm.c: the device-memory arena */
 int shca_dm_arena_init(struct shca_dev *sdev);

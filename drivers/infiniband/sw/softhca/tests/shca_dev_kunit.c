@@ -55,8 +55,16 @@ static void shca_dev_create_and_query(struct kunit *test)
 	/* Exactly what works; no QPs yet, so no integrity handover. */
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.kernel_cap_flags,
 			IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG);
-	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_qp, 0);
-	KUNIT_EXPECT_EQ(test, ibdev->attrs.device_cap_flags, 0);
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_qp, SHCA_MAX_QP);
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_cqe, SHCA_MAX_CQE);
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.atomic_cap, IB_ATOMIC_HCA);
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.device_cap_flags,
+			IB_DEVICE_MEM_MGT_EXTENSIONS |
+			IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_SYS_IMAGE_GUID);
+	/* A kernel verbs provider; no GSI QP, so no MAD or CM on the port. */
+	KUNIT_EXPECT_TRUE(test, ibdev->kverbs_provider);
+	KUNIT_EXPECT_FALSE(test, rdma_cap_ib_mad(ibdev, 1));
+	KUNIT_EXPECT_FALSE(test, rdma_cap_ib_cm(ibdev, 1));
 
 	KUNIT_ASSERT_EQ(test, ib_query_port(ibdev, 1, &pattr), 0);
 	KUNIT_EXPECT_EQ(test, pattr.state, IB_PORT_ACTIVE);
@@ -72,7 +80,8 @@ static void shca_dev_create_and_query(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rdma_protocol_roce_eth_encap(ibdev, 1));
 	KUNIT_ASSERT_EQ(test, ibdev->ops.get_port_immutable(ibdev, 1, &imm), 0);
 	KUNIT_EXPECT_EQ(test, imm.core_cap_flags,
-			RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP);
+			RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP |
+			RDMA_CORE_CAP_ETH_AH);
 
 	KUNIT_EXPECT_EQ(test, ib_query_pkey(ibdev, 1, 0, &pkey), 0);
 	KUNIT_EXPECT_EQ(test, pkey, IB_DEFAULT_PKEY_FULL);

@@ -1810,6 +1810,8 @@ struct shca_fault_snap {
 	u32 mrs;
 	size_t dm_avail;
 	int pds;
+	int cqs;
+	int qps;
 };
 
 static void shca_fault_snap(struct shca_mr_fix *f, struct shca_fault_snap *s)
@@ -1817,6 +1819,8 @@ static void shca_fault_snap(struct shca_mr_fix *f, struct shca_fault_snap *s)
 	s->mrs = shca_count_mrs(f->sdev);
 	s->dm_avail = gen_pool_avail(f->sdev->dm_pool);
 	s->pds = atomic_read(&f->sdev->num_pds);
+	s->cqs = atomic_read(&f->sdev->num_cqs);
+	s->qps = atomic_read(&f->sdev->num_qps);
 }
 
 struct shca_fault_case {
@@ -1936,6 +1940,72 @@ static void shca_fault_free_dm(struct shca_mr_fix *f, void *obj)
 	kfree(d);
 }
 
+static int shca_fault_cq(struct kunit *test, struct shca_mr_fix *f,
+			 void **obj)
+{
+	struct ib_cq *cq = ib_alloc_cq(f->ibdev, NULL, 64, 0, IB_POLL_DIRECT);
+
+	*obj = cq;
+	return PTR_ERR_OR_ZERO(cq);
+}
+
+static void shca_fault_free_cq(struct shca_mr_fix *f, void *obj)
+{
+	ib_free_cq(obj);
+}
+
+/* A CQ and an RC QP using it. */
+struct shca_fault_qp {
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+};
+
+static int shca_fault_qp(struct kunit *test, struct shca_mr_fix *f,
+			 void **obj)
+{
+	struct ib_qp_init_attr init = {
+		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
+			 .max_send_sge = 2, .max_recv_sge = 2,
+			 .max_inline_data = 64 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	struct shca_fault_qp *q = kzalloc(sizeof(*q), GFP_KERNEL);
+	int err;
+
+	if (!q)
+		return -ENOMEM;
+	q->cq = ib_alloc_cq(f->ibdev, NULL, 64, 0, IB_POLL_DIRECT);
+	if (IS_ERR(q->cq)) {
+		err = PTR_ERR(q->cq);
+		goto err_free;
+	}
+	init.send_cq = q->cq;
+	init.recv_cq = q->cq;
+	q->qp = ib_create_qp(f->pd, &init);
+	if (IS_ERR(q->qp)) {
+		err = PTR_ERR(q->qp);
+		goto err_cq;
+	}
+	*obj = q;
+	return 0;
+
+err_cq:
+	ib_free_cq(q->cq);
+err_free:
+	kfree(q);
+	return err;
+}
+
+static void shca_fault_destroy_qp(struct shca_mr_fix *f, void *obj)
+{
+	struct shca_fault_qp *q = obj;
+
+	ib_destroy_qp(q->qp);
+	ib_free_cq(q->cq);
+	kfree(q);
+}
+
 /* A whole device, as "rdma link add" makes it. */
 static int shca_fault_device(struct kunit *test, struct shca_mr_fix *f,
 			     void **obj)
@@ -1965,6 +2035,8 @@ static const struct shca_fault_case shca_fault_cases[] = {
 	{ "USER reg_user_mr", shca_fault_user, shca_fault_dereg },
 	{ "PD + DMA MR", shca_fault_pd, shca_fault_dealloc_pd },
 	{ "DM alloc_dm + reg_dm_mr", shca_fault_dm, shca_fault_free_dm },
+	{ "CQ create_cq", shca_fault_cq, shca_fault_free_cq },
+	{ "CQ + RC QP create_qp", shca_fault_qp, shca_fault_destroy_qp },
 	{ "device newlink", shca_fault_device, shca_fault_unlink },
 };
 
@@ -2014,6 +2086,10 @@ static void shca_fault_inject(struct kunit *test)
 				    "allocation %d leaked DM", n);
 		KUNIT_EXPECT_EQ_MSG(test, after.pds, before.pds,
 				    "allocation %d leaked a PD", n);
+		KUNIT_EXPECT_EQ_MSG(test, after.cqs, before.cqs,
+				    "allocation %d leaked a CQ", n);
+		KUNIT_EXPECT_EQ_MSG(test, after.qps, before.qps,
+				    "allocation %d leaked a QP", n);
 		KUNIT_EXPECT_TRUE_MSG(test, shca_kunit_wait_gone("shcak_fault"),
 				      "allocation %d left a device", n);
 	}
@@ -2026,6 +2102,8 @@ static void shca_fault_inject(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, after.mrs, before.mrs);
 	KUNIT_EXPECT_EQ(test, after.dm_avail, before.dm_avail);
 	KUNIT_EXPECT_EQ(test, after.pds, before.pds);
+	KUNIT_EXPECT_EQ(test, after.cqs, before.cqs);
+	KUNIT_EXPECT_EQ(test, after.qps, before.qps);
 }
 
 static struct kunit_case shca_fault_test_cases[] = {

@@ -1,0 +1,745 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca - the execution engine: runs the send queue of each QP and
+ * delivers to the peer QP.
+ *
+ * Each QP has one work item on an unbound workqueue. It executes the
+ * send queue in order, one WQE at a time: local operations (REG_MR,
+ * REG_MR_INTEGRITY, LOCAL_INV) through the MR engine; remote operations
+ * by looking up the connected peer QP (any softhca device of the host)
+ * and moving the bytes with the MR engine's copy functions, which check
+ * every key, range, PD and right. The requester plays both ends of the
+ * wire: it consumes the peer's receive WQEs and completes them on the
+ * peer's CQ. Nothing moves under a QP or CQ lock, and no two of those
+ * locks are ever held together.
+ *
+ * Errors follow the IBTA classes a hardware RC requester reports:
+ * local key/range/rights problems complete with IB_WC_LOC_PROT_ERR
+ * before anything reaches the peer; a remote key, range or right the
+ * responder refuses completes with IB_WC_REM_ACCESS_ERR and moves the
+ * responder to the error state with IB_EVENT_QP_ACCESS_ERR; a SEND
+ * larger than the receive buffer gives IB_WC_REM_INV_REQ_ERR here and
+ * IB_WC_LOC_LEN_ERR at the responder. A missing or unconnected peer, or
+ * a port that is down, is retried retry_cnt times, one local ACK timeout
+ * apart (IB_WC_RETRY_EXC_ERR); a peer without a receive WQE rnr_retry
+ * times (7: for ever; IB_WC_RNR_RETRY_EXC_ERR). After an error
+ * completion the QP is in the error state and its work item flushes
+ * every outstanding WQE with IB_WC_WR_FLUSH_ERR.
+ */
+
+#include <linux/jiffies.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_cache.h>
+
+#include "shca_verbs.h"
+
+/* WQEs one run of a work item executes before yielding the worker. */
+#define SHCA_EXEC_BUDGET	64
+
+struct workqueue_struct *shca_wq;
+
+/* Atomics are atomic with respect to every softhca atomic (IB_ATOMIC_HCA). */
+static DEFINE_SPINLOCK(shca_atomic_lock);
+
+enum shca_exec_res {
+	SHCA_EXEC_DONE,		/* complete the WQE with wc->status */
+	SHCA_EXEC_RNR,		/* the peer has no receive WQE: retry */
+	SHCA_EXEC_RETRY,	/* no peer to talk to: transport retry */
+};
+
+/*
+ * One side of a transfer: a scatter/gather list of keys on a device, or
+ * (source only) inline data, with a cursor.
+ */
+struct shca_xfer {
+	struct shca_dev *sdev;
+	struct ib_pd *pd;
+	int access;
+	const struct ib_sge *sge;
+	u32 num_sge;
+	const u8 *inl;
+	u32 inl_len;
+	u32 i;
+	u64 off;
+};
+
+static u64 shca_sge_total(const struct ib_sge *sge, u32 n)
+{
+	u64 len = 0;
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		len += sge[i].length;
+	return len;
+}
+
+static u64 shca_wqe_len(const struct shca_wqe *w)
+{
+	return w->num_sge ? shca_sge_total(w->sge, w->num_sge) :
+			    w->inline_len;
+}
+
+/* Bytes left in the current element of @x, skipping empty ones. */
+static u64 shca_xfer_left(struct shca_xfer *x)
+{
+	if (x->inl)
+		return x->inl_len - x->off;
+	while (x->i < x->num_sge && x->off == x->sge[x->i].length) {
+		x->i++;
+		x->off = 0;
+	}
+	return x->i < x->num_sge ? x->sge[x->i].length - x->off : 0;
+}
+
+static void shca_xfer_target(const struct shca_xfer *x,
+			     struct shca_mem_target *t)
+{
+	t->pd = x->pd;
+	t->key = x->sge[x->i].lkey;
+	t->iova = x->sge[x->i].addr + x->off;
+	t->access = x->access;
+}
+
+/*
+ * Move @len bytes from @src to @dst. On error, *@dst_failed says which
+ * side refused; bytes before the failing element may have moved.
+ */
+static int shca_xfer(struct shca_xfer *dst, struct shca_xfer *src, u64 len,
+		     bool *dst_failed)
+{
+	struct shca_mem_target dt, st;
+	int err;
+
+	while (len) {
+		u64 s = shca_xfer_left(src), d = shca_xfer_left(dst);
+		u64 n = min3(len, s, d);
+
+		if (!n) {
+			*dst_failed = !d;
+			return -ERANGE;
+		}
+		shca_xfer_target(dst, &dt);
+		if (src->inl) {
+			*dst_failed = true;
+			err = shca_mr_copy(dst->sdev, &dt,
+					   (void *)(src->inl + src->off), n,
+					   SHCA_COPY_TO_MR);
+		} else {
+			shca_xfer_target(src, &st);
+			err = shca_mr_copy_xdev(dst->sdev, &dt, src->sdev, &st,
+						n, dst_failed);
+		}
+		if (err)
+			return err;
+		src->off += n;
+		dst->off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void shca_xfer_local(struct shca_xfer *x, struct shca_qp *qp,
+			    const struct shca_wqe *w, int access)
+{
+	*x = (struct shca_xfer){
+		.sdev = qp->sdev,
+		.pd = qp->ibqp.pd,
+		.access = access,
+		.sge = w->sge,
+		.num_sge = w->num_sge,
+	};
+	if (!w->num_sge && w->inline_len) {
+		x->inl = (const u8 *)w->sge;
+		x->inl_len = w->inline_len;
+	}
+}
+
+/* The remote side of RDMA and atomics: one (rkey, address) range. */
+static void shca_xfer_remote(struct shca_xfer *x, struct ib_sge *sge,
+			     struct shca_qp *peer, u64 addr, u32 rkey,
+			     u64 len, int access)
+{
+	sge->addr = addr;
+	sge->length = len;
+	sge->lkey = rkey;
+	*x = (struct shca_xfer){
+		.sdev = peer->sdev,
+		.pd = peer->ibqp.pd,
+		.access = access,
+		.sge = sge,
+		.num_sge = 1,
+	};
+}
+
+/* Check every local SGE before anything reaches the peer. */
+static int shca_probe_local(struct shca_qp *qp, const struct shca_wqe *w,
+			    int access)
+{
+	struct shca_mem_target t = { .pd = qp->ibqp.pd, .access = access };
+	u32 i;
+	int err;
+
+	for (i = 0; i < w->num_sge; i++) {
+		if (!w->sge[i].length)
+			continue;
+		t.key = w->sge[i].lkey;
+		t.iova = w->sge[i].addr;
+		err = shca_mr_probe(qp->sdev, &t, w->sge[i].length);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static void shca_resp_error(struct shca_qp *peer, enum ib_event_type event,
+			    bool notify)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	shca_qp_set_error(peer);
+	spin_unlock_irqrestore(&peer->lock, flags);
+
+	if (notify && peer->ibqp.event_handler) {
+		struct ib_event ev = {
+			.device = peer->ibqp.device,
+			.element.qp = &peer->ibqp,
+			.event = event,
+		};
+
+		peer->ibqp.event_handler(&ev, peer->ibqp.qp_context);
+	}
+	shca_qp_kick(peer);
+}
+
+/* Complete a receive WQE popped from @peer on @peer's receive CQ. */
+static void shca_resp_complete(struct shca_qp *peer, struct shca_qp *qp,
+			       const struct shca_wqe *r,
+			       const struct shca_wqe *w,
+			       enum ib_wc_status status, u32 byte_len)
+{
+	struct ib_wc wc = {
+		.wr_id = r->wr_id,
+		.status = status,
+		.opcode = IB_WC_RECV,
+		.byte_len = byte_len,
+		.qp = &peer->ibqp,
+		.src_qp = qp->ibqp.qp_num,
+		.port_num = SHCA_PORT,
+	};
+
+	if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
+		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+	if (status == IB_WC_SUCCESS) {
+		if (w->opcode == IB_WR_SEND_WITH_IMM ||
+		    w->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
+			wc.wc_flags |= IB_WC_WITH_IMM;
+			wc.ex.imm_data = w->ex.imm_data;
+		} else if (w->opcode == IB_WR_SEND_WITH_INV) {
+			wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+			wc.ex.invalidate_rkey = w->ex.invalidate_rkey;
+		}
+	}
+	shca_cq_push(to_shca_cq(peer->ibqp.recv_cq), &wc,
+		     !!(w->send_flags & IB_SEND_SOLICITED));
+}
+
+/* The peer takes requests from us: connected back, receiving. */
+static bool shca_peer_accepts(struct shca_qp *peer, struct shca_qp *qp)
+{
+	lockdep_assert_held(&peer->lock);
+	return peer->dest_qpn == qp->ibqp.qp_num &&
+	       (peer->state == IB_QPS_RTR || peer->state == IB_QPS_RTS ||
+		peer->state == IB_QPS_SQD || peer->state == IB_QPS_SQE);
+}
+
+/*
+ * Find the connected peer and check that its device owns the destination
+ * GID. The check is cached per peer device.
+ */
+static struct shca_qp *shca_exec_peer(struct shca_qp *qp)
+{
+	const struct ib_gid_attr *gid;
+	struct shca_qp *peer;
+
+	peer = shca_qp_get(qp->dest_qpn);
+	if (!peer)
+		return NULL;
+	if (peer->sdev != READ_ONCE(qp->peer_sdev)) {
+		gid = rdma_find_gid_by_port(&peer->sdev->ibdev, &qp->dgid,
+					    IB_GID_TYPE_ROCE_UDP_ENCAP,
+					    SHCA_PORT, NULL);
+		if (IS_ERR(gid)) {
+			shca_qp_put(peer);
+			return NULL;
+		}
+		rdma_put_gid_attr(gid);
+		WRITE_ONCE(qp->peer_sdev, peer->sdev);
+	}
+	return peer;
+}
+
+static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
+					 struct shca_qp *peer,
+					 struct shca_wqe *w, struct ib_wc *wc)
+{
+	struct shca_wqe *r = qp->resp_wqe;
+	struct shca_xfer dst, src;
+	unsigned long flags;
+	bool popped, dst_failed;
+	u64 len = shca_wqe_len(w);
+	int err;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	if (!shca_peer_accepts(peer, qp)) {
+		spin_unlock_irqrestore(&peer->lock, flags);
+		return SHCA_EXEC_RETRY;
+	}
+	popped = shca_rq_pop(peer, r);
+	spin_unlock_irqrestore(&peer->lock, flags);
+	if (!popped)
+		return SHCA_EXEC_RNR;
+
+	if (len > shca_sge_total(r->sge, r->num_sge)) {
+		shca_resp_complete(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
+		shca_resp_error(peer, IB_EVENT_QP_REQ_ERR, false);
+		wc->status = IB_WC_REM_INV_REQ_ERR;
+		return SHCA_EXEC_DONE;
+	}
+
+	dst = (struct shca_xfer){
+		.sdev = peer->sdev,
+		.pd = peer->ibqp.pd,
+		.access = IB_ACCESS_LOCAL_WRITE,
+		.sge = r->sge,
+		.num_sge = r->num_sge,
+	};
+	shca_xfer_local(&src, qp, w, 0);
+	err = shca_xfer(&dst, &src, len, &dst_failed);
+	if (!err && w->opcode == IB_WR_SEND_WITH_INV) {
+		dst_failed = true;
+		err = shca_mr_invalidate(peer->sdev, peer->ibqp.pd,
+					 w->ex.invalidate_rkey);
+	}
+	if (err) {
+		/* The source can only fail if it changed since the probe. */
+		shca_resp_complete(peer, qp, r, w, dst_failed ?
+				   IB_WC_LOC_PROT_ERR : IB_WC_REM_ABORT_ERR, 0);
+		shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, false);
+		wc->status = dst_failed ? IB_WC_REM_OP_ERR : IB_WC_LOC_PROT_ERR;
+		return SHCA_EXEC_DONE;
+	}
+	shca_resp_complete(peer, qp, r, w, IB_WC_SUCCESS, len);
+	return SHCA_EXEC_DONE;
+}
+
+/* Common responder checks of RDMA and atomic requests. */
+static enum shca_exec_res shca_peer_check(struct shca_qp *qp,
+					  struct shca_qp *peer, int access,
+					  bool need_recv, struct ib_wc *wc)
+{
+	enum shca_exec_res res = SHCA_EXEC_DONE;
+	unsigned long flags;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	if (!shca_peer_accepts(peer, qp))
+		res = SHCA_EXEC_RETRY;
+	else if ((peer->access & access) != access)
+		wc->status = IB_WC_REM_ACCESS_ERR;
+	else if (need_recv && shca_rq_empty(peer))
+		res = SHCA_EXEC_RNR;
+	spin_unlock_irqrestore(&peer->lock, flags);
+
+	if (wc->status == IB_WC_REM_ACCESS_ERR)
+		shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, true);
+	return res;
+}
+
+static enum shca_exec_res shca_exec_write(struct shca_qp *qp,
+					  struct shca_qp *peer,
+					  struct shca_wqe *w, struct ib_wc *wc)
+{
+	bool imm = w->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
+	struct shca_wqe *r = qp->resp_wqe;
+	struct shca_xfer dst, src;
+	u64 len = shca_wqe_len(w);
+	unsigned long flags;
+	enum shca_exec_res res;
+	bool popped, dst_failed;
+	struct ib_sge sge;
+
+	res = shca_peer_check(qp, peer, IB_ACCESS_REMOTE_WRITE, imm, wc);
+	if (res != SHCA_EXEC_DONE || wc->status != IB_WC_SUCCESS)
+		return res;
+
+	shca_xfer_remote(&dst, &sge, peer, w->rdma.remote_addr, w->rdma.rkey,
+			 len, IB_ACCESS_REMOTE_WRITE);
+	shca_xfer_local(&src, qp, w, 0);
+	if (len && shca_xfer(&dst, &src, len, &dst_failed)) {
+		if (dst_failed) {
+			shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, true);
+			wc->status = IB_WC_REM_ACCESS_ERR;
+		} else {
+			wc->status = IB_WC_LOC_PROT_ERR;
+		}
+		return SHCA_EXEC_DONE;
+	}
+	if (!imm)
+		return SHCA_EXEC_DONE;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	popped = shca_peer_accepts(peer, qp) && shca_rq_pop(peer, r);
+	spin_unlock_irqrestore(&peer->lock, flags);
+	if (!popped)
+		return SHCA_EXEC_RETRY;
+	shca_resp_complete(peer, qp, r, w, IB_WC_SUCCESS, len);
+	return SHCA_EXEC_DONE;
+}
+
+static enum shca_exec_res shca_exec_read(struct shca_qp *qp,
+					 struct shca_qp *peer,
+					 struct shca_wqe *w, struct ib_wc *wc)
+{
+	u64 len = shca_sge_total(w->sge, w->num_sge);
+	struct shca_xfer dst, src;
+	enum shca_exec_res res;
+	struct ib_sge sge;
+	bool dst_failed;
+
+	res = shca_peer_check(qp, peer, IB_ACCESS_REMOTE_READ, false, wc);
+	if (res != SHCA_EXEC_DONE || wc->status != IB_WC_SUCCESS)
+		return res;
+
+	shca_xfer_remote(&src, &sge, peer, w->rdma.remote_addr, w->rdma.rkey,
+			 len, IB_ACCESS_REMOTE_READ);
+	shca_xfer_local(&dst, qp, w, IB_ACCESS_LOCAL_WRITE);
+	if (len && shca_xfer(&dst, &src, len, &dst_failed)) {
+		if (dst_failed) {
+			wc->status = IB_WC_LOC_PROT_ERR;
+		} else {
+			shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, true);
+			wc->status = IB_WC_REM_ACCESS_ERR;
+		}
+		return SHCA_EXEC_DONE;
+	}
+	wc->byte_len = len;
+	return SHCA_EXEC_DONE;
+}
+
+static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
+					   struct shca_qp *peer,
+					   struct shca_wqe *w, struct ib_wc *wc)
+{
+	struct shca_mem_target rt = {
+		.pd = peer->ibqp.pd,
+		.key = w->atomic.rkey,
+		.iova = w->atomic.remote_addr,
+		.access = IB_ACCESS_REMOTE_ATOMIC,
+	};
+	struct shca_mem_target lt = {
+		.pd = qp->ibqp.pd,
+		.key = w->sge[0].lkey,
+		.iova = w->sge[0].addr,
+		.access = IB_ACCESS_LOCAL_WRITE,
+	};
+	enum shca_exec_res res;
+	u64 old, new;
+	int err;
+
+	res = shca_peer_check(qp, peer, IB_ACCESS_REMOTE_ATOMIC, false, wc);
+	if (res != SHCA_EXEC_DONE || wc->status != IB_WC_SUCCESS)
+		return res;
+	if (!IS_ALIGNED(rt.iova, sizeof(u64))) {
+		wc->status = IB_WC_REM_INV_REQ_ERR;
+		return SHCA_EXEC_DONE;
+	}
+
+	spin_lock(&shca_atomic_lock);
+	err = shca_mr_copy(peer->sdev, &rt, &old, sizeof(old),
+			   SHCA_COPY_FROM_MR);
+	if (!err) {
+		if (w->opcode == IB_WR_ATOMIC_CMP_AND_SWP)
+			new = old == w->atomic.compare_add ? w->atomic.swap :
+							     old;
+		else
+			new = old + w->atomic.compare_add;
+		err = shca_mr_copy(peer->sdev, &rt, &new, sizeof(new),
+				   SHCA_COPY_TO_MR);
+	}
+	spin_unlock(&shca_atomic_lock);
+	if (err) {
+		shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, true);
+		wc->status = IB_WC_REM_ACCESS_ERR;
+		return SHCA_EXEC_DONE;
+	}
+	if (shca_mr_copy(qp->sdev, &lt, &old, sizeof(old), SHCA_COPY_TO_MR))
+		wc->status = IB_WC_LOC_PROT_ERR;
+	else
+		wc->byte_len = sizeof(old);
+	return SHCA_EXEC_DONE;
+}
+
+/* REG_MR, REG_MR_INTEGRITY and LOCAL_INV: no peer involved. */
+static void shca_exec_local(struct shca_qp *qp, struct shca_wqe *w,
+			    struct ib_wc *wc)
+{
+	struct shca_mr *mr;
+	int err;
+
+	if (w->opcode == IB_WR_LOCAL_INV) {
+		if (shca_mr_invalidate(qp->sdev, qp->ibqp.pd,
+				       w->ex.invalidate_rkey))
+			wc->status = IB_WC_LOC_PROT_ERR;
+		return;
+	}
+
+	mr = to_shca_mr(w->reg.mr);
+	if (mr->ibmr.device != qp->ibqp.device || mr->ibmr.pd != qp->ibqp.pd) {
+		wc->status = IB_WC_MW_BIND_ERR;
+		return;
+	}
+	if (w->opcode == IB_WR_REG_MR_INTEGRITY)
+		err = shca_mr_fast_reg_pi(mr, w->reg.key, w->reg.access,
+					  &w->sig);
+	else
+		err = shca_mr_fast_reg(mr, w->reg.key, w->reg.access);
+	if (err)
+		wc->status = IB_WC_MW_BIND_ERR;
+}
+
+static enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_WR_REG_MR:
+	case IB_WR_REG_MR_INTEGRITY:
+		return IB_WC_REG_MR;
+	default:
+		return IB_WC_SEND;
+	}
+}
+
+static bool shca_port_up(const struct shca_dev *sdev)
+{
+	return READ_ONCE(sdev->port_state) == IB_PORT_ACTIVE;
+}
+
+static enum shca_exec_res shca_exec_wqe(struct shca_qp *qp,
+					struct shca_wqe *w, struct ib_wc *wc)
+{
+	enum shca_exec_res res;
+	struct shca_qp *peer;
+	int access = 0;
+
+	switch (w->opcode) {
+	case IB_WR_REG_MR:
+	case IB_WR_REG_MR_INTEGRITY:
+	case IB_WR_LOCAL_INV:
+		shca_exec_local(qp, w, wc);
+		return SHCA_EXEC_DONE;
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		access = IB_ACCESS_LOCAL_WRITE;
+		break;
+	}
+	if (shca_wqe_len(w) > SHCA_MAX_MSG_SZ) {
+		wc->status = IB_WC_LOC_LEN_ERR;
+		return SHCA_EXEC_DONE;
+	}
+	if (shca_probe_local(qp, w, access)) {
+		wc->status = IB_WC_LOC_PROT_ERR;
+		return SHCA_EXEC_DONE;
+	}
+
+	if (!shca_port_up(qp->sdev))
+		return SHCA_EXEC_RETRY;
+	peer = shca_exec_peer(qp);
+	if (!peer)
+		return SHCA_EXEC_RETRY;
+	if (!shca_port_up(peer->sdev)) {
+		res = SHCA_EXEC_RETRY;
+		goto out;
+	}
+
+	switch (w->opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		res = shca_exec_write(qp, peer, w, wc);
+		break;
+	case IB_WR_RDMA_READ:
+		res = shca_exec_read(qp, peer, w, wc);
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		res = shca_exec_atomic(qp, peer, w, wc);
+		break;
+	default:
+		res = shca_exec_send(qp, peer, w, wc);
+		break;
+	}
+out:
+	shca_qp_put(peer);
+	return res;
+}
+
+/* Local ACK timeout: 4.096 us * 2^timeout, at least one jiffy. */
+static unsigned long shca_ack_timeout(const struct shca_qp *qp)
+{
+	u64 us = (4096ULL << qp->timeout) / 1000;
+
+	return max(usecs_to_jiffies(min_t(u64, us, 10 * USEC_PER_SEC)), 1UL);
+}
+
+/*
+ * The WQE at the head could not be delivered. Schedule a retry and
+ * return true, or set the exhausted-retries status and return false.
+ */
+static bool shca_exec_retry(struct shca_qp *qp, enum shca_exec_res res,
+			    struct ib_wc *wc)
+{
+	if (res == SHCA_EXEC_RNR) {
+		if (qp->rnr_retry == 7 || qp->retries++ < qp->rnr_retry) {
+			queue_delayed_work(shca_wq, &qp->work,
+					   max(msecs_to_jiffies(1), 1UL));
+			return true;
+		}
+		wc->status = IB_WC_RNR_RETRY_EXC_ERR;
+		return false;
+	}
+	/* A timeout of 0 means an infinite local ACK timeout. */
+	if (!qp->timeout || qp->retries++ < qp->retry_cnt) {
+		queue_delayed_work(shca_wq, &qp->work,
+				   qp->timeout ? shca_ack_timeout(qp) :
+						 msecs_to_jiffies(100));
+		return true;
+	}
+	wc->status = IB_WC_RETRY_EXC_ERR;
+	return false;
+}
+
+/* Complete every outstanding WQE with IB_WC_WR_FLUSH_ERR. */
+static void shca_qp_flush(struct shca_qp *qp)
+{
+	struct shca_wqe *w;
+	unsigned long flags;
+	struct ib_cq *cq;
+	struct ib_wc wc;
+
+	for (;;) {
+		memset(&wc, 0, sizeof(wc));
+		wc.status = IB_WC_WR_FLUSH_ERR;
+		wc.qp = &qp->ibqp;
+
+		spin_lock_irqsave(&qp->lock, flags);
+		if (qp->state != IB_QPS_ERR) {
+			spin_unlock_irqrestore(&qp->lock, flags);
+			return;
+		}
+		w = shca_sq_head(qp);
+		if (w) {
+			wc.wr_id = w->wr_id;
+			wc.opcode = shca_wc_opcode(w->opcode);
+			qp->sq.head++;
+			cq = qp->ibqp.send_cq;
+		} else if (!shca_rq_empty(qp)) {
+			w = qp->rq.buf +
+			    (size_t)(qp->rq.head & qp->rq.mask) *
+			    qp->rq.slot_size;
+			wc.wr_id = w->wr_id;
+			wc.opcode = IB_WC_RECV;
+			qp->rq.head++;
+			cq = qp->ibqp.recv_cq;
+		} else {
+			spin_unlock_irqrestore(&qp->lock, flags);
+			return;
+		}
+		spin_unlock_irqrestore(&qp->lock, flags);
+		shca_cq_push(to_shca_cq(cq), &wc, false);
+	}
+}
+
+/**
+ * shca_qp_work() - a QP's work item: execute its send queue
+ * @work: &shca_qp.work
+ *
+ * Runs at most SHCA_EXEC_BUDGET WQEs, then requeues itself. In the error
+ * state it flushes both queues instead.
+ */
+void shca_qp_work(struct work_struct *work)
+{
+	struct shca_qp *qp = container_of(to_delayed_work(work),
+					  struct shca_qp, work);
+	enum shca_exec_res res;
+	unsigned long flags;
+	enum ib_qp_state state;
+	struct shca_wqe *w;
+	bool signaled;
+	struct ib_wc wc;
+	int budget;
+
+	for (budget = SHCA_EXEC_BUDGET; budget; budget--) {
+		spin_lock_irqsave(&qp->lock, flags);
+		state = qp->state;
+		w = state == IB_QPS_RTS ? shca_sq_head(qp) : NULL;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (state == IB_QPS_ERR) {
+			shca_qp_flush(qp);
+			return;
+		}
+		if (!w)
+			return;
+
+		memset(&wc, 0, sizeof(wc));
+		wc.wr_id = w->wr_id;
+		wc.opcode = shca_wc_opcode(w->opcode);
+		wc.qp = &qp->ibqp;
+		wc.status = IB_WC_SUCCESS;
+
+		res = shca_exec_wqe(qp, w, &wc);
+		if (res != SHCA_EXEC_DONE && shca_exec_retry(qp, res, &wc))
+			return;
+		qp->retries = 0;
+		signaled = wc.status != IB_WC_SUCCESS || qp->sq_sig_all ||
+			   (w->send_flags & IB_SEND_SIGNALED);
+
+		spin_lock_irqsave(&qp->lock, flags);
+		qp->sq.head++;
+		if (wc.status != IB_WC_SUCCESS && qp->state != IB_QPS_RESET)
+			shca_qp_set_error(qp);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (signaled)
+			shca_cq_push(to_shca_cq(qp->ibqp.send_cq), &wc, false);
+	}
+	shca_qp_kick(qp);
+}
+
+/**
+ * shca_exec_init() - create the workqueue QPs execute on
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int shca_exec_init(void)
+{
+	/* Storage ULPs may need their QPs to progress to reclaim memory. */
+	shca_wq = alloc_workqueue("softhca", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
+	return shca_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * shca_exec_fini() - destroy the workqueue; every QP is gone
+ */
+void shca_exec_fini(void)
+{
+	destroy_workqueue(shca_wq);
+}

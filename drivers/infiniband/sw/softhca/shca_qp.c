@@ -1,0 +1,736 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * softhca - reliable-connected queue pairs: the QP table, the state
+ * machine, and posting to the send and receive queues.
+ *
+ * QP numbers are unique across every softhca device of the host (one
+ * table, 24-bit numbers from a random start): a requester finds its peer
+ * by dest_qp_num alone and then checks that the peer's device owns the
+ * destination GID (see shca_exec.c). Lookups take a reference under RCU;
+ * destroy unpublishes the number, waits until no peer holds the QP, then
+ * stops its work item, so nothing reaches a freed QP.
+ *
+ * Queues are rings of fixed-size slots (struct shca_wqe plus room for the
+ * scatter/gather list or inline data). The poster fills slot @tail under
+ * the QP lock; the QP's work item executes slot @head and advances @head
+ * only when the WQE has completed, so a slot is never overwritten while
+ * it is being executed.
+ *
+ * The QP engine takes ib_send_wr, ib_recv_wr and ib_qp_attr directly:
+ * they are this HCA's work-queue descriptors, and copying them into a
+ * second set of structures would only add a layer.
+ */
+
+#include <linux/log2.h>
+#include <linux/overflow.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+
+#include "shca_verbs.h"
+
+static DEFINE_XARRAY_ALLOC(shca_qp_xa);
+static u32 shca_qp_next;
+
+/**
+ * shca_qp_get() - find a QP by number and take a reference
+ * @qpn: QP number
+ *
+ * Context: any context.
+ * Return: the QP, or NULL if there is none (or it is being destroyed).
+ */
+struct shca_qp *shca_qp_get(u32 qpn)
+{
+	struct shca_qp *qp;
+
+	rcu_read_lock();
+	qp = xa_load(&shca_qp_xa, qpn);
+	if (qp && !kref_get_unless_zero(&qp->ref))
+		qp = NULL;
+	rcu_read_unlock();
+	return qp;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_qp_get);
+
+static void shca_qp_release(struct kref *ref)
+{
+	complete(&container_of(ref, struct shca_qp, ref)->released);
+}
+
+/**
+ * shca_qp_put() - drop a reference taken by shca_qp_get()
+ * @qp: the QP
+ */
+void shca_qp_put(struct shca_qp *qp)
+{
+	kref_put(&qp->ref, shca_qp_release);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_qp_put);
+
+static void *shca_queue_slot(const struct shca_queue *q, u32 idx)
+{
+	return q->buf + (size_t)(idx & q->mask) * q->slot_size;
+}
+
+/**
+ * shca_sq_head() - the send WQE to execute next
+ * @qp: the QP; caller holds @qp->lock
+ *
+ * Return: the WQE, or NULL if the send queue is empty.
+ */
+struct shca_wqe *shca_sq_head(struct shca_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->sq.head == qp->sq.tail)
+		return NULL;
+	return shca_queue_slot(&qp->sq, qp->sq.head);
+}
+
+/**
+ * shca_rq_pop() - take the receive WQE at the head of the receive queue
+ * @qp: the QP; caller holds @qp->lock
+ * @out: receives a copy of the WQE (room for SHCA_MAX_SGE entries)
+ *
+ * Return: true if a WQE was taken.
+ */
+bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out)
+{
+	struct shca_wqe *w;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->rq.head == qp->rq.tail)
+		return false;
+	w = shca_queue_slot(&qp->rq, qp->rq.head);
+	memcpy(out, w, struct_size(w, sge, w->num_sge));
+	qp->rq.head++;
+	return true;
+}
+
+/**
+ * shca_rq_empty() - no receive WQE is posted
+ * @qp: the QP; caller holds @qp->lock
+ *
+ * Return: true if the receive queue is empty.
+ */
+bool shca_rq_empty(struct shca_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	return qp->rq.head == qp->rq.tail;
+}
+
+static int shca_queue_init(struct shca_queue *q, u32 max_wr, u32 max_sge,
+			   u32 max_inline)
+{
+	size_t room = max_t(size_t, array_size(max_sge, sizeof(struct ib_sge)),
+			    max_inline);
+	u32 slots = roundup_pow_of_two(max(max_wr, 1U));
+
+	q->slot_size = ALIGN(sizeof(struct shca_wqe) + room, 8);
+	q->buf = shca_inject_fault() ? NULL :
+		 kvcalloc(slots, q->slot_size, GFP_KERNEL);
+	if (!q->buf)
+		return -ENOMEM;
+	q->mask = slots - 1;
+	q->max_wr = max_wr;
+	q->max_sge = max_sge;
+	return 0;
+}
+
+static int shca_qp_check_init_attr(const struct ib_qp_init_attr *init)
+{
+	const struct ib_qp_cap *cap = &init->cap;
+
+	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags ||
+	    init->rwq_ind_tbl)
+		return -EOPNOTSUPP;
+	if (cap->max_send_wr > SHCA_MAX_QP_WR ||
+	    cap->max_recv_wr > SHCA_MAX_QP_WR ||
+	    cap->max_send_sge > SHCA_MAX_SGE ||
+	    cap->max_recv_sge > SHCA_MAX_SGE ||
+	    cap->max_inline_data > SHCA_MAX_INLINE)
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * shca_qp_init() - set up a new RC QP and give it a number
+ * @qp: QP being created (zeroed by the core)
+ * @sdev: its device
+ * @init: creation attributes; @init->cap is updated with what was granted
+ * @user: created for a user context
+ *
+ * Context: process context.
+ * Return: 0; -EOPNOTSUPP for a QP type or feature the device lacks
+ * (only RC QPs without SRQ or creation flags); -EINVAL for capabilities
+ * above the device limits; -ENOMEM; -ENOSPC when the device has
+ * SHCA_MAX_QP QPs.
+ */
+int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
+		 struct ib_qp_init_attr *init, bool user)
+{
+	struct ib_qp_cap *cap = &init->cap;
+	u32 qpn;
+	int err;
+
+	err = shca_qp_check_init_attr(init);
+	if (err)
+		return err;
+	if (atomic_inc_return(&sdev->num_qps) > SHCA_MAX_QP) {
+		err = -ENOSPC;
+		goto err_count;
+	}
+
+	qp->sdev = sdev;
+	qp->user = user;
+	qp->state = IB_QPS_RESET;
+	qp->sq_sig_all = init->sq_sig_type == IB_SIGNAL_ALL_WR;
+	qp->max_inline = cap->max_inline_data;
+	qp->path_mtu = IB_MTU_1024;
+	spin_lock_init(&qp->lock);
+	mutex_init(&qp->post_mutex);
+	kref_init(&qp->ref);
+	init_completion(&qp->released);
+	INIT_DELAYED_WORK(&qp->work, shca_qp_work);
+
+	err = shca_queue_init(&qp->sq, cap->max_send_wr, cap->max_send_sge,
+			      cap->max_inline_data);
+	if (err)
+		goto err_count;
+	err = shca_queue_init(&qp->rq, cap->max_recv_wr, cap->max_recv_sge, 0);
+	if (err)
+		goto err_free_sq;
+	/* Responder scratch: a receive WQE popped from a peer. */
+	qp->resp_wqe = shca_inject_fault() ? NULL :
+		       kmalloc(struct_size(qp->resp_wqe, sge, SHCA_MAX_SGE),
+			       GFP_KERNEL);
+	if (!qp->resp_wqe) {
+		err = -ENOMEM;
+		goto err_free_rq;
+	}
+	if (user) {
+		qp->scratch = shca_inject_fault() ? NULL :
+			      kmalloc(qp->sq.slot_size, GFP_KERNEL);
+		if (!qp->scratch) {
+			err = -ENOMEM;
+			goto err_free_resp;
+		}
+	}
+
+	err = shca_inject_fault() ? -ENOMEM :
+	      xa_alloc_cyclic(&shca_qp_xa, &qpn, qp,
+			      XA_LIMIT(SHCA_QPN_MIN, SHCA_QPN_MAX),
+			      &shca_qp_next, GFP_KERNEL);
+	if (err < 0)
+		goto err_free_scratch;
+	qp->ibqp.qp_num = qpn;
+	return 0;
+
+err_free_scratch:
+	kfree(qp->scratch);
+err_free_resp:
+	kfree(qp->resp_wqe);
+err_free_rq:
+	kvfree(qp->rq.buf);
+err_free_sq:
+	kvfree(qp->sq.buf);
+err_count:
+	atomic_dec(&sdev->num_qps);
+	return err;
+}
+
+/**
+ * shca_qp_fini() - destroy a QP
+ * @qp: the QP
+ *
+ * Unpublishes its number, waits until no peer delivering to it holds a
+ * reference, stops its work item and frees its queues. Outstanding work
+ * requests are dropped without completions (consumers drain first).
+ *
+ * Context: process context; sleeps.
+ */
+void shca_qp_fini(struct shca_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->state = IB_QPS_RESET;
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	xa_erase(&shca_qp_xa, qp->ibqp.qp_num);
+	shca_qp_put(qp);
+	wait_for_completion(&qp->released);
+	/* No peer can queue our work any more; stop it for good. */
+	cancel_delayed_work_sync(&qp->work);
+
+	kfree(qp->scratch);
+	kfree(qp->resp_wqe);
+	kvfree(qp->rq.buf);
+	kvfree(qp->sq.buf);
+	atomic_dec(&qp->sdev->num_qps);
+}
+
+/**
+ * shca_qp_kick() - let the QP's work item run
+ * @qp: the QP; the caller holds a reference or owns it
+ *
+ * Context: any context.
+ */
+void shca_qp_kick(struct shca_qp *qp)
+{
+	queue_delayed_work(shca_wq, &qp->work, 0);
+}
+
+/**
+ * shca_qp_set_error() - move a QP to the error state
+ * @qp: the QP; caller holds @qp->lock
+ *
+ * The caller kicks the QP afterwards so that its work item flushes the
+ * outstanding work requests.
+ */
+void shca_qp_set_error(struct shca_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	qp->state = IB_QPS_ERR;
+}
+
+#define SHCA_QP_ACCESS_FLAGS \
+	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
+	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+
+#define SHCA_QP_ATTR_SUPPORTED \
+	(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS | \
+	 IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_AV | IB_QP_PATH_MTU | \
+	 IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_RQ_PSN | \
+	 IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN | \
+	 IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN)
+
+static int shca_qp_check_attr(const struct ib_qp_attr *attr, int mask)
+{
+	if (mask & ~SHCA_QP_ATTR_SUPPORTED)
+		return -EOPNOTSUPP;
+	if ((mask & IB_QP_ACCESS_FLAGS) &&
+	    (attr->qp_access_flags & ~SHCA_QP_ACCESS_FLAGS))
+		return -EINVAL;
+	if ((mask & IB_QP_PKEY_INDEX) && attr->pkey_index >= SHCA_PKEY_TBL_LEN)
+		return -EINVAL;
+	if ((mask & IB_QP_PORT) && attr->port_num != SHCA_PORT)
+		return -EINVAL;
+	if (mask & IB_QP_AV) {
+		const struct rdma_ah_attr *ah = &attr->ah_attr;
+
+		if (!(rdma_ah_get_ah_flags(ah) & IB_AH_GRH) ||
+		    rdma_ah_read_grh(ah)->sgid_index >= SHCA_GID_TBL_LEN)
+			return -EINVAL;
+	}
+	if ((mask & IB_QP_PATH_MTU) &&
+	    (attr->path_mtu < IB_MTU_256 || attr->path_mtu > IB_MTU_4096))
+		return -EINVAL;
+	if ((mask & IB_QP_TIMEOUT) && attr->timeout > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_RETRY_CNT) && attr->retry_cnt > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_RNR_RETRY) && attr->rnr_retry > 7)
+		return -EINVAL;
+	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
+	    attr->max_rd_atomic > SHCA_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
+	    attr->max_dest_rd_atomic > SHCA_MAX_RD_ATOM)
+		return -EINVAL;
+	if ((mask & IB_QP_DEST_QPN) && attr->dest_qp_num > SHCA_QPN_MAX)
+		return -EINVAL;
+	return 0;
+}
+
+static void shca_qp_apply_attr(struct shca_qp *qp,
+			       const struct ib_qp_attr *attr, int mask)
+{
+	lockdep_assert_held(&qp->lock);
+
+	if (mask & IB_QP_ACCESS_FLAGS)
+		qp->access = attr->qp_access_flags;
+	if (mask & IB_QP_AV) {
+		const struct ib_global_route *grh =
+			rdma_ah_read_grh(&attr->ah_attr);
+
+		qp->dgid = grh->dgid;
+		qp->sgid_index = grh->sgid_index;
+		qp->hop_limit = grh->hop_limit;
+		qp->traffic_class = grh->traffic_class;
+		qp->flow_label = grh->flow_label;
+		qp->sl = rdma_ah_get_sl(&attr->ah_attr);
+		qp->peer_sdev = NULL;
+	}
+	if (mask & IB_QP_PATH_MTU)
+		qp->path_mtu = attr->path_mtu;
+	if (mask & IB_QP_TIMEOUT)
+		qp->timeout = attr->timeout;
+	if (mask & IB_QP_RETRY_CNT)
+		qp->retry_cnt = attr->retry_cnt;
+	if (mask & IB_QP_RNR_RETRY)
+		qp->rnr_retry = attr->rnr_retry;
+	if (mask & IB_QP_MIN_RNR_TIMER)
+		qp->min_rnr_timer = attr->min_rnr_timer;
+	if (mask & IB_QP_RQ_PSN)
+		qp->rq_psn = attr->rq_psn & SHCA_QPN_MAX;
+	if (mask & IB_QP_SQ_PSN)
+		qp->sq_psn = attr->sq_psn & SHCA_QPN_MAX;
+	if (mask & IB_QP_MAX_QP_RD_ATOMIC)
+		qp->max_rd_atomic = attr->max_rd_atomic;
+	if (mask & IB_QP_MAX_DEST_RD_ATOMIC)
+		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
+	if (mask & IB_QP_DEST_QPN)
+		qp->dest_qpn = attr->dest_qp_num;
+	if (mask & IB_QP_STATE)
+		qp->state = attr->qp_state;
+}
+
+/**
+ * shca_qp_modify() - the modify_qp verb
+ * @qp: the QP
+ * @attr: new attributes
+ * @mask: IB_QP_* bits of @attr to apply
+ *
+ * Checks the transition against the IBTA table (ib_modify_qp_is_ok())
+ * and every attribute against the device limits before changing
+ * anything. Entering the error state flushes the outstanding work
+ * requests; entering RESET empties both queues without completions.
+ *
+ * Context: process context (RESET waits for the QP's work item).
+ * Return: 0; -EINVAL for a forbidden transition or attribute value;
+ * -EOPNOTSUPP for attributes the device does not implement (alternate
+ * paths, SQ-drained notification, resizing).
+ */
+int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
+		   int mask)
+{
+	enum ib_qp_state cur, next;
+	unsigned long flags;
+	int err;
+
+	err = shca_qp_check_attr(attr, mask);
+	if (err)
+		return err;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
+	if (cur != qp->state ||
+	    !ib_modify_qp_is_ok(cur, next, IB_QPT_RC, mask)) {
+		spin_unlock_irqrestore(&qp->lock, flags);
+		return -EINVAL;
+	}
+	shca_qp_apply_attr(qp, attr, mask);
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	if (next == IB_QPS_RESET && cur != IB_QPS_RESET) {
+		cancel_delayed_work_sync(&qp->work);
+		spin_lock_irqsave(&qp->lock, flags);
+		qp->sq.head = 0;
+		qp->sq.tail = 0;
+		qp->rq.head = 0;
+		qp->rq.tail = 0;
+		qp->retries = 0;
+		spin_unlock_irqrestore(&qp->lock, flags);
+	} else if (next == IB_QPS_ERR || next == IB_QPS_RTS) {
+		shca_qp_kick(qp);
+	}
+	return 0;
+}
+
+/**
+ * shca_qp_query() - the query_qp verb
+ * @qp: the QP
+ * @attr: filled with the current attributes
+ * @init: filled with the creation attributes
+ */
+void shca_qp_query(struct shca_qp *qp, struct ib_qp_attr *attr,
+		   struct ib_qp_init_attr *init)
+{
+	unsigned long flags;
+
+	memset(attr, 0, sizeof(*attr));
+	memset(init, 0, sizeof(*init));
+
+	spin_lock_irqsave(&qp->lock, flags);
+	attr->qp_state = qp->state;
+	attr->cur_qp_state = qp->state;
+	attr->path_mtu = qp->path_mtu;
+	attr->path_mig_state = IB_MIG_MIGRATED;
+	attr->qp_access_flags = qp->access;
+	attr->pkey_index = 0;
+	attr->port_num = SHCA_PORT;
+	attr->sq_psn = qp->sq_psn;
+	attr->rq_psn = qp->rq_psn;
+	attr->dest_qp_num = qp->dest_qpn;
+	attr->timeout = qp->timeout;
+	attr->retry_cnt = qp->retry_cnt;
+	attr->rnr_retry = qp->rnr_retry;
+	attr->min_rnr_timer = qp->min_rnr_timer;
+	attr->max_rd_atomic = qp->max_rd_atomic;
+	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&attr->ah_attr, SHCA_PORT);
+	rdma_ah_set_sl(&attr->ah_attr, qp->sl);
+	rdma_ah_set_grh(&attr->ah_attr, &qp->dgid, qp->flow_label,
+			qp->sgid_index, qp->hop_limit, qp->traffic_class);
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	attr->cap.max_send_wr = qp->sq.max_wr;
+	attr->cap.max_recv_wr = qp->rq.max_wr;
+	attr->cap.max_send_sge = qp->sq.max_sge;
+	attr->cap.max_recv_sge = qp->rq.max_sge;
+	attr->cap.max_inline_data = qp->max_inline;
+	init->cap = attr->cap;
+	init->qp_type = IB_QPT_RC;
+	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
+					     IB_SIGNAL_REQ_WR;
+	init->send_cq = qp->ibqp.send_cq;
+	init->recv_cq = qp->ibqp.recv_cq;
+}
+
+static bool shca_wr_takes_inline(enum ib_wr_opcode op)
+{
+	return op == IB_WR_SEND || op == IB_WR_SEND_WITH_IMM ||
+	       op == IB_WR_SEND_WITH_INV || op == IB_WR_RDMA_WRITE ||
+	       op == IB_WR_RDMA_WRITE_WITH_IMM;
+}
+
+/* Copy inline data; may fault user memory (user QPs, no lock held). */
+static int shca_wqe_inline(struct shca_qp *qp, const struct ib_send_wr *wr,
+			   struct shca_wqe *w)
+{
+	void *dst = w->sge;
+	u32 len = 0;
+	int i;
+
+	for (i = 0; i < wr->num_sge; i++) {
+		const struct ib_sge *sge = &wr->sg_list[i];
+
+		if (sge->length > qp->max_inline - len)
+			return -EINVAL;
+		if (qp->user) {
+			if (copy_from_user(dst + len,
+					   u64_to_user_ptr(sge->addr),
+					   sge->length))
+				return -EFAULT;
+		} else {
+			memcpy(dst + len, (void *)(uintptr_t)sge->addr,
+			       sge->length);
+		}
+		len += sge->length;
+	}
+	w->inline_len = len;
+	w->num_sge = 0;
+	return 0;
+}
+
+/* Turn @wr into the WQE @w; returns -EINVAL for a malformed request. */
+static int shca_wqe_from_send_wr(struct shca_qp *qp,
+				 const struct ib_send_wr *wr,
+				 struct shca_wqe *w)
+{
+	u32 len = 0;
+	int i;
+
+	w->wr_id = wr->wr_id;
+	w->opcode = wr->opcode;
+	w->send_flags = wr->send_flags;
+	w->inline_len = 0;
+	w->ex.imm_data = 0;
+
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+		break;
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		w->ex.imm_data = wr->ex.imm_data;
+		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		w->ex.invalidate_rkey = wr->ex.invalidate_rkey;
+		break;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ:
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		if (wr->num_sge != 1 || wr->sg_list[0].length != sizeof(u64))
+			return -EINVAL;
+		w->atomic.remote_addr = atomic_wr(wr)->remote_addr;
+		w->atomic.compare_add = atomic_wr(wr)->compare_add;
+		w->atomic.swap = atomic_wr(wr)->swap;
+		w->atomic.rkey = atomic_wr(wr)->rkey;
+		break;
+	case IB_WR_REG_MR:
+	case IB_WR_REG_MR_INTEGRITY:
+		if (qp->user || !reg_wr(wr)->mr)
+			return -EINVAL;
+		w->reg.mr = reg_wr(wr)->mr;
+		w->reg.key = reg_wr(wr)->key;
+		w->reg.access = reg_wr(wr)->access;
+		if (wr->opcode == IB_WR_REG_MR_INTEGRITY) {
+			if (!w->reg.mr->sig_attrs)
+				return -EINVAL;
+			w->sig = *w->reg.mr->sig_attrs;
+		}
+		w->num_sge = 0;
+		return 0;
+	default:
+		return -EINVAL;
+	}
+	if (wr->opcode == IB_WR_RDMA_WRITE ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+	    wr->opcode == IB_WR_RDMA_READ) {
+		w->rdma.remote_addr = rdma_wr(wr)->remote_addr;
+		w->rdma.rkey = rdma_wr(wr)->rkey;
+	}
+	if (wr->opcode == IB_WR_LOCAL_INV) {
+		w->num_sge = 0;
+		return 0;
+	}
+
+	if ((wr->send_flags & IB_SEND_INLINE) &&
+	    shca_wr_takes_inline(wr->opcode))
+		return shca_wqe_inline(qp, wr, w);
+
+	if (wr->num_sge < 0 || wr->num_sge > qp->sq.max_sge)
+		return -EINVAL;
+	for (i = 0; i < wr->num_sge; i++) {
+		if (check_add_overflow(len, wr->sg_list[i].length, &len))
+			return -EINVAL;
+		w->sge[i] = wr->sg_list[i];
+	}
+	w->num_sge = wr->num_sge;
+	return 0;
+}
+
+static bool shca_queue_full(const struct shca_queue *q)
+{
+	return q->tail - q->head >= q->max_wr;
+}
+
+static int shca_post_one_send(struct shca_qp *qp, const struct ib_send_wr *wr)
+{
+	struct shca_wqe *w;
+	unsigned long flags;
+	int err = 0;
+
+	/* User QPs build in scratch: inline data may fault. */
+	if (qp->user) {
+		err = shca_wqe_from_send_wr(qp, wr, qp->scratch);
+		if (err)
+			return err;
+	}
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state == IB_QPS_RESET || qp->state == IB_QPS_INIT ||
+	    qp->state == IB_QPS_RTR) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (shca_queue_full(&qp->sq)) {
+		err = -ENOMEM;
+		goto out;
+	}
+	w = shca_queue_slot(&qp->sq, qp->sq.tail);
+	if (qp->user)
+		memcpy(w, qp->scratch, qp->sq.slot_size);
+	else
+		err = shca_wqe_from_send_wr(qp, wr, w);
+	if (!err)
+		qp->sq.tail++;
+out:
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return err;
+}
+
+/**
+ * shca_qp_post_send() - the post_send verb
+ * @qp: the QP
+ * @wr: chain of work requests
+ * @bad_wr: set to the first request not posted
+ *
+ * Context: any context for kernel QPs; process context for user QPs
+ * (inline data is copied from user memory).
+ * Return: 0; -EINVAL for a QP in RESET, INIT or RTR or a malformed
+ * request; -ENOMEM when the send queue is full; -EFAULT for unreadable
+ * inline data.
+ */
+int shca_qp_post_send(struct shca_qp *qp, const struct ib_send_wr *wr,
+		      const struct ib_send_wr **bad_wr)
+{
+	int err = 0;
+
+	if (qp->user)
+		mutex_lock(&qp->post_mutex);
+	for (; wr; wr = wr->next) {
+		err = shca_post_one_send(qp, wr);
+		if (err)
+			break;
+	}
+	if (qp->user)
+		mutex_unlock(&qp->post_mutex);
+	if (err)
+		*bad_wr = wr;
+	shca_qp_kick(qp);
+	return err;
+}
+
+/**
+ * shca_qp_post_recv() - the post_recv verb
+ * @qp: the QP
+ * @wr: chain of receive work requests
+ * @bad_wr: set to the first request not posted
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for a QP in RESET or too many SGEs; -ENOMEM when
+ * the receive queue is full.
+ */
+int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
+		      const struct ib_recv_wr **bad_wr)
+{
+	unsigned long flags;
+	bool flush = false;
+	int err = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	for (; wr; wr = wr->next) {
+		struct shca_wqe *w;
+
+		if (qp->state == IB_QPS_RESET ||
+		    wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge) {
+			err = -EINVAL;
+			break;
+		}
+		if (shca_queue_full(&qp->rq)) {
+			err = -ENOMEM;
+			break;
+		}
+		w = shca_queue_slot(&qp->rq, qp->rq.tail);
+		w->wr_id = wr->wr_id;
+		w->num_sge = wr->num_sge;
+		w->inline_len = 0;
+		memcpy(w->sge, wr->sg_list, array_size(wr->num_sge,
+						       sizeof(*wr->sg_list)));
+		qp->rq.tail++;
+	}
+	flush = qp->state == IB_QPS_ERR;
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	if (err)
+		*bad_wr = wr;
+	if (flush)
+		shca_qp_kick(qp);
+	return err;
+}
+
+/**
+ * shca_qp_table_init() - seed the QP number allocator
+ */
+void shca_qp_table_init(void)
+{
+	shca_qp_next = get_random_u32_inclusive(SHCA_QPN_MIN, SHCA_QPN_MAX);
+}

@@ -1,0 +1,1159 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suites for the data path: CQs, RC QPs and every work request,
+ * driven through the kernel verbs a ULP uses (ib_alloc_cq, ib_create_qp,
+ * ib_modify_qp, ib_post_send/recv, ib_poll_cq, ib_drain_qp). Remote keys
+ * are fast-reg MRs registered with IB_WR_REG_MR, as ULPs do.
+ *
+ * shca_qp_verbs:  refused creations and attributes, the state machine
+ * shca_qp_data:   every opcode, on one device and across two, byte-exact
+ * shca_qp_errors: every completion error with its exact fields, flushes
+ * shca_qp_drain:  ib_drain_qp() on workqueue-polled CQs
+ * shca_qp_stress: a poster against re-registration and invalidation
+ */
+
+#include <linux/delay.h>
+#include <linux/kthread.h>
+#include <linux/scatterlist.h>
+#include <kunit/test.h>
+#include <rdma/ib_cache.h>
+#include <rdma/ib_verbs.h>
+
+#include "shca_kunit.h"
+
+MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+
+static const u8 shca_qp_mac[2][ETH_ALEN] = {
+	{ 0x02, 0x53, 0x48, 0x51, 0x50, 0x01 },
+	{ 0x02, 0x53, 0x48, 0x51, 0x50, 0x02 },
+};
+
+#define SHCA_QT_BUF	SZ_64K
+#define SHCA_QT_CQE	256
+#define SHCA_QT_WR	64
+#define SHCA_QT_RW	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
+			 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
+
+/* One end of a connection: device, PD, CQ, QP, memory and its MR. */
+struct shca_qt_end {
+	struct ib_device *ibdev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	u8 *buf;		/* SHCA_QT_BUF bytes, page aligned */
+	struct scatterlist sg;
+	struct ib_mr *mr;	/* fast-reg MR over @buf */
+	int events;		/* async events seen */
+	enum ib_event_type last_event;
+};
+
+struct shca_qt_fix {
+	struct ib_device *dev[2];
+	struct shca_qt_end a, b;
+};
+
+static void shca_qt_defer(struct kunit *test, kunit_action_t *act, void *p)
+{
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, act, p), 0);
+}
+
+static void shca_qt_dealloc_pd(void *pd)
+{
+	ib_dealloc_pd(pd);
+}
+
+static void shca_qt_free_cq(void *cq)
+{
+	ib_free_cq(cq);
+}
+
+static void shca_qt_destroy_qp(void *qp)
+{
+	ib_destroy_qp(qp);
+}
+
+static void shca_qt_dereg_mr(void *mr)
+{
+	ib_dereg_mr(mr);
+}
+
+static void shca_qt_free_pages(void *p)
+{
+	free_pages((unsigned long)p, get_order(SHCA_QT_BUF));
+}
+
+static void shca_qt_event(struct ib_event *ev, void *ctx)
+{
+	struct shca_qt_end *e = ctx;
+
+	e->last_event = ev->event;
+	WRITE_ONCE(e->events, e->events + 1);
+}
+
+static struct ib_qp *shca_qt_qp(struct kunit *test, struct shca_qt_end *e,
+				u32 max_wr, u32 max_sge, u32 max_inline)
+{
+	struct ib_qp_init_attr init = {
+		.event_handler = shca_qt_event,
+		.qp_context = e,
+		.send_cq = e->cq,
+		.recv_cq = e->cq,
+		.cap = {
+			.max_send_wr = max_wr,
+			.max_recv_wr = max_wr,
+			.max_send_sge = max_sge,
+			.max_recv_sge = max_sge,
+			.max_inline_data = max_inline,
+		},
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	struct ib_qp *qp = ib_create_qp(e->pd, &init);
+
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp), "create_qp: %ld",
+			       PTR_ERR(qp));
+	shca_qt_defer(test, shca_qt_destroy_qp, qp);
+	return qp;
+}
+
+static void shca_qt_end_init(struct kunit *test, struct shca_qt_end *e,
+			     struct ib_device *ibdev, enum ib_poll_context ctx)
+{
+	e->ibdev = ibdev;
+	e->pd = ib_alloc_pd(ibdev, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(e->pd));
+	shca_qt_defer(test, shca_qt_dealloc_pd, e->pd);
+	e->cq = ib_alloc_cq(ibdev, NULL, SHCA_QT_CQE, 0, ctx);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(e->cq));
+	shca_qt_defer(test, shca_qt_free_cq, e->cq);
+	e->qp = shca_qt_qp(test, e, SHCA_QT_WR, 4, 64);
+
+	e->buf = (u8 *)__get_free_pages(GFP_KERNEL | __GFP_ZERO,
+					get_order(SHCA_QT_BUF));
+	KUNIT_ASSERT_NOT_NULL(test, e->buf);
+	shca_qt_defer(test, shca_qt_free_pages, e->buf);
+	sg_init_one(&e->sg, e->buf, SHCA_QT_BUF);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(ibdev, &e->sg, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	e->mr = ib_alloc_mr(e->pd, IB_MR_TYPE_MEM_REG,
+			    SHCA_QT_BUF / PAGE_SIZE);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(e->mr));
+	shca_qt_defer(test, shca_qt_dereg_mr, e->mr);
+}
+
+/* Wait up to @ms for one completion on @cq. */
+static bool shca_qt_poll(struct ib_cq *cq, struct ib_wc *wc, int ms)
+{
+	int i;
+
+	for (i = 0; i < ms; i++) {
+		if (ib_poll_cq(cq, 1, wc) == 1)
+			return true;
+		usleep_range(500, 1000);
+	}
+	return false;
+}
+
+static void shca_qt_expect_wc(struct kunit *test, struct ib_cq *cq,
+			      u64 wr_id, enum ib_wc_status status,
+			      enum ib_wc_opcode opcode, struct ib_wc *out)
+{
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_TRUE_MSG(test, shca_qt_poll(cq, &wc, 5000),
+			      "no completion for wr_id %llu", wr_id);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, wr_id);
+	KUNIT_EXPECT_EQ_MSG(test, wc.status, status, "wr_id %llu: %s",
+			    wr_id, ib_wc_status_msg(wc.status));
+	if (status == IB_WC_SUCCESS)
+		KUNIT_EXPECT_EQ(test, wc.opcode, opcode);
+	if (out)
+		*out = wc;
+}
+
+static void shca_qt_expect_empty(struct kunit *test, struct ib_cq *cq)
+{
+	struct ib_wc wc;
+
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, ib_poll_cq(cq, 1, &wc), 0);
+}
+
+static enum ib_qp_state shca_qt_state(struct ib_qp *qp)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	if (ib_query_qp(qp, &attr, IB_QP_STATE, &init))
+		return -1;
+	return attr.qp_state;
+}
+
+static int shca_qt_to_init(struct ib_qp *qp)
+{
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qp_access_flags = SHCA_QT_RW,
+	};
+
+	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
+			    IB_QP_PORT | IB_QP_ACCESS_FLAGS);
+}
+
+struct shca_qt_conn {
+	u8 timeout;
+	u8 retry_cnt;
+	u8 rnr_retry;
+};
+
+static const struct shca_qt_conn shca_qt_default_conn = {
+	.timeout = 4, .retry_cnt = 3, .rnr_retry = 7,
+};
+
+static int shca_qt_to_rts(struct ib_qp *qp, struct ib_device *peer_dev,
+			  u32 dest_qpn, const struct shca_qt_conn *c)
+{
+	struct ib_qp_attr attr = {};
+	union ib_gid dgid;
+	int err;
+
+	err = rdma_query_gid(peer_dev, 1, 0, &dgid);
+	if (err)
+		return err;
+	attr.qp_state = IB_QPS_RTR;
+	attr.path_mtu = IB_MTU_1024;
+	attr.dest_qp_num = dest_qpn;
+	attr.rq_psn = 0;
+	attr.max_dest_rd_atomic = 4;
+	attr.min_rnr_timer = 1;
+	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(&attr.ah_attr, 1);
+	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, 0, 64, 0);
+	err = ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_AV |
+			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
+	if (err)
+		return err;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IB_QPS_RTS;
+	attr.timeout = c->timeout;
+	attr.retry_cnt = c->retry_cnt;
+	attr.rnr_retry = c->rnr_retry;
+	attr.sq_psn = 0;
+	attr.max_rd_atomic = 4;
+	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
+			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* Connect @x and @y both ways. */
+static void shca_qt_connect(struct kunit *test, struct shca_qt_end *x,
+			    struct shca_qt_end *y,
+			    const struct shca_qt_conn *c)
+{
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(x->qp), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(y->qp), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(x->qp, y->ibdev, y->qp->qp_num,
+					     c), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(y->qp, x->ibdev, x->qp->qp_num,
+					     c), 0);
+}
+
+/* Register @e's MR over its buffer with IB_WR_REG_MR; returns the rkey. */
+static u32 shca_qt_reg(struct kunit *test, struct shca_qt_end *e, int access)
+{
+	struct ib_reg_wr wr = {
+		.wr.opcode = IB_WR_REG_MR,
+		.wr.send_flags = IB_SEND_SIGNALED,
+		.wr.wr_id = 0x5e9,
+		.mr = e->mr,
+		.access = access,
+	};
+	const struct ib_send_wr *bad;
+
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(e->mr, &e->sg, 1, NULL,
+					   PAGE_SIZE), 1);
+	ib_update_fast_reg_key(e->mr, ib_inc_rkey(e->mr->rkey));
+	wr.key = e->mr->rkey;
+	KUNIT_ASSERT_EQ(test, ib_post_send(e->qp, &wr.wr, &bad), 0);
+	shca_qt_expect_wc(test, e->cq, 0x5e9, IB_WC_SUCCESS, IB_WC_REG_MR,
+			  NULL);
+	return e->mr->rkey;
+}
+
+static struct ib_sge shca_qt_sge(struct shca_qt_end *e, u32 off, u32 len)
+{
+	return (struct ib_sge){
+		.addr = (u64)(uintptr_t)(e->buf + off),
+		.length = len,
+		.lkey = e->pd->local_dma_lkey,
+	};
+}
+
+static int shca_qt_post_recv(struct shca_qt_end *e, u64 wr_id,
+			     struct ib_sge *sge, int n)
+{
+	struct ib_recv_wr wr = { .wr_id = wr_id, .sg_list = sge,
+				 .num_sge = n };
+	const struct ib_recv_wr *bad;
+
+	return ib_post_recv(e->qp, &wr, &bad);
+}
+
+static int shca_qt_post(struct shca_qt_end *e, struct ib_send_wr *wr)
+{
+	const struct ib_send_wr *bad;
+
+	return ib_post_send(e->qp, wr, &bad);
+}
+
+static void shca_qt_fill(u8 *p, size_t len, u8 seed)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = seed + i * 7;
+}
+
+static bool shca_qt_all(const u8 *p, size_t len, u8 v)
+{
+	return !memchr_inv(p, v, len);
+}
+
+/* Fixture: two devices on two test netdevs; a on dev[0], b on dev[param]. */
+static int shca_qt_init_common(struct kunit *test, int two,
+			       enum ib_poll_context ctx)
+{
+	struct shca_qt_fix *f;
+	int i;
+
+	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	for (i = 0; i < 2; i++) {
+		static const char * const names[] = { "shcak_qp0", "shcak_qp1" };
+		struct net_device *ndev = shca_kunit_netdev(test,
+							    shca_qp_mac[i]);
+
+		f->dev[i] = shca_kunit_device(test, names[i], ndev);
+	}
+	shca_qt_end_init(test, &f->a, f->dev[0], ctx);
+	shca_qt_end_init(test, &f->b, f->dev[two], ctx);
+	test->priv = f;
+	return 0;
+}
+
+static int shca_qt_init(struct kunit *test)
+{
+	const bool *two = test->param_value;
+
+	return shca_qt_init_common(test, two && *two, IB_POLL_DIRECT);
+}
+
+static const bool shca_qt_where[] = { false, true };
+
+static void shca_qt_where_desc(const bool *two, char *desc)
+{
+	strscpy(desc, *two ? "two devices" : "one device",
+		KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_qt_where, shca_qt_where, shca_qt_where_desc);
+
+/* ------------------------------------------------------------------ */
+/* shca_qp_verbs                                                       */
+
+static void shca_qp_refuse_create(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct shca_dev *sdev = to_shca_dev(f->dev[0]);
+	struct ib_cq_init_attr cattr = { .cqe = SHCA_MAX_CQE + 1 };
+	struct ib_qp_init_attr init = {
+		.send_cq = f->a.cq, .recv_cq = f->a.cq,
+		.cap = { .max_send_wr = 1, .max_recv_wr = 1,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IB_QPT_RC,
+	};
+	int qps = atomic_read(&sdev->num_qps);
+	int cqs = atomic_read(&sdev->num_cqs);
+	struct ib_qp_init_attr bad;
+	struct ib_cq *cq;
+
+	cq = ib_create_cq(f->dev[0], NULL, NULL, NULL, &cattr);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(cq), -EINVAL);
+	cattr.cqe = 1;
+	cattr.comp_vector = f->dev[0]->num_comp_vectors;
+	cq = ib_create_cq(f->dev[0], NULL, NULL, NULL, &cattr);
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(cq), -EINVAL);
+
+	bad = init;
+	bad.qp_type = IB_QPT_UD;
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(f->a.pd, &bad)),
+			-EOPNOTSUPP);
+	bad = init;
+	bad.qp_type = IB_QPT_UC;
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(f->a.pd, &bad)),
+			-EOPNOTSUPP);
+	bad = init;
+	bad.create_flags = IB_QP_CREATE_INTEGRITY_EN;
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(f->a.pd, &bad)),
+			-EOPNOTSUPP);
+	bad = init;
+	bad.cap.max_send_wr = SHCA_MAX_QP_WR + 1;
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(f->a.pd, &bad)),
+			-EINVAL);
+	bad = init;
+	bad.cap.max_recv_sge = SHCA_MAX_SGE + 1;
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(f->a.pd, &bad)),
+			-EINVAL);
+	bad = init;
+	bad.cap.max_inline_data = SHCA_MAX_INLINE + 1;
+	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(f->a.pd, &bad)),
+			-EINVAL);
+
+	KUNIT_EXPECT_EQ(test, atomic_read(&sdev->num_qps), qps);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sdev->num_cqs), cqs);
+}
+
+static void shca_qp_states(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_qp *qp = f->a.qp;
+	struct ib_qp_attr attr = {};
+	struct ib_qp_init_attr init;
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 8);
+	struct ib_send_wr wr = { .opcode = IB_WR_SEND, .sg_list = &sge,
+				 .num_sge = 1 };
+
+	KUNIT_EXPECT_EQ(test, shca_qt_state(qp), IB_QPS_RESET);
+	KUNIT_EXPECT_EQ(test, shca_qt_post(&f->a, &wr), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_qt_post_recv(&f->a, 1, &sge, 1), -EINVAL);
+
+	/* RESET -> RTS is not a transition. */
+	attr.qp_state = IB_QPS_RTS;
+	KUNIT_EXPECT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE), -EINVAL);
+	/* INIT needs its attributes; a bad port changes nothing. */
+	attr.qp_state = IB_QPS_INIT;
+	KUNIT_EXPECT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE), -EINVAL);
+	attr.port_num = 2;
+	attr.qp_access_flags = SHCA_QT_RW;
+	KUNIT_EXPECT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE |
+					   IB_QP_PKEY_INDEX | IB_QP_PORT |
+					   IB_QP_ACCESS_FLAGS), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(qp), IB_QPS_RESET);
+
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(qp), 0);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(qp), IB_QPS_INIT);
+	KUNIT_EXPECT_EQ(test, shca_qt_post(&f->a, &wr), -EINVAL);
+	/* Receives may be posted from INIT on. */
+	KUNIT_EXPECT_EQ(test, shca_qt_post_recv(&f->a, 1, &sge, 1), 0);
+
+	/* A timeout of 32 is refused without touching the QP. */
+	attr = (struct ib_qp_attr){ .qp_state = IB_QPS_RTR, .timeout = 32 };
+	KUNIT_EXPECT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE |
+					   IB_QP_TIMEOUT), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(qp), IB_QPS_INIT);
+
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(qp, f->b.ibdev, f->b.qp->qp_num,
+					     &shca_qt_default_conn), 0);
+	KUNIT_ASSERT_EQ(test, ib_query_qp(qp, &attr, IB_QP_STATE, &init), 0);
+	KUNIT_EXPECT_EQ(test, attr.qp_state, IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, attr.dest_qp_num, f->b.qp->qp_num);
+	KUNIT_EXPECT_EQ(test, attr.timeout, 4);
+	KUNIT_EXPECT_EQ(test, attr.rnr_retry, 7);
+	KUNIT_EXPECT_EQ(test, attr.qp_access_flags, SHCA_QT_RW);
+	KUNIT_EXPECT_EQ(test, init.cap.max_send_sge, 4);
+	KUNIT_EXPECT_EQ(test, init.cap.max_inline_data, 64);
+
+	/* Too many SGEs is refused at post time. */
+	wr.num_sge = 5;
+	KUNIT_EXPECT_EQ(test, shca_qt_post(&f->a, &wr), -EINVAL);
+
+	/* RESET drops the posted receive without a completion. */
+	attr.qp_state = IB_QPS_RESET;
+	KUNIT_EXPECT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE), 0);
+	shca_qt_expect_empty(test, f->a.cq);
+}
+
+static struct kunit_case shca_qp_verbs_cases[] = {
+	KUNIT_CASE(shca_qp_refuse_create),
+	KUNIT_CASE(shca_qp_states),
+	{}
+};
+
+static struct kunit_suite shca_qp_verbs_suite = {
+	.name = "shca_qp_verbs",
+	.init = shca_qt_init,
+	.test_cases = shca_qp_verbs_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* shca_qp_data                                                        */
+
+/* SEND gathers 3 SGEs into a receive of 2; immediate data; inline. */
+static void shca_qp_send(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge src[3] = {
+		shca_qt_sge(&f->a, 100, 10),
+		shca_qt_sge(&f->a, 5000, 0),
+		shca_qt_sge(&f->a, 9000, 300),
+	};
+	struct ib_sge dst[2] = {
+		shca_qt_sge(&f->b, 64, 200),
+		shca_qt_sge(&f->b, 8192, 1000),
+	};
+	struct ib_send_wr wr = { .wr_id = 11, .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_SIGNALED,
+				 .sg_list = src, .num_sge = 3 };
+	struct ib_wc wc;
+
+	shca_qt_fill(f->a.buf, SHCA_QT_BUF, 1);
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 21, dst, 2), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+
+	shca_qt_expect_wc(test, f->a.cq, 11, IB_WC_SUCCESS, IB_WC_SEND, &wc);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, f->a.qp);
+	shca_qt_expect_wc(test, f->b.cq, 21, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 310);
+	KUNIT_EXPECT_EQ(test, wc.src_qp, f->a.qp->qp_num);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, f->b.qp);
+	KUNIT_EXPECT_EQ(test, wc.wc_flags & IB_WC_WITH_IMM, 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 64, f->a.buf + 100, 10), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 74, f->a.buf + 9000, 190), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 8192, f->a.buf + 9190, 110),
+			0);
+	/* Nothing outside the scattered ranges. */
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf, 64, 0));
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf + 264, 8192 - 264, 0));
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf + 8302, 100, 0));
+
+	/* SEND_WITH_IMM, unsignaled: only the receiver sees it. */
+	wr.wr_id = 12;
+	wr.opcode = IB_WR_SEND_WITH_IMM;
+	wr.ex.imm_data = cpu_to_be32(0x12345678);
+	wr.send_flags = 0;
+	wr.num_sge = 1;
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 22, dst, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	shca_qt_expect_wc(test, f->b.cq, 22, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 10);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_IMM);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data), 0x12345678);
+	shca_qt_expect_empty(test, f->a.cq);
+
+	/* Inline: the source may change right after posting. */
+	memset(f->a.buf, 0xab, 64);
+	wr.wr_id = 13;
+	wr.opcode = IB_WR_SEND;
+	wr.send_flags = IB_SEND_INLINE | IB_SEND_SIGNALED;
+	src[0] = shca_qt_sge(&f->a, 0, 64);
+	src[0].lkey = 0xdeadbeef;	/* inline data needs no key */
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 23, dst, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	memset(f->a.buf, 0x11, 64);
+	shca_qt_expect_wc(test, f->b.cq, 23, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 64);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf + 64, 64, 0xab));
+	shca_qt_expect_wc(test, f->a.cq, 13, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+
+	/* More inline data than granted is refused at post. */
+	src[0].length = 65;
+	KUNIT_EXPECT_EQ(test, shca_qt_post(&f->a, &wr), -EINVAL);
+}
+
+/* RDMA WRITE, WRITE_WITH_IMM and READ through a fast-reg MR. */
+static void shca_qp_rdma(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge sge = shca_qt_sge(&f->a, 4096, 5000);
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 31, .opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &sge,
+			.num_sge = 1 },
+	};
+	struct ib_sge rsge = shca_qt_sge(&f->b, 0, 0);
+	struct ib_wc wc;
+	u32 rkey;
+
+	shca_qt_fill(f->a.buf, SHCA_QT_BUF, 3);
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	rkey = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+
+	wr.remote_addr = f->b.mr->iova + 1000;
+	wr.rkey = rkey;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 31, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+			  NULL);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 1000, f->a.buf + 4096, 5000),
+			0);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf, 1000, 0));
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf + 6000, 1000, 0));
+
+	/* WRITE_WITH_IMM consumes a receive and reports the length. */
+	wr.wr.wr_id = 32;
+	wr.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+	wr.wr.ex.imm_data = cpu_to_be32(7);
+	wr.remote_addr = f->b.mr->iova + 20000;
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 42, &rsge, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->b.cq, 42, IB_WC_SUCCESS,
+			  IB_WC_RECV_RDMA_WITH_IMM, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 5000);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data), 7);
+	shca_qt_expect_wc(test, f->a.cq, 32, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+			  NULL);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 20000, f->a.buf + 4096,
+				     5000), 0);
+
+	/* READ it back into another place. */
+	shca_qt_fill(f->b.buf + 40000, 3000, 99);
+	sge = shca_qt_sge(&f->a, 50000, 3000);
+	wr.wr.wr_id = 33;
+	wr.wr.opcode = IB_WR_RDMA_READ;
+	wr.remote_addr = f->b.mr->iova + 40000;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 33, IB_WC_SUCCESS, IB_WC_RDMA_READ,
+			  &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 3000);
+	KUNIT_EXPECT_EQ(test, memcmp(f->a.buf + 50000, f->b.buf + 40000,
+				     3000), 0);
+}
+
+/* Atomics return the old value and store the new one. */
+static void shca_qp_atomic(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 8);
+	struct ib_atomic_wr wr = {
+		.wr = { .wr_id = 51, .opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &sge,
+			.num_sge = 1 },
+		.compare_add = 5,
+	};
+	u64 *remote = (u64 *)(f->b.buf + 64);
+	u64 *local = (u64 *)f->a.buf;
+	struct ib_wc wc;
+
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	wr.rkey = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+	wr.remote_addr = f->b.mr->iova + 64;
+	*remote = 100;
+
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 51, IB_WC_SUCCESS, IB_WC_FETCH_ADD,
+			  &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 8);
+	KUNIT_EXPECT_EQ(test, *local, 100);
+	KUNIT_EXPECT_EQ(test, *remote, 105);
+
+	/* Compare fails: nothing stored, old value returned. */
+	wr.wr.wr_id = 52;
+	wr.wr.opcode = IB_WR_ATOMIC_CMP_AND_SWP;
+	wr.compare_add = 1;
+	wr.swap = 77;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 52, IB_WC_SUCCESS, IB_WC_COMP_SWAP,
+			  NULL);
+	KUNIT_EXPECT_EQ(test, *local, 105);
+	KUNIT_EXPECT_EQ(test, *remote, 105);
+
+	wr.wr.wr_id = 53;
+	wr.compare_add = 105;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 53, IB_WC_SUCCESS, IB_WC_COMP_SWAP,
+			  NULL);
+	KUNIT_EXPECT_EQ(test, *local, 105);
+	KUNIT_EXPECT_EQ(test, *remote, 77);
+
+	/* An atomic needs exactly one 8-byte local SGE. */
+	sge.length = 4;
+	KUNIT_EXPECT_EQ(test, shca_qt_post(&f->a, &wr.wr), -EINVAL);
+}
+
+/* SEND_WITH_INV and LOCAL_INV end a registration; REG_MR renews it. */
+static void shca_qp_invalidate(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 16);
+	struct ib_sge dst = shca_qt_sge(&f->b, 0, 64);
+	struct ib_send_wr wr = { .wr_id = 61, .opcode = IB_WR_SEND_WITH_INV,
+				 .send_flags = IB_SEND_SIGNALED,
+				 .sg_list = &sge, .num_sge = 1 };
+	struct ib_send_wr inv = { .wr_id = 62, .opcode = IB_WR_LOCAL_INV,
+				  .send_flags = IB_SEND_SIGNALED };
+	struct shca_mem_target t = { .pd = f->b.pd,
+				     .access = IB_ACCESS_REMOTE_READ };
+	struct ib_wc wc;
+	u8 byte;
+
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	t.key = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+	t.iova = f->b.mr->iova;
+	wr.ex.invalidate_rkey = t.key;
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(to_shca_dev(f->b.ibdev), &t, &byte,
+					   1, SHCA_COPY_FROM_MR), 0);
+
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 63, &dst, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	shca_qt_expect_wc(test, f->b.cq, 63, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_INVALIDATE);
+	KUNIT_EXPECT_EQ(test, wc.ex.invalidate_rkey, t.key);
+	shca_qt_expect_wc(test, f->a.cq, 61, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(to_shca_dev(f->b.ibdev), &t, &byte,
+					   1, SHCA_COPY_FROM_MR),
+			-EKEYREVOKED);
+
+	/* Register again, invalidate locally. */
+	t.key = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(to_shca_dev(f->b.ibdev), &t, &byte,
+					   1, SHCA_COPY_FROM_MR), 0);
+	inv.ex.invalidate_rkey = t.key;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->b, &inv), 0);
+	shca_qt_expect_wc(test, f->b.cq, 62, IB_WC_SUCCESS, IB_WC_LOCAL_INV,
+			  NULL);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(to_shca_dev(f->b.ibdev), &t, &byte,
+					   1, SHCA_COPY_FROM_MR),
+			-EKEYREVOKED);
+
+	/* REG_MR of a VALID MR fails: the QP reports it and errors out. */
+	shca_qt_reg(test, &f->b, SHCA_QT_RW);
+	{
+		struct ib_reg_wr reg = {
+			.wr = { .wr_id = 64, .opcode = IB_WR_REG_MR,
+				.send_flags = IB_SEND_SIGNALED },
+			.mr = f->b.mr, .key = f->b.mr->rkey,
+			.access = SHCA_QT_RW,
+		};
+
+		KUNIT_ASSERT_EQ(test, shca_qt_post(&f->b, &reg.wr), 0);
+		shca_qt_expect_wc(test, f->b.cq, 64, IB_WC_MW_BIND_ERR, 0,
+				  NULL);
+		KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_ERR);
+	}
+}
+
+static struct kunit_case shca_qp_data_cases[] = {
+	KUNIT_CASE_PARAM(shca_qp_send, shca_qt_where_gen_params),
+	KUNIT_CASE_PARAM(shca_qp_rdma, shca_qt_where_gen_params),
+	KUNIT_CASE_PARAM(shca_qp_atomic, shca_qt_where_gen_params),
+	KUNIT_CASE_PARAM(shca_qp_invalidate, shca_qt_where_gen_params),
+	{}
+};
+
+static struct kunit_suite shca_qp_data_suite = {
+	.name = "shca_qp_data",
+	.init = shca_qt_init,
+	.test_cases = shca_qp_data_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* shca_qp_errors                                                      */
+
+/* A bad lkey fails locally; what follows is flushed; the peer is fine. */
+static void shca_qp_err_lkey(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 16);
+	struct ib_sge dst = shca_qt_sge(&f->b, 0, 64);
+	struct ib_send_wr wr2 = { .wr_id = 2, .opcode = IB_WR_SEND,
+				  .sg_list = &sge, .num_sge = 1 };
+	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+				 .sg_list = &sge, .num_sge = 1,
+				 .next = &wr2 };
+	struct ib_sge bad = sge;
+
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 9, &dst, 1), 0);
+	bad.lkey ^= 0x80;
+	wr.sg_list = &bad;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_LOC_PROT_ERR, 0, NULL);
+	shca_qt_expect_wc(test, f->a.cq, 2, IB_WC_WR_FLUSH_ERR, 0, NULL);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_RTS);
+	shca_qt_expect_empty(test, f->b.cq);
+
+	/* Posting to a QP in the error state completes with a flush. */
+	wr.wr_id = 3;
+	wr.next = NULL;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 3, IB_WC_WR_FLUSH_ERR, 0, NULL);
+}
+
+/* A bad rkey: REM_ACCESS_ERR here, the responder errors out too. */
+static void shca_qp_err_rkey(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 16);
+	struct ib_sge rsge = shca_qt_sge(&f->b, 0, 16);
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_RDMA_WRITE,
+			.sg_list = &sge, .num_sge = 1 },
+	};
+	u32 rkey;
+
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	rkey = shca_qt_reg(test, &f->b, IB_ACCESS_LOCAL_WRITE |
+			   IB_ACCESS_REMOTE_READ);
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 7, &rsge, 1), 0);
+	/* The MR grants remote read only. */
+	wr.rkey = rkey;
+	wr.remote_addr = f->b.mr->iova;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_REM_ACCESS_ERR, 0, NULL);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_ERR);
+	shca_qt_expect_wc(test, f->b.cq, 7, IB_WC_WR_FLUSH_ERR, 0, NULL);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(f->b.events), 1);
+	KUNIT_EXPECT_EQ(test, f->b.last_event, IB_EVENT_QP_ACCESS_ERR);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf, 64, 0));
+}
+
+/* Out of range, wrong PD and stale keys are all REM_ACCESS_ERR. */
+static void shca_qp_err_remote_range(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 4096);
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_RDMA_READ,
+			.sg_list = &sge, .num_sge = 1 },
+	};
+
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	wr.rkey = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+	wr.remote_addr = f->b.mr->iova + SHCA_QT_BUF - 4095;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_REM_ACCESS_ERR, 0, NULL);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->a.buf, 4096, 0));
+}
+
+/* A SEND larger than the receive: both sides report it. */
+static void shca_qp_err_len(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 101);
+	struct ib_sge dst = shca_qt_sge(&f->b, 0, 100);
+	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+				 .sg_list = &sge, .num_sge = 1 };
+
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 5, &dst, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_REM_INV_REQ_ERR, 0, NULL);
+	shca_qt_expect_wc(test, f->b.cq, 5, IB_WC_LOC_LEN_ERR, 0, NULL);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_ERR);
+}
+
+/* No receive posted: RNR retries, then RNR_RETRY_EXC_ERR. */
+static void shca_qp_err_rnr(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	static const struct shca_qt_conn c = {
+		.timeout = 4, .retry_cnt = 3, .rnr_retry = 2,
+	};
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 8);
+	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+				 .sg_list = &sge, .num_sge = 1 };
+
+	shca_qt_connect(test, &f->a, &f->b, &c);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_RNR_RETRY_EXC_ERR, 0, NULL);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_RTS);
+}
+
+/* rnr_retry 7 waits for ever: a late receive still gets the SEND. */
+static void shca_qp_rnr_late_recv(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 8);
+	struct ib_sge dst = shca_qt_sge(&f->b, 0, 8);
+	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_SIGNALED,
+				 .sg_list = &sge, .num_sge = 1 };
+
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	msleep(100);
+	shca_qt_expect_empty(test, f->a.cq);
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 2, &dst, 1), 0);
+	shca_qt_expect_wc(test, f->b.cq, 2, IB_WC_SUCCESS, IB_WC_RECV, NULL);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+}
+
+/*
+ * Nobody at the other end (a QP number nobody has, a peer that is not
+ * connected back, a GID no softhca device owns): RETRY_EXC_ERR.
+ */
+static void shca_qp_err_no_peer(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	static const struct shca_qt_conn c = {
+		.timeout = 1, .retry_cnt = 2, .rnr_retry = 7,
+	};
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 8);
+	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+				 .sg_list = &sge, .num_sge = 1 };
+
+	/* b is still in RESET: not connected back. */
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->a.qp), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->a.qp, f->b.ibdev,
+					     f->b.qp->qp_num, &c), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_RETRY_EXC_ERR, 0, NULL);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_ERR);
+}
+
+static struct kunit_case shca_qp_errors_cases[] = {
+	KUNIT_CASE_PARAM(shca_qp_err_lkey, shca_qt_where_gen_params),
+	KUNIT_CASE_PARAM(shca_qp_err_rkey, shca_qt_where_gen_params),
+	KUNIT_CASE(shca_qp_err_remote_range),
+	KUNIT_CASE(shca_qp_err_len),
+	KUNIT_CASE(shca_qp_err_rnr),
+	KUNIT_CASE(shca_qp_rnr_late_recv),
+	KUNIT_CASE(shca_qp_err_no_peer),
+	{}
+};
+
+static struct kunit_suite shca_qp_errors_suite = {
+	.name = "shca_qp_errors",
+	.init = shca_qt_init,
+	.test_cases = shca_qp_errors_cases,
+};
+
+/* ------------------------------------------------------------------ */
+/* shca_qp_drain, shca_qp_stress                                       */
+
+static int shca_qt_init_wq(struct kunit *test)
+{
+	return shca_qt_init_common(test, 1, IB_POLL_WORKQUEUE);
+}
+
+struct shca_qt_count {
+	struct ib_cqe cqe;
+	atomic_t done;
+	atomic_t ok;
+};
+
+static void shca_qt_count_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct shca_qt_count *c = container_of(wc->wr_cqe,
+					       struct shca_qt_count, cqe);
+
+	if (wc->status == IB_WC_SUCCESS)
+		atomic_inc(&c->ok);
+	atomic_inc(&c->done);
+}
+
+/*
+ * ib_drain_qp() of a busy pair returns once everything posted has
+ * completed, successfully or flushed; every successful SEND consumed
+ * exactly one receive.
+ */
+static void shca_qp_drain_busy(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 8);
+	struct ib_sge dst = shca_qt_sge(&f->b, 0, 8);
+	struct shca_qt_count *sends, *recvs;
+	const struct ib_recv_wr *rbad;
+	int i;
+
+	sends = kunit_kzalloc(test, sizeof(*sends), GFP_KERNEL);
+	recvs = kunit_kzalloc(test, sizeof(*recvs), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, sends);
+	KUNIT_ASSERT_NOT_NULL(test, recvs);
+	sends->cqe.done = shca_qt_count_done;
+	recvs->cqe.done = shca_qt_count_done;
+
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	for (i = 0; i < 16; i++) {
+		struct ib_recv_wr wr = { .wr_cqe = &recvs->cqe,
+					 .sg_list = &dst, .num_sge = 1 };
+
+		KUNIT_ASSERT_EQ(test, ib_post_recv(f->b.qp, &wr, &rbad), 0);
+	}
+	for (i = 0; i < 16; i++) {
+		struct ib_send_wr wr = { .wr_cqe = &sends->cqe,
+					 .opcode = IB_WR_SEND,
+					 .send_flags = IB_SEND_SIGNALED,
+					 .sg_list = &sge, .num_sge = 1 };
+
+		KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	}
+	ib_drain_qp(f->a.qp);
+	ib_drain_qp(f->b.qp);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sends->done), 16);
+	KUNIT_EXPECT_EQ(test, atomic_read(&recvs->done), 16);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sends->ok),
+			atomic_read(&recvs->ok));
+	kunit_info(test, "drained: %d of 16 SENDs had completed",
+		   atomic_read(&sends->ok));
+}
+
+struct shca_qt_stress {
+	struct shca_qt_fix *f;
+	struct ib_cq *cq;	/* a's completions, polled by the poster */
+	atomic_t stop;
+	u32 rkey;		/* current rkey of b's MR, or 0 */
+	spinlock_t lock;	/* protects rkey */
+	u64 posted, ok, access_err, flushed, other, rereg, resets;
+};
+
+/* Post RDMA WRITEs on b's current key; reconnect after errors. */
+static int shca_qt_stress_poster(void *arg)
+{
+	struct shca_qt_stress *s = arg;
+	struct shca_qt_fix *f = s->f;
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 4096);
+	u64 outstanding = 0;
+	bool broken = false;
+	struct ib_wc wc;
+
+	while (!atomic_read(&s->stop) || outstanding) {
+		struct ib_rdma_wr wr = {
+			.wr = { .opcode = IB_WR_RDMA_WRITE,
+				.send_flags = IB_SEND_SIGNALED,
+				.sg_list = &sge, .num_sge = 1 },
+		};
+		if (!broken && !atomic_read(&s->stop) && outstanding < 16) {
+			spin_lock(&s->lock);
+			wr.rkey = s->rkey;
+			spin_unlock(&s->lock);
+			wr.remote_addr = f->b.mr->iova +
+					 (s->posted % 8) * 4096;
+			if (!shca_qt_post(&f->a, &wr.wr)) {
+				s->posted++;
+				outstanding++;
+			}
+		}
+		while (ib_poll_cq(f->a.cq, 1, &wc) == 1) {
+			outstanding--;
+			if (wc.status == IB_WC_SUCCESS)
+				s->ok++;
+			else if (wc.status == IB_WC_REM_ACCESS_ERR)
+				s->access_err++;
+			else if (wc.status == IB_WC_WR_FLUSH_ERR)
+				s->flushed++;
+			else
+				s->other++;
+			broken |= wc.status != IB_WC_SUCCESS;
+		}
+		if (broken && !outstanding) {
+			struct ib_qp_attr attr = { .qp_state = IB_QPS_RESET };
+
+			/* Reconnect both ends from RESET. */
+			ib_modify_qp(f->a.qp, &attr, IB_QP_STATE);
+			ib_modify_qp(f->b.qp, &attr, IB_QP_STATE);
+			if (shca_qt_to_init(f->a.qp) ||
+			    shca_qt_to_init(f->b.qp) ||
+			    shca_qt_to_rts(f->a.qp, f->b.ibdev,
+					   f->b.qp->qp_num,
+					   &shca_qt_default_conn) ||
+			    shca_qt_to_rts(f->b.qp, f->a.ibdev,
+					   f->a.qp->qp_num,
+					   &shca_qt_default_conn))
+				s->other++;
+			s->resets++;
+			broken = false;
+		}
+		cond_resched();
+	}
+	return 0;
+}
+
+/*
+ * Posters write through b's key while b's owner keeps invalidating and
+ * re-registering it (through the engine, as its own REG_MR/LOCAL_INV
+ * would): every WRITE completes exactly once, as success, REM_ACCESS_ERR
+ * or a flush, and the counts add up. KASAN and lockdep watch in the
+ * sanitizer tier.
+ */
+static void shca_qp_stress_rereg(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct shca_dev *sdev = to_shca_dev(f->b.ibdev);
+	struct shca_qt_stress *s;
+	struct task_struct *t;
+	unsigned long end;
+
+	s = kunit_kzalloc(test, sizeof(*s), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, s);
+	s->f = f;
+	spin_lock_init(&s->lock);
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	s->rkey = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+
+	t = kthread_run(shca_qt_stress_poster, s, "shca_qt_poster");
+	KUNIT_ASSERT_FALSE(test, IS_ERR(t));
+	get_task_struct(t);
+
+	end = jiffies + 2 * HZ;
+	while (time_before(jiffies, end)) {
+		u32 key;
+
+		spin_lock(&s->lock);
+		key = s->rkey;
+		spin_unlock(&s->lock);
+		KUNIT_EXPECT_EQ(test, shca_mr_invalidate(sdev, f->b.pd, key),
+				0);
+		ib_update_fast_reg_key(f->b.mr, ib_inc_rkey(f->b.mr->rkey));
+		KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(f->b.mr),
+						       f->b.mr->rkey,
+						       SHCA_QT_RW), 0);
+		spin_lock(&s->lock);
+		s->rkey = f->b.mr->rkey;
+		spin_unlock(&s->lock);
+		s->rereg++;
+		usleep_range(100, 300);
+	}
+	atomic_set(&s->stop, 1);
+	kthread_stop(t);
+	put_task_struct(t);
+
+	kunit_info(test,
+		   "2 s: %llu re-registrations, %llu WRITEs posted: %llu ok, %llu REM_ACCESS_ERR, %llu flushed, %llu reconnects",
+		   s->rereg, s->posted, s->ok, s->access_err, s->flushed,
+		   s->resets);
+	KUNIT_EXPECT_EQ(test, s->other, 0);
+	KUNIT_EXPECT_EQ(test, s->posted,
+			s->ok + s->access_err + s->flushed);
+	KUNIT_EXPECT_GT(test, s->ok, 0);
+	KUNIT_EXPECT_GT(test, s->rereg, 0);
+}
+
+static struct kunit_case shca_qp_drain_cases[] = {
+	KUNIT_CASE(shca_qp_drain_busy),
+	{}
+};
+
+static struct kunit_suite shca_qp_drain_suite = {
+	.name = "shca_qp_drain",
+	.init = shca_qt_init_wq,
+	.test_cases = shca_qp_drain_cases,
+};
+
+static int shca_qt_init_two(struct kunit *test)
+{
+	return shca_qt_init_common(test, 1, IB_POLL_DIRECT);
+}
+
+static struct kunit_case shca_qp_stress_cases[] = {
+	KUNIT_CASE_SLOW(shca_qp_stress_rereg),
+	{}
+};
+
+static struct kunit_suite shca_qp_stress_suite = {
+	.name = "shca_qp_stress",
+	.init = shca_qt_init_two,
+	.test_cases = shca_qp_stress_cases,
+};
+
+kunit_test_suites(&shca_qp_verbs_suite, &shca_qp_data_suite,
+		  &shca_qp_errors_suite, &shca_qp_drain_suite,
+		  &shca_qp_stress_suite);
