@@ -434,10 +434,15 @@ static void shca_qp_states(struct kunit *test)
 	/* RESET -> RTS is not a transition. */
 	attr.qp_state = IB_QPS_RTS;
 	KUNIT_EXPECT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE), -EINVAL);
-	/* INIT needs its attributes; a bad port changes nothing. */
+	/*
+	 * INIT needs its attributes; a bad pkey index changes nothing. (A bad
+	 * port is not tried: the core indexes its port array with it before
+	 * asking the driver; uverbs checks ports, kernel ULPs must.)
+	 */
 	attr.qp_state = IB_QPS_INIT;
 	KUNIT_EXPECT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE), -EINVAL);
-	attr.port_num = 2;
+	attr.port_num = 1;
+	attr.pkey_index = 1;
 	attr.qp_access_flags = SHCA_QT_RW;
 	KUNIT_EXPECT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE |
 					   IB_QP_PKEY_INDEX | IB_QP_PORT |
