@@ -95,10 +95,11 @@ grep -E '^\[[0-9:]+\] ' "$log" | sed 's/^\[[0-9:]*\] //' |
 # Kernel reports (KASAN, lockdep, UBSAN, debugobjects, list/refcount
 # checks, warnings) anywhere after the tests started fail the tier, even
 # when every assertion passed. Boot noise before KTAP starts (UML's own
-# PCI warning) is not ours.
+# PCI warning) is not ours. kmemleak's summary line is not a report here:
+# the shca_leak suite reads kmemleak's list and fails on softhca's leaks.
 reports=$build/reports.txt
 awk '/KTAP version/ { on = 1 } on' "$build/test.log" 2>/dev/null |
-	grep -E 'BUG:|WARNING:|KASAN|UBSAN|possible recursive locking|possible circular locking|inconsistent lock state|suspicious RCU usage|ODEBUG:|list_(add|del) corruption|refcount_t:|kmemleak:.*suspected|Kernel panic' \
+	grep -E 'BUG:|WARNING:|KASAN|UBSAN|possible recursive locking|possible circular locking|inconsistent lock state|suspicious RCU usage|ODEBUG:|list_(add|del) corruption|refcount_t:|Kernel panic' \
 	> "$reports" || true
 
 passed=$(grep -cE '^\[[0-9:]+\] +\[PASSED\]' "$log" || true)

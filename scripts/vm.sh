@@ -10,9 +10,10 @@
 #   TEST             run only these tests (10-link, 10-link.sh, link or 10);
 #                    default: every tests/vm/NN-*.sh in order
 #   --tour           run the demonstration tests/vm/tour.sh instead of tests
-#   --bench          run the MR registration benchmark instead of tests:
+#   --bench          run the benchmarks instead of tests (eth0 and eth1 then
+#                    share one QEMU hub instead of two user-mode networks):
 #                    build tests/bench/shca_mr_bench.ko, run tests/bench/mr-bench.sh
-#                    in the guest (softhca0 on eth0 vs rxe0 on eth1), print
+#                    in the guest (softhca0 vs rxe0, both on eth0), print
 #                    its table and save it to build/bench/mr-bench.txt;
 #                    BENCH_ITERS (default 2000) and BENCH_PAGES (default 16)
 #                    in the environment set the module's iters= and pages=;
@@ -20,7 +21,17 @@
 #                    (ibv_reg_mr + ibv_dereg_mr, 4 KiB .. 1 GiB, same two
 #                    devices), printed as a second table and also saved to
 #                    build/bench/reg-bench.txt; BENCH_REG_SECS (default 0.5)
-#                    is its time per cell
+#                    is its time per cell; then the data-path benchmark
+#                    tests/bench/dp-bench.sh (RDMA WRITE/READ/SEND throughput
+#                    and latency, softhca0 -> softhca1 vs rxe0 -> rxe1 vs
+#                    memcpy, from the kernel with tests/bench/shca_dp_bench.ko
+#                    and from userspace with perftest), a third table saved
+#                    to build/bench/dp-bench.txt; BENCH_DP_MS (default 300:
+#                    kernel ms per cell), BENCH_DP_SECS (default 1: s per
+#                    perftest run), BENCH_DP_BUDGET (default 200: s after
+#                    which remaining perftest runs are skipped) and
+#                    BENCH_DP_PERFTEST=0 (no perftest) tune it; every table
+#                    also goes to build/bench/mr-bench.txt
 #   --shell          boot into an interactive guest shell (debugging)
 #   --module PATH    module to test (default drivers/infiniband/sw/softhca/softhca.ko)
 #   --provider PATH  rdma-core provider libsofthca-rdmav34.so to install in
@@ -30,9 +41,12 @@
 #   --tests-dir DIR  take the tests from DIR instead of tests/vm
 #   --timeout SECS   bound for the whole VM run (default: 120 s plus
 #                    test-timeout + 40 s per test, at most 900 s; --shell: 1 h)
-#   --test-timeout SECS  bound for each guest test (default 120; --bench: 300)
+#   --test-timeout SECS  bound for each guest test (default 120; --bench: 420)
 #   -v, --verbose    stream the whole serial console
 #   --rebuild        rebuild the cached base initramfs
+#
+# Environment variables named FUZZ_* or VMT_* are passed to the guest tests
+# (e.g. FUZZ_ITERS=1000000 make vm for a long fuzz run; see tests/vm/*.sh).
 #
 # Cache: ${XDG_CACHE_HOME:-$HOME/.cache}/softhca/vm/ (base initramfs, decompressed
 # modules, console logs). Add kernel modules in scripts/vm/modules.list,
@@ -58,6 +72,8 @@ MODE=tests
 BENCH_DIR=$ROOT/tests/bench
 BENCH_OUT=$ROOT/build/bench/mr-bench.txt
 REG_OUT=$ROOT/build/bench/reg-bench.txt
+DP_OUT=$ROOT/build/bench/dp-bench.txt
+BENCH_BIN=$ROOT/build/bench/bin
 MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
 PROVIDER=
 DRIVER=softhca
@@ -146,6 +162,7 @@ elif [ "$MODE" = bench ]; then
 	[ ${#SELECT[@]} -eq 0 ] || die "--bench takes no test names"
 	[ "$DRIVER" = softhca ] || die "--bench compares softhca with rxe; it takes no --driver"
 	[ -r "$BENCH_DIR/mr-bench.sh" ] || die "$BENCH_DIR/mr-bench.sh not found"
+	[ -r "$BENCH_DIR/dp-bench.sh" ] || die "$BENCH_DIR/dp-bench.sh not found"
 	TESTS=(mr-bench)
 elif [ "$MODE" = tests ]; then
 	if [ ${#SELECT[@]} -eq 0 ]; then
@@ -170,7 +187,7 @@ fi
 
 if [ -z "$TEST_TIMEOUT" ]; then
 	TEST_TIMEOUT=120
-	[ "$MODE" != bench ] || TEST_TIMEOUT=300
+	[ "$MODE" != bench ] || TEST_TIMEOUT=420
 fi
 case $TEST_TIMEOUT$TOTAL_TIMEOUT in
 *[!0-9]*) die "timeouts are whole seconds" ;;
@@ -213,7 +230,12 @@ fi
 BENCH_ITERS=${BENCH_ITERS:-2000}
 BENCH_PAGES=${BENCH_PAGES:-16}
 BENCH_REG_SECS=${BENCH_REG_SECS:-0.5}
+BENCH_DP_MS=${BENCH_DP_MS:-300}
+BENCH_DP_SECS=${BENCH_DP_SECS:-1}
+BENCH_DP_BUDGET=${BENCH_DP_BUDGET:-200}
+BENCH_DP_PERFTEST=${BENCH_DP_PERFTEST:-1}
 BENCH_KO=$BENCH_DIR/shca_mr_bench.ko
+DP_KO=$BENCH_DIR/shca_dp_bench.ko
 if [ "$MODE" = bench ]; then
 	case $BENCH_ITERS$BENCH_PAGES in
 	*[!0-9]*) die "BENCH_ITERS='$BENCH_ITERS' and BENCH_PAGES='$BENCH_PAGES' must be whole numbers" ;;
@@ -223,12 +245,21 @@ if [ "$MODE" = bench ]; then
 		die "BENCH_PAGES must be 1..256 (the module's limit)"
 	fi
 	[[ $BENCH_REG_SECS =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_REG_SECS='$BENCH_REG_SECS' must be a number of seconds"
+	case $BENCH_DP_MS$BENCH_DP_SECS$BENCH_DP_BUDGET$BENCH_DP_PERFTEST in
+	*[!0-9]*) die "BENCH_DP_MS, BENCH_DP_SECS, BENCH_DP_BUDGET and BENCH_DP_PERFTEST must be whole numbers" ;;
+	esac
+	if [ "$BENCH_DP_MS" -lt 1 ] || [ "$BENCH_DP_MS" -gt 10000 ]; then
+		die "BENCH_DP_MS must be 1..10000"
+	fi
+	if [ "$BENCH_DP_SECS" -lt 1 ] || [ "$BENCH_DP_SECS" -gt 60 ]; then
+		die "BENCH_DP_SECS must be 1..60"
+	fi
 	[ -x "$TESTDIR/bin/shca_reg_bench" ] ||
 		note "warning: $TESTDIR/bin/shca_reg_bench missing (make vm-programs): no userspace table"
 	BENCH_KDIR=/usr/src/linux-headers-$KVER
 	[ -r "$BENCH_KDIR/Makefile" ] || die "$BENCH_KDIR not found (install linux-headers-$KVER)"
 	command -v make >/dev/null || die "make not found"
-	note "building $BENCH_KO"
+	note "building $BENCH_KO, $DP_KO and the benchmark programs"
 	blog=$CACHE/logs/bench-build.log
 	# Serialise with other --bench runs building the same directory.
 	if ! flock "$CACHE/.bench-build.lock" \
@@ -237,6 +268,12 @@ if [ "$MODE" = bench ]; then
 		die "building the benchmark module failed (log: $blog)"
 	fi
 	[ -r "$BENCH_KO" ] || die "$BENCH_KO was not built (log: $blog)"
+	[ -r "$DP_KO" ] || die "$DP_KO was not built (log: $blog)"
+	if ! flock "$CACHE/.bench-build.lock" \
+		make -C "$BENCH_DIR" OUT="$BENCH_BIN" >>"$blog" 2>&1; then
+		cat "$blog" >&2
+		die "building the benchmark programs failed (log: $blog)"
+	fi
 	grep -E 'warning:|error:' "$blog" >&2 || true
 fi
 
@@ -460,6 +497,25 @@ if [ $HAVE_MODULE = 1 ]; then
 fi
 if [ "$MODE" = bench ]; then
 	install -m 0755 "$BENCH_DIR/mr-bench.sh" "$ov/tests/mr-bench.sh"
+	install -m 0755 "$BENCH_DIR/dp-bench.sh" "$ov/tests/dp-bench.sh"
+	if command -v strip >/dev/null; then
+		strip --strip-debug -o "$ov/shca_dp_bench.ko" "$DP_KO"
+	else
+		cp "$DP_KO" "$ov/shca_dp_bench.ko"
+	fi
+	mkdir -p "$ov/tests/bin"
+	bbins=()
+	for f in "$BENCH_BIN"/*; do
+		if [ -f "$f" ] && [ -x "$f" ]; then
+			cp -L "$f" "$ov/tests/bin/"
+			bbins+=("$f")
+		fi
+	done
+	if [ ${#bbins[@]} -gt 0 ]; then
+		for a in $(ldd_libs "${bbins[@]}"); do
+			[ -e "$ov$a" ] || stage_copy "$a" "$ov"
+		done
+	fi
 	if command -v strip >/dev/null; then
 		strip --strip-debug -o "$ov/shca_mr_bench.ko" "$BENCH_KO"
 	else
@@ -482,8 +538,13 @@ fi
 	echo "VM_BASE_MODULES='${BASE_MODULES[*]}'"
 	echo "VM_MODULE_DEPS='$MODULE_DEPS'"
 	echo "VMTEST_DRIVER=$DRIVER"
+	# Knobs of the guest tests pass through: FUZZ_* (95-fuzz.sh) and
+	# VMT_* (long variants, see tests/vm/*.sh); plain values only.
+	env | grep -E '^(FUZZ|VMT)_[A-Z0-9_]*=[A-Za-z0-9._,:-]*$' |
+		sed 's/^/export /' || true
 	if [ "$MODE" = bench ]; then
 		echo "export BENCH_ITERS=$BENCH_ITERS BENCH_PAGES=$BENCH_PAGES BENCH_REG_SECS=$BENCH_REG_SECS"
+		echo "export BENCH_DP_MS=$BENCH_DP_MS BENCH_DP_SECS=$BENCH_DP_SECS BENCH_DP_BUDGET=$BENCH_DP_BUDGET BENCH_DP_PERFTEST=$BENCH_DP_PERFTEST"
 	fi
 } >"$ov/etc/vmtest.conf"
 (cd "$ov" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$RUN/overlay.cpio.gz"
@@ -501,9 +562,20 @@ ACCEL=tcg
 # shellcheck disable=SC2054
 QEMU=(qemu-system-x86_64 -m 3072 -smp 2 -nographic -no-reboot
 	-kernel "$KERNEL" -initrd "$RUN/initrd.gz"
-	-append "console=ttyS0 quiet panic=-1"
-	-nic user,model=virtio-net-pci
-	-nic user,model=virtio-net-pci,net=10.0.3.0/24)
+	-append "console=ttyS0 quiet panic=-1")
+if [ "$MODE" = bench ]; then
+	# eth0 and eth1 on one hub, as two ports of a switch: rxe0 (eth0) and
+	# rxe1 (eth1) can then talk through the NICs, which two user-mode
+	# networks cannot do (a packet for the other NIC's address would be
+	# ARPed for on the sending NIC and never answered).
+	# shellcheck disable=SC2054
+	QEMU+=(-netdev hubport,id=bn0,hubid=0 -device virtio-net-pci,netdev=bn0
+		-netdev hubport,id=bn1,hubid=0 -device virtio-net-pci,netdev=bn1)
+else
+	# shellcheck disable=SC2054
+	QEMU+=(-nic user,model=virtio-net-pci
+		-nic user,model=virtio-net-pci,net=10.0.3.0/24)
+fi
 if [ -e /dev/kvm ] && [ -w /dev/kvm ]; then
 	QEMU+=(-accel kvm -cpu host)
 	ACCEL=kvm
@@ -531,7 +603,7 @@ elif [ "$MODE" = bench ]; then
 	# the guest's steps, not its copy of the table (printed below)
 	filter() {
 		tr -d '\r' | sed -u -n '/^=== VMTEST-START/,$p' |
-			grep --line-buffered -a -E '^(mr-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' |
+			grep --line-buffered -a -E '^(mr-bench|dp-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' |
 			sed -u 's/^/  /'
 	}
 else
@@ -575,6 +647,13 @@ if [ "$MODE" = bench ]; then
 		/^=== REG-BENCH-TABLE-END$/ { on = 0; done = 1; next }
 		on && /^reg-bench: / { print substr($0, 12) }
 		END { exit !done }' "$CLEAN" >"$regtable" || : >"$regtable"
+	# The data-path table: "dp-table: " lines between its markers.
+	dptable=$RUN/dp-table.txt
+	awk '
+		/^=== DP-BENCH-TABLE$/ { on = 1; next }
+		/^=== DP-BENCH-TABLE-END$/ { on = 0; done = 1; next }
+		on && /^dp-table: / { print substr($0, 11) }
+		END { exit !done }' "$CLEAN" >"$dptable" || : >"$dptable"
 	verdict=$(grep -a -o -E 'VMTEST mr-bench (PASS|FAIL)' "$CLEAN" | head -n1 | cut -d' ' -f3)
 	if [ -z "$verdict" ]; then	# FAIL was shown by the filter above
 		echo "----- mr-bench: no result from the guest (crashed, hung or not run) -----"
@@ -609,17 +688,28 @@ if [ "$MODE" = bench ]; then
 		{ echo; echo; cat "$REG_OUT.tmp"; } >>"$BENCH_OUT.tmp"
 		mv "$REG_OUT.tmp" "$REG_OUT"
 	fi
+	if [ -s "$dptable" ]; then
+		{
+			echo "Data-path benchmark: RDMA WRITE/READ/SEND throughput and latency (tests/bench/dp-bench.sh)"
+			echo "Ran in the same guest, same boot, eth0 and eth1 on one QEMU hub; $when."
+			echo
+			cat "$dptable"
+		} >"$DP_OUT.tmp"
+		{ echo; echo; cat "$DP_OUT.tmp"; } >>"$BENCH_OUT.tmp"
+		mv "$DP_OUT.tmp" "$DP_OUT"
+	fi
 	mv "$BENCH_OUT.tmp" "$BENCH_OUT"
 	echo
 	cat "$BENCH_OUT"
 	echo
-	if [ -s "$regtable" ]; then
-		note "bench: tables saved to ${BENCH_OUT#"$ROOT"/} (both) and ${REG_OUT#"$ROOT"/} (userspace)"
-	else
-		note "bench: table saved to ${BENCH_OUT#"$ROOT"/}; no userspace table (see $LOG)"
-	fi
+	saved="${BENCH_OUT#"$ROOT"/} (all tables)"
+	[ ! -s "$regtable" ] || saved="$saved, ${REG_OUT#"$ROOT"/} (userspace MR)"
+	[ ! -s "$dptable" ] || saved="$saved, ${DP_OUT#"$ROOT"/} (data path)"
+	note "bench: saved to $saved"
+	[ -s "$regtable" ] || note "bench: no userspace MR table (see $LOG)"
+	[ -s "$dptable" ] || note "bench: no data-path table (see $LOG)"
 	SUMMARY_DONE=1
-	[ -s "$regtable" ] || exit 1
+	[ -s "$regtable" ] && [ -s "$dptable" ] || exit 1
 	exit 0
 fi
 declare -A RESULT=()

@@ -62,7 +62,6 @@
  * @num_cqs: CQs allocated, bounded by SHCA_MAX_CQ
  * @num_qps: QPs allocated, bounded by SHCA_MAX_QP
  * @mr_xa: MR key index -> struct shca_mr, see shca_mr.c
- * @mr_next: cursor of xa_alloc_cyclic(), under the xa_lock of @mr_xa
  * @dm_pool: allocator over the device-memory arena
  * @dm_arena: the arena, SHCA_DM_SIZE physically contiguous bytes
  *
@@ -79,7 +78,6 @@ struct shca_dev {
 	atomic_t num_cqs;
 	atomic_t num_qps;
 	struct xarray mr_xa;
-	u32 mr_next;
 	struct gen_pool *dm_pool;
 	void *dm_arena;
 };

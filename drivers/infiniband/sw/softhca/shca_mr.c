@@ -2,10 +2,10 @@
 /*
  * softhca - the memory-registration engine.
  *
- * Keys. An MR key is "index << 8 | key byte". The index comes from
- * xa_alloc_cyclic() over [1, SHCA_MAX_MR] starting at a random point, the
- * initial key byte is random, so keys are not predictable from one
- * registration to the next. lkey == rkey. The device honours mr->key,
+ * Keys. An MR key is "index << 8 | key byte". The index is the first free
+ * one from a random point of [1, SHCA_MAX_MR], the initial key byte is
+ * random, so keys are not predictable from one registration to the next
+ * nor from each other. lkey == rkey. The device honours mr->key,
  * which for fast-reg MRs changes only when a registration executes.
  *
  * Publication. An MR's index is reserved first (the slot holds NULL, so
@@ -69,7 +69,6 @@ static bool shca_mr_is_fast_reg(const struct shca_mr *mr)
 void shca_mr_table_init(struct shca_dev *sdev)
 {
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
-	sdev->mr_next = get_random_u32_inclusive(1, SHCA_MAX_MR);
 }
 
 /**
@@ -87,17 +86,24 @@ static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev,
 				     enum ib_mr_type type, int access)
 {
 	struct shca_mr *mr;
-	u32 index;
+	u32 index, start;
 	int err;
 
 	mr = shca_inject_fault() ? NULL : kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 
+	/*
+	 * A random index, the first free one from a random point: keys are
+	 * used remotely, so a neighbour's key must not follow from one's own.
+	 */
+	start = get_random_u32_inclusive(1, SHCA_MAX_MR);
 	err = shca_inject_fault() ? -ENOMEM :
-	      xa_alloc_cyclic(&sdev->mr_xa, &index, NULL,
-			      XA_LIMIT(1, SHCA_MAX_MR), &sdev->mr_next,
-			      GFP_KERNEL);
+	      xa_alloc(&sdev->mr_xa, &index, NULL,
+		       XA_LIMIT(start, SHCA_MAX_MR), GFP_KERNEL);
+	if (err == -EBUSY && start > 1)
+		err = xa_alloc(&sdev->mr_xa, &index, NULL,
+			       XA_LIMIT(1, start - 1), GFP_KERNEL);
 	if (err < 0) {
 		kfree(mr);
 		return ERR_PTR(err == -EBUSY ? -ENOMEM : err);

@@ -912,10 +912,78 @@ static void shca_qp_err_no_peer(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_ERR);
 }
 
+/*
+ * Keys of another PD, even on the same device: a peer QP in a different
+ * PD can neither write nor read through them, a QP of another PD cannot
+ * invalidate them locally or remotely, and they keep working for their
+ * owner.
+ */
+static void shca_qp_err_other_pd(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct shca_qt_end *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 64);
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_RDMA_WRITE,
+			.sg_list = &sge, .num_sge = 1 },
+	};
+	struct ib_send_wr inv = { .wr_id = 2, .opcode = IB_WR_LOCAL_INV };
+	struct shca_mem_target t = { .access = IB_ACCESS_REMOTE_READ };
+	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
+	struct ib_sge dst;
+	u8 byte;
+
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	shca_qt_end_init(test, c, f->b.ibdev, IB_POLL_DIRECT);
+	dst = shca_qt_sge(c, 0, 64);
+	/* b registers its MR over a loopback connection of its own. */
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->b.qp), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->b.qp, f->b.ibdev,
+					     f->b.qp->qp_num,
+					     &shca_qt_default_conn), 0);
+	t.key = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+	t.iova = f->b.mr->iova;
+	t.pd = f->b.pd;
+
+	/* a talks to c, which lives in another PD of b's device. */
+	shca_qt_fill(f->a.buf, 64, 5);
+	shca_qt_connect(test, &f->a, c, &shca_qt_default_conn);
+	wr.rkey = t.key;
+	wr.remote_addr = t.iova;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_REM_ACCESS_ERR, 0, NULL);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf, SHCA_QT_BUF, 0));
+
+	/* c cannot invalidate b's key locally ... */
+	inv.ex.invalidate_rkey = t.key;
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(c->qp, &reset, IB_QP_STATE), 0);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->a.qp, &reset, IB_QP_STATE), 0);
+	shca_qt_connect(test, &f->a, c, &shca_qt_default_conn);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(c, &inv), 0);
+	shca_qt_expect_wc(test, c->cq, 2, IB_WC_LOC_PROT_ERR, 0, NULL);
+
+	/* ... nor can a make c invalidate it with SEND_WITH_INV. */
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(c->qp, &reset, IB_QP_STATE), 0);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->a.qp, &reset, IB_QP_STATE), 0);
+	shca_qt_connect(test, &f->a, c, &shca_qt_default_conn);
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(c, 3, &dst, 1), 0);
+	wr.wr.wr_id = 4;
+	wr.wr.opcode = IB_WR_SEND_WITH_INV;
+	wr.wr.ex.invalidate_rkey = t.key;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 4, IB_WC_REM_OP_ERR, 0, NULL);
+	shca_qt_expect_wc(test, c->cq, 3, IB_WC_LOC_PROT_ERR, 0, NULL);
+
+	/* The owner's key is still registered. */
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(to_shca_dev(f->b.ibdev), &t, &byte,
+					   1, SHCA_COPY_FROM_MR), 0);
+}
+
 static struct kunit_case shca_qp_errors_cases[] = {
 	KUNIT_CASE_PARAM(shca_qp_err_lkey, shca_qt_where_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_err_rkey, shca_qt_where_gen_params),
 	KUNIT_CASE(shca_qp_err_remote_range),
+	KUNIT_CASE_PARAM(shca_qp_err_other_pd, shca_qt_where_gen_params),
 	KUNIT_CASE(shca_qp_err_len),
 	KUNIT_CASE(shca_qp_err_rnr),
 	KUNIT_CASE(shca_qp_rnr_late_recv),
