@@ -280,6 +280,21 @@ void shca_qp_kick(struct shca_qp *qp)
 	queue_delayed_work(shca_wq, &qp->work, 0);
 }
 
+/*
+ * A receive was posted: the connected requester may be waiting out an
+ * RNR delay for it; let it retry now.
+ */
+static void shca_qp_wake_requester(struct shca_qp *qp, u32 dest_qpn)
+{
+	struct shca_qp *peer = shca_qp_get(dest_qpn);
+
+	if (!peer)
+		return;
+	if (peer->dest_qpn == qp->ibqp.qp_num && READ_ONCE(peer->retries))
+		mod_delayed_work(shca_wq, &peer->work, 0);
+	shca_qp_put(peer);
+}
+
 /**
  * shca_qp_set_error() - move a QP to the error state
  * @qp: the QP; caller holds @qp->lock
@@ -692,8 +707,9 @@ int shca_qp_post_send(struct shca_qp *qp, const struct ib_send_wr *wr,
 int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr)
 {
+	bool flush = false, connected;
 	unsigned long flags;
-	bool flush = false;
+	u32 dest_qpn;
 	int err = 0;
 
 	spin_lock_irqsave(&qp->lock, flags);
@@ -718,12 +734,16 @@ int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 		qp->rq.tail++;
 	}
 	flush = qp->state == IB_QPS_ERR;
+	connected = qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS;
+	dest_qpn = qp->dest_qpn;
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	if (err)
 		*bad_wr = wr;
 	if (flush)
 		shca_qp_kick(qp);
+	else if (connected)
+		shca_qp_wake_requester(qp, dest_qpn);
 	return err;
 }
 

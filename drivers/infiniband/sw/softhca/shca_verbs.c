@@ -653,6 +653,11 @@ int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
 	shca_mr_table_init(sdev);
 
 	ib_set_device_ops(ibdev, &shca_dev_ops);
+	/* The data-path write commands are opt-in for uverbs. */
+	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
+				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();
