@@ -11,7 +11,8 @@
 #   make run             the guided tour in a QEMU VM running Debian's kernel
 #   make kunit           the KUnit tier only (kunit-san: under sanitizers)
 #   make vm              the VM tier only
-#   make bench           MR registration rate, softhca vs rdma_rxe, in the VM
+#   make bench           MR registration rate and RDMA WRITE/READ/SEND throughput
+#                        and latency, softhca vs rdma_rxe vs memcpy, in the VM
 
 include $(dir $(lastword $(MAKEFILE_LIST)))scripts/versions.env
 

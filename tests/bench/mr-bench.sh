@@ -1,24 +1,30 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# MR registration benchmark in the VM guest (scripts/vm.sh --bench): softhca0
-# on eth0 and rdma_rxe's rxe0 on eth1, measured side by side by
+# Benchmarks in the VM guest (scripts/vm.sh --bench). Creates softhca0 on
+# eth0, softhca1 on eth1, and rdma_rxe's rxe0 on eth0 and rxe1 on eth1 (a
+# netdev carries an rxe and a softhca device at once). First the MR
+# registration benchmark: softhca0 and rxe0 measured side by side by
 # shca_mr_bench.ko through ib_core. Prints the module's "shca_mr_bench: "
 # kernel-log lines between "=== MR-BENCH-TABLE" and "=== MR-BENCH-TABLE-END"
 # for the host to extract. Then the userspace benchmark on the same two
 # devices: shca_reg_bench (tests/vm/src) times ibv_reg_mr + ibv_dereg_mr
 # through libibverbs and the providers for 4 KiB .. 1 GiB regions; its table
 # goes between "=== REG-BENCH-TABLE" and "=== REG-BENCH-TABLE-END", every
-# line prefixed with "reg-bench: ". Finally unloads everything. Exit status
-# 0 only if both tables were printed and the cleanup succeeded.
+# line prefixed with "reg-bench: ". Then the data-path benchmark,
+# dp-bench.sh (its own table, see there), on all four devices. Finally
+# unloads everything. Exit status 0 only if the three tables were printed
+# and the cleanup succeeded.
 #
 # Environment: BENCH_ITERS (default 2000), BENCH_PAGES (default 16),
 # BENCH_REG_SECS (seconds per userspace cell, default 0.5),
-# SOFTHCA_KO (default /softhca.ko), BENCH_KO (default /shca_mr_bench.ko).
+# SOFTHCA_KO (default /softhca.ko), BENCH_KO (default /shca_mr_bench.ko),
+# DP_BENCH (default /tests/dp-bench.sh) and the BENCH_DP_* knobs it reads.
 # POSIX sh; every command is bounded by a timeout.
 
 KO=${SOFTHCA_KO:-/softhca.ko}
 BENCH_KO=${BENCH_KO:-/shca_mr_bench.ko}
+DP_BENCH=${DP_BENCH:-/tests/dp-bench.sh}
 ITERS=${BENCH_ITERS:-2000}
 PAGES=${BENCH_PAGES:-16}
 REG_SECS=${BENCH_REG_SECS:-0.5}
@@ -50,10 +56,12 @@ ibdevs() {
 
 cleanup() {
 	_ok=0
-	if loaded shca_mr_bench; then
-		run 30 rmmod shca_mr_bench || _ok=1
-	fi
-	for _d in softhca0 rxe0; do
+	for _m in shca_mr_bench shca_dp_bench; do
+		if loaded "$_m"; then
+			run 30 rmmod "$_m" || _ok=1
+		fi
+	done
+	for _d in softhca0 softhca1 rxe0 rxe1; do
 		if [ -e "$IB/$_d" ]; then
 			run 30 rdma link delete "$_d" || _ok=1
 		fi
@@ -98,13 +106,16 @@ for nic in eth0 eth1; do
 	ip link set "$nic" up
 done
 run 30 rdma link add softhca0 type softhca netdev eth0 || fail "rdma link add softhca0 failed"
-run 30 rdma link add rxe0 type rxe netdev eth1 || fail "rdma link add rxe0 failed"
+run 30 rdma link add softhca1 type softhca netdev eth1 || fail "rdma link add softhca1 failed"
+run 30 rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add rxe0 failed"
+run 30 rdma link add rxe1 type rxe netdev eth1 || fail "rdma link add rxe1 failed"
 n=0
-until [ -d "$IB/softhca0" ] && [ -d "$IB/rxe0" ]; do
-	[ $n -lt 100 ] || fail "softhca0 and rxe0 did not both appear within 20s (have: $(ibdevs))"
+until [ -d "$IB/softhca0" ] && [ -d "$IB/softhca1" ] && [ -d "$IB/rxe0" ] && [ -d "$IB/rxe1" ]; do
+	[ $n -lt 100 ] || fail "softhca0/1 and rxe0/1 did not all appear within 20s (have: $(ibdevs))"
 	sleep 0.2
 	n=$((n + 1))
 done
+run 30 rdma link show
 say "devices: $(ibdevs)"
 
 # The benchmark: all the work happens in its module init, i.e. in insmod.
@@ -136,6 +147,15 @@ sed 's/^/reg-bench: /' /tmp/reg-bench.out
 echo "=== REG-BENCH-TABLE-END"
 say "userspace benchmark ran for $(($(date +%s) - t0))s"
 [ $rc -eq 0 ] || fail "shca_reg_bench: exit status $rc"
+
+# The data-path benchmark, same devices, same boot.
+[ -r "$DP_BENCH" ] || fail "$DP_BENCH is missing"
+say "\$ sh $DP_BENCH"
+t0=$(date +%s)
+timeout -k 5 280 sh "$DP_BENCH"
+rc=$?
+say "data-path benchmark ran for $(($(date +%s) - t0))s"
+[ $rc -eq 0 ] || fail "$DP_BENCH: exit status $rc"
 
 cleanup || fail "cleanup failed"
 say "done"
