@@ -2,7 +2,9 @@
 /*
  * softhca: rdma-core provider for the softhca kernel module.
  *
- * Everything goes through the kernel's generic uverbs commands; the only
+ * Everything goes through the kernel's generic uverbs commands, the data
+ * path included (post_send, post_recv, poll_cq and req_notify_cq are one
+ * system call each; the queues live in the kernel). The only
  * softhca-specific ABI (include/uapi/rdma/softhca-abi.h) is how devices are
  * recognised and how device memory is mapped.
  *
@@ -307,6 +309,191 @@ static struct ibv_mr *shca_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 	return &vmr->ibv_mr;
 }
 
+/* ---- completion queues --------------------------------------------------- */
+
+/*
+ * The completion ring lives in the kernel: every poll is one
+ * IB_USER_VERBS_CMD_POLL_CQ. resize_cq and the extended CQ (create_cq_ex)
+ * are not offered; libibverbs answers EOPNOTSUPP for them.
+ */
+static struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
+				     struct ibv_comp_channel *channel,
+				     int comp_vector)
+{
+	struct ib_uverbs_create_cq_resp resp;
+	struct ibv_create_cq cmd;
+	struct shca_cq *cq;
+	int err;
+
+	cq = calloc(1, sizeof(*cq));
+	if (!cq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&cmd, 0, sizeof(cmd));
+	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
+				&cmd, sizeof(cmd), &resp, sizeof(resp));
+	if (err) {
+		free(cq);
+		errno = err;
+		return NULL;
+	}
+	return &cq->vcq.cq;
+}
+
+static int shca_poll_cq(struct ibv_cq *ibcq, int num_entries,
+			struct ibv_wc *wc)
+{
+	/* libibverbs would size its response buffer from a negative count */
+	if (num_entries < 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* Number of completions, or -1 with errno set (EIO once disassociated). */
+	return ibv_cmd_poll_cq(ibcq, num_entries, wc);
+}
+
+static int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
+{
+	return ibv_cmd_req_notify_cq(ibcq, solicited_only);
+}
+
+static int shca_destroy_cq(struct ibv_cq *ibcq)
+{
+	int err;
+
+	err = ibv_cmd_destroy_cq(ibcq);
+	if (err)
+		return err;
+	free(to_shca_cq(ibcq));
+	return 0;
+}
+
+/* ---- queue pairs --------------------------------------------------------- */
+
+/*
+ * What create_qp_ex accepts: RC queue pairs on a PD, without SRQ, XRC,
+ * receive hashing, TSO or the ibv_qp_ex work-request API. Everything else
+ * is EOPNOTSUPP here rather than a kernel refusal with a vaguer errno.
+ */
+#define SHCA_QP_INIT_ATTR_MASK	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS)
+
+static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
+					struct ibv_qp_init_attr_ex *attr)
+{
+	struct ib_uverbs_create_qp_resp resp;
+	struct ibv_qp_init_attr_ex attr_ex;
+	struct ibv_create_qp cmd;
+	struct shca_qp *qp;
+	int err;
+
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if ((attr->comp_mask & ~SHCA_QP_INIT_ATTR_MASK) ||
+	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
+	     attr->create_flags) ||
+	    attr->qp_type != IBV_QPT_RC || attr->srq) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->send_cq || !attr->recv_cq) {
+		errno = EINVAL;
+		return NULL;
+	}
+
+	qp = calloc(1, sizeof(*qp));
+	if (!qp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	/* libibverbs' write path refuses CREATE_FLAGS even when they are 0. */
+	attr_ex = *attr;
+	attr_ex.comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	memset(&cmd, 0, sizeof(cmd));
+	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &attr_ex, &cmd, sizeof(cmd),
+				   &resp, sizeof(resp));
+	if (err) {
+		free(qp);
+		errno = err;
+		return NULL;
+	}
+	attr->cap = attr_ex.cap;	/* what the kernel granted */
+	return &qp->vqp.qp;
+}
+
+static struct ibv_qp *shca_create_qp(struct ibv_pd *pd,
+				     struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr_ex attr_ex;
+	struct ibv_qp *qp;
+
+	memset(&attr_ex, 0, sizeof(attr_ex));
+	attr_ex.qp_context = attr->qp_context;
+	attr_ex.send_cq = attr->send_cq;
+	attr_ex.recv_cq = attr->recv_cq;
+	attr_ex.srq = attr->srq;
+	attr_ex.cap = attr->cap;
+	attr_ex.qp_type = attr->qp_type;
+	attr_ex.sq_sig_all = attr->sq_sig_all;
+	attr_ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	attr_ex.pd = pd;
+
+	qp = shca_create_qp_ex(pd->context, &attr_ex);
+	if (qp)
+		attr->cap = attr_ex.cap;
+	return qp;
+}
+
+static int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			 int attr_mask, struct ibv_qp_init_attr *init_attr)
+{
+	struct ibv_query_qp cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_query_qp(ibqp, attr, attr_mask, init_attr, &cmd,
+				sizeof(cmd));
+}
+
+static int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
+			  int attr_mask)
+{
+	struct ibv_modify_qp cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+static int shca_destroy_qp(struct ibv_qp *ibqp)
+{
+	int err;
+
+	err = ibv_cmd_destroy_qp(ibqp);
+	if (err)
+		return err;
+	free(to_shca_qp(ibqp));
+	return 0;
+}
+
+/*
+ * Work requests go to the kernel as they are, one command per call; the
+ * kernel validates them and copies inline data from this process' memory
+ * while the command runs, so the caller may reuse an inline buffer as
+ * soon as post_send returns.
+ */
+static int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			  struct ibv_send_wr **bad_wr)
+{
+	return ibv_cmd_post_send(ibqp, wr, bad_wr);
+}
+
+static int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr)
+{
+	return ibv_cmd_post_recv(ibqp, wr, bad_wr);
+}
+
 /* ---- context and device lifetime ----------------------------------------- */
 
 static void shca_free_context(struct ibv_context *ibctx)
@@ -320,15 +507,26 @@ static void shca_free_context(struct ibv_context *ibctx)
 static const struct verbs_context_ops shca_ctx_ops = {
 	.alloc_dm = shca_alloc_dm,
 	.alloc_pd = shca_alloc_pd,
+	.create_cq = shca_create_cq,
+	.create_qp = shca_create_qp,
+	.create_qp_ex = shca_create_qp_ex,
 	.dealloc_pd = shca_dealloc_pd,
 	.dereg_mr = shca_dereg_mr,
+	.destroy_cq = shca_destroy_cq,
+	.destroy_qp = shca_destroy_qp,
 	.free_context = shca_free_context,
 	.free_dm = shca_free_dm,
+	.modify_qp = shca_modify_qp,
+	.poll_cq = shca_poll_cq,
+	.post_recv = shca_post_recv,
+	.post_send = shca_post_send,
 	.query_device_ex = shca_query_device_ex,
 	.query_port = shca_query_port,
+	.query_qp = shca_query_qp,
 	.reg_dm_mr = shca_reg_dm_mr,
 	.reg_dmabuf_mr = shca_reg_dmabuf_mr,
 	.reg_mr = shca_reg_mr,
+	.req_notify_cq = shca_req_notify_cq,
 	.rereg_mr = shca_rereg_mr,
 };
 

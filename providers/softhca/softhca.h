@@ -38,6 +38,19 @@ struct shca_dm {
 	size_t map_len;		/* length rounded up to the page size */
 };
 
+/*
+ * Completion queues and queue pairs live in the kernel; the provider only
+ * holds libibverbs' view of them (see verbs_private.h for why it is the
+ * verbs_ wrapper and not the bare public structure).
+ */
+struct shca_cq {
+	struct verbs_cq vcq;
+};
+
+struct shca_qp {
+	struct verbs_qp vqp;
+};
+
 static inline struct shca_context *to_shca_ctx(struct ibv_context *ibctx)
 {
 	return shca_container_of(ibctx, struct shca_context, vctx.context);
@@ -46,6 +59,16 @@ static inline struct shca_context *to_shca_ctx(struct ibv_context *ibctx)
 static inline struct shca_dm *to_shca_dm(struct ibv_dm *ibdm)
 {
 	return shca_container_of(ibdm, struct shca_dm, vdm.dm);
+}
+
+static inline struct shca_cq *to_shca_cq(struct ibv_cq *ibcq)
+{
+	return shca_container_of(ibcq, struct shca_cq, vcq.cq);
+}
+
+static inline struct shca_qp *to_shca_qp(struct ibv_qp *ibqp)
+{
+	return shca_container_of(ibqp, struct shca_qp, vqp.qp);
 }
 
 static inline struct verbs_mr *to_verbs_mr(struct ibv_mr *ibmr)

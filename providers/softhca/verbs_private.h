@@ -154,6 +154,35 @@ struct verbs_dm {
 };
 
 /*
+ * Completion queues and queue pairs. libibverbs looks behind the public
+ * object: ibv_cq_ex_to_cq()/ibv_qp_to_qp_ex() and friends treat an ibv_cq
+ * as the start of a verbs_cq and an ibv_qp as the start of a verbs_qp, so
+ * a provider allocates these, never the bare public structures.
+ */
+struct verbs_cq {
+	union {
+		struct ibv_cq cq;
+		struct ibv_cq_ex cq_ex;
+	};
+};
+
+struct verbs_xrcd;	/* XRC is not supported: only pointed to */
+
+enum verbs_qp_mask {
+	VERBS_QP_XRCD = 1 << 0,
+	VERBS_QP_EX = 1 << 1,
+};
+
+struct verbs_qp {
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qp_ex;	/* valid only with VERBS_QP_EX */
+	};
+	uint32_t comp_mask;		/* enum verbs_qp_mask */
+	struct verbs_xrcd *xrcd;
+};
+
+/*
  * Every operation a provider can implement, sorted by name. verbs_set_ops()
  * copies the non-NULL slots; unset ones answer EOPNOTSUPP.
  */
@@ -315,6 +344,26 @@ struct ibv_rereg_mr {
 	struct ib_uverbs_rereg_mr core_payload;
 };
 
+struct ibv_create_cq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_cq core_payload;
+};
+
+struct ibv_create_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_qp core_payload;
+};
+
+struct ibv_query_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_qp core_payload;
+};
+
+struct ibv_modify_qp {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_qp core_payload;
+};
+
 /* ---- functions exported by libibverbs.so.1 @IBVERBS_PRIVATE_34 ---------- */
 
 /* Registration; the ABI number is part of the name. */
@@ -374,6 +423,52 @@ int ibv_cmd_free_dm(struct verbs_dm *dm);
 int ibv_cmd_reg_dm_mr(struct ibv_pd *pd, struct verbs_dm *dm,
 		      uint64_t offset, size_t length, unsigned int access,
 		      struct verbs_mr *vmr, struct ibv_command_buffer *link);
+
+/*
+ * Completion queues. create_cq fills in cq->context, handle and cqe (the
+ * kernel's size); libibverbs' ibv_create_cq() then sets the channel and
+ * cq_context (verbs_init_cq). poll_cq returns the number of completions
+ * copied into wc, or -1 (the uverbs command failed; errno is set).
+ * destroy_cq waits until every completion event of the CQ was acked.
+ */
+int ibv_cmd_create_cq(struct ibv_context *context, int cqe,
+		      struct ibv_comp_channel *channel, int comp_vector,
+		      struct ibv_cq *cq, struct ibv_create_cq *cmd,
+		      size_t cmd_size, struct ib_uverbs_create_cq_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_poll_cq(struct ibv_cq *cq, int ne, struct ibv_wc *wc);
+int ibv_cmd_req_notify_cq(struct ibv_cq *cq, int solicited_only);
+int ibv_cmd_destroy_cq(struct ibv_cq *cq);
+
+/*
+ * Queue pairs. create_qp_ex fills in context, handle, qp_num, the CQs,
+ * pd, srq, type, state (RESET), the events mutex/cond and writes the
+ * kernel's capabilities back into attr_ex->cap. modify_qp updates
+ * qp->state when the mask holds IBV_QP_STATE and the kernel agreed.
+ * destroy_qp waits until every async event of the QP was acked.
+ */
+int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
+			 struct ibv_qp_init_attr_ex *attr_ex,
+			 struct ibv_create_qp *cmd, size_t cmd_size,
+			 struct ib_uverbs_create_qp_resp *resp,
+			 size_t resp_size);
+int ibv_cmd_query_qp(struct ibv_qp *qp, struct ibv_qp_attr *qp_attr,
+		     int attr_mask, struct ibv_qp_init_attr *qp_init_attr,
+		     struct ibv_query_qp *cmd, size_t cmd_size);
+int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
+		      int attr_mask, struct ibv_modify_qp *cmd,
+		      size_t cmd_size);
+int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
+/*
+ * Work requests through the kernel (IB_USER_VERBS_CMD_POST_SEND/RECV).
+ * On failure *bad_wr points at the first request the kernel did not take
+ * (the first of the list if the command itself failed).
+ */
+int ibv_cmd_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		      struct ibv_send_wr **bad_wr);
+int ibv_cmd_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+		      struct ibv_recv_wr **bad_wr);
 
 /*
  * Reads <sysfs_dev->ibdev_path>/<fnfmt...> into buf, without the trailing
@@ -461,6 +556,19 @@ SHCA_ABI_SIZE(struct verbs_dm, 40);
 SHCA_ABI_OFF(struct verbs_dm, dm, 0);
 SHCA_ABI_OFF(struct verbs_dm, handle, 32);
 
+SHCA_ABI_SIZE(struct ibv_cq, 128);
+SHCA_ABI_SIZE(struct ibv_cq_ex, 288);
+SHCA_ABI_SIZE(struct verbs_cq, 288);
+SHCA_ABI_OFF(struct verbs_cq, cq, 0);
+SHCA_ABI_OFF(struct verbs_cq, cq_ex, 0);
+SHCA_ABI_SIZE(struct ibv_qp, 160);
+SHCA_ABI_SIZE(struct ibv_qp_ex, 352);
+SHCA_ABI_SIZE(struct verbs_qp, 368);
+SHCA_ABI_OFF(struct verbs_qp, qp, 0);
+SHCA_ABI_OFF(struct verbs_qp, qp_ex, 0);
+SHCA_ABI_OFF(struct verbs_qp, comp_mask, 352);
+SHCA_ABI_OFF(struct verbs_qp, xrcd, 360);
+
 SHCA_ABI_SIZE(struct ib_uverbs_cmd_hdr, 8);
 SHCA_ABI_SIZE(struct ibv_get_context, 16);
 SHCA_ABI_OFF(struct ibv_get_context, core_payload, 8);
@@ -472,11 +580,21 @@ SHCA_ABI_SIZE(struct ibv_reg_mr, 48);
 SHCA_ABI_OFF(struct ibv_reg_mr, core_payload, 8);
 SHCA_ABI_SIZE(struct ibv_rereg_mr, 56);
 SHCA_ABI_OFF(struct ibv_rereg_mr, core_payload, 8);
+SHCA_ABI_SIZE(struct ibv_create_cq, 40);
+SHCA_ABI_OFF(struct ibv_create_cq, core_payload, 8);
+SHCA_ABI_SIZE(struct ibv_create_qp, 64);
+SHCA_ABI_OFF(struct ibv_create_qp, core_payload, 8);
+SHCA_ABI_SIZE(struct ibv_query_qp, 24);
+SHCA_ABI_OFF(struct ibv_query_qp, core_payload, 8);
+SHCA_ABI_SIZE(struct ibv_modify_qp, 120);
+SHCA_ABI_OFF(struct ibv_modify_qp, core_payload, 8);
 SHCA_ABI_SIZE(struct ib_uverbs_get_context_resp, 8);
 SHCA_ABI_SIZE(struct ib_uverbs_alloc_pd_resp, 4);
 SHCA_ABI_SIZE(struct ib_uverbs_reg_mr_resp, 12);
 SHCA_ABI_SIZE(struct ib_uverbs_rereg_mr_resp, 8);
 SHCA_ABI_SIZE(struct ib_uverbs_ex_query_device_resp, 304);
+SHCA_ABI_SIZE(struct ib_uverbs_create_cq_resp, 8);
+SHCA_ABI_SIZE(struct ib_uverbs_create_qp_resp, 32);
 
 SHCA_ABI_SIZE(struct verbs_context_ops, 76 * 8);
 SHCA_ABI_OP(advise_mr, 0);

@@ -6,7 +6,10 @@
 # write() commands on the context's cmd_fd (REG_MR, REREG_MR, DEREG_MR,
 # ALLOC_PD, DEALLOC_PD with any handle, address, length, iova, access and
 # response pointer; device memory, dma-bufs, munmap/mremap of registered
-# memory), in several processes at once, some of them SIGKILLed half way.
+# memory; CQs and RC QPs created, modified towards random states and
+# destroyed, work requests with random opcodes, flags, SGEs, keys and
+# addresses executed against the process' own memory, CQs polled), in
+# several processes at once, some of them SIGKILLed half way.
 # Every result must be a success or an expected errno; afterwards nothing
 # is left: no MR, PD or context of softhca0 in `rdma res`, no pinned page
 # (/proc/vmstat), and the kernel log stays clean (checked by the runner).
@@ -41,11 +44,12 @@ run_t 100 shca_fuzz "$DEV" "$SEED" "$ITERS" "$PROCS" ||
 	bad "shca_fuzz $DEV $SEED $ITERS $PROCS: exit status $(run_rc)"
 
 title "nothing left behind"
-for f in ctx pd mr; do
+for f in ctx pd mr cq qp; do
 	expect_eq "rdma res show: $f count of $DEV" 0 "$(res_count "$DEV" $f)"
 done
 expect_eq "MRs listed by rdma res show mr dev $DEV" "" "$(rdma res show mr dev "$DEV" 2>&1)"
 expect_eq "PDs listed by rdma res show pd dev $DEV" "" "$(rdma res show pd dev "$DEV" 2>&1)"
+expect_eq "CQs listed by rdma res show cq dev $DEV" "" "$(rdma res show cq dev "$DEV" 2>&1)"
 expect_eq "pinned pages in the system" "$pins0" "$(foll_pins)"
 must "the device still works: shca_mr_many $DEV 100" shca_mr_many "$DEV" 100
 expect_eq "pinned pages in the system after that" "$pins0" "$(foll_pins)"

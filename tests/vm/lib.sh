@@ -24,6 +24,7 @@ KO=${SOFTHCA_KO:-/softhca.ko}
 IB=/sys/class/infiniband
 FAILS=0
 NETDEVS_CREATED=
+L2_LINKED=
 
 info() { echo "  # $*"; }
 ok() { echo "  ok - $*"; }
@@ -189,6 +190,26 @@ ipv4_gid() {
 # has_gid DEV GID: some entry of ports/1/gids/ equals GID
 has_gid() { cat "$IB/$1"/ports/1/gids/* 2>/dev/null | grep -qx "$2"; }
 
+# l2_link NETDEV_A NETDEV_B: make the addresses of each netdev resolvable
+# from the other (permanent neighbour entries), as if both were on one
+# Ethernet segment. For a user QP the RDMA core resolves the destination
+# MAC of a RoCE v2 GID through the IP route of the source GID's netdev
+# before modify_qp reaches the driver; the guest's eth0 and eth1 sit on two
+# separate QEMU user networks, so without this a QP on eth0's device
+# cannot be connected to one on eth1's (ETIMEDOUT). vm_cleanup removes them.
+l2_link() {
+	_ma=$(cat "/sys/class/net/$1/address")
+	_mb=$(cat "/sys/class/net/$2/address")
+	for _x in "$1 $2 $_mb" "$2 $1 $_ma"; do
+		# shellcheck disable=SC2086
+		set -- $_x
+		for _a in $(ip -o addr show dev "$2" | awk '$3 == "inet" || $3 == "inet6" { sub(/\/.*/, "", $4); print $4 }'); do
+			ip neigh replace "$_a" lladdr "$3" dev "$1" nud permanent || return 1
+		done
+		L2_LINKED="$L2_LINKED $1"
+	done
+}
+
 # ---- pinned memory ----------------------------------------------------------------
 
 # foll_pins: pages pinned with FOLL_PIN (ib_umem, ...) in the whole system,
@@ -217,6 +238,9 @@ vm_cleanup() {
 	done
 	for _n in $NETDEVS_CREATED; do
 		[ ! -e "/sys/class/net/$_n" ] || ip link del "$_n" || _ok=1
+	done
+	for _n in $L2_LINKED; do
+		[ ! -e "/sys/class/net/$_n" ] || ip neigh flush dev "$_n" nud permanent
 	done
 	for _n in eth0 eth1; do
 		ip link set "$_n" up 2>/dev/null

@@ -97,6 +97,21 @@ int main(void)
 	OFF(struct verbs_dm, dm);
 	OFF(struct verbs_dm, handle);
 
+	SIZE(struct ibv_cq);
+	SIZE(struct ibv_cq_ex);
+	SIZE(struct verbs_cq);
+	OFF(struct verbs_cq, cq);
+	OFF(struct verbs_cq, cq_ex);
+	SIZE(struct ibv_qp);
+	SIZE(struct ibv_qp_ex);
+	SIZE(struct verbs_qp);
+	OFF(struct verbs_qp, qp);
+	OFF(struct verbs_qp, qp_ex);
+	OFF(struct verbs_qp, comp_mask);
+	OFF(struct verbs_qp, xrcd);
+	VAL(VERBS_QP_XRCD);
+	VAL(VERBS_QP_EX);
+
 	SIZE(struct ibv_get_context);
 	OFF(struct ibv_get_context, core_payload);
 	SIZE(struct ibv_alloc_pd);
@@ -107,11 +122,21 @@ int main(void)
 	OFF(struct ibv_reg_mr, core_payload);
 	SIZE(struct ibv_rereg_mr);
 	OFF(struct ibv_rereg_mr, core_payload);
+	SIZE(struct ibv_create_cq);
+	OFF(struct ibv_create_cq, core_payload);
+	SIZE(struct ibv_create_qp);
+	OFF(struct ibv_create_qp, core_payload);
+	SIZE(struct ibv_query_qp);
+	OFF(struct ibv_query_qp, core_payload);
+	SIZE(struct ibv_modify_qp);
+	OFF(struct ibv_modify_qp, core_payload);
 	SIZE(struct ib_uverbs_get_context_resp);
 	SIZE(struct ib_uverbs_alloc_pd_resp);
 	SIZE(struct ib_uverbs_reg_mr_resp);
 	SIZE(struct ib_uverbs_rereg_mr_resp);
 	SIZE(struct ib_uverbs_ex_query_device_resp);
+	SIZE(struct ib_uverbs_create_cq_resp);
+	SIZE(struct ib_uverbs_create_qp_resp);
 
 	SIZE(struct verbs_context_ops);
 	OPS_OFF(advise_mr);

@@ -24,6 +24,17 @@
  *          and at real DM offsets (then reg_mr on that VM_PFNMAP mapping)
  *   DMABUF ibv_reg_dmabuf_mr with a udmabuf, random fds, offsets, lengths
  *   VM     munmap/mremap/mmap of memory while it is registered
+ *   CQ     ibv_create_cq (random, zero, negative and too large sizes,
+ *          comp vectors), ibv_destroy_cq (EBUSY while a QP uses it),
+ *          ibv_poll_cq and raw POLL_CQ with any handle
+ *   QP     ibv_create_qp (every QP type, capabilities around the limits),
+ *          ibv_modify_qp towards a random state with the right or random
+ *          attributes, connected to itself or to another QP of the
+ *          process, ibv_destroy_qp
+ *   POST   ibv_post_send/ibv_post_recv chains with random opcodes, flags
+ *          (inline included), SGE counts, addresses, lengths, lkeys,
+ *          rkeys and remote addresses (live keys or not), executed by the
+ *          device against the process' own memory
  *
  * Every result is checked against a model of the context (which handle is
  * what object, which PD and DM each MR uses, which memory is mapped how):
@@ -161,7 +172,9 @@ enum op {
 	OP_PD_ALLOC, OP_PD_ALLOC_RAW, OP_PD_DEALLOC, OP_PD_DEALLOC_RAW,
 	OP_REG, OP_REG_RAW, OP_REREG, OP_REREG_RAW, OP_DEREG, OP_DEREG_RAW,
 	OP_HDR_RAW, OP_DM_ALLOC, OP_DM_FREE, OP_DM_COPY, OP_DM_MR,
-	OP_DM_MMAP, OP_DMABUF_MR, OP_VM, OP_CLEANUP, NR_OPS
+	OP_DM_MMAP, OP_DMABUF_MR, OP_VM, OP_CQ_CREATE, OP_CQ_DESTROY,
+	OP_POLL, OP_POLL_RAW, OP_QP_CREATE, OP_QP_MODIFY, OP_QP_DESTROY,
+	OP_POST_SEND, OP_POST_RECV, OP_CLEANUP, NR_OPS
 };
 
 static const char *const op_names[NR_OPS] = {
@@ -169,7 +182,9 @@ static const char *const op_names[NR_OPS] = {
 	"reg_mr", "raw REG_MR", "rereg_mr", "raw REREG_MR", "dereg_mr",
 	"raw DEREG_MR", "raw bad header", "alloc_dm", "free_dm",
 	"memcpy to/from dm", "reg_dm_mr", "mmap cmd_fd", "reg_dmabuf_mr",
-	"munmap/mremap", "final cleanup",
+	"munmap/mremap", "create_cq", "destroy_cq", "poll_cq",
+	"raw POLL_CQ", "create_qp", "modify_qp", "destroy_qp", "post_send",
+	"post_recv", "final cleanup",
 };
 
 struct stats {
@@ -212,7 +227,7 @@ account(enum op op, int err, expect_t x, const char *fmt, ...)
 
 /* ---- the model of the context ------------------------------------------- */
 
-enum { T_NONE, T_PD, T_MR, T_DM };
+enum { T_NONE, T_PD, T_MR, T_DM, T_CQ, T_QP };
 
 #define MAXH	4096
 
@@ -226,6 +241,7 @@ struct kobj {
 	uint64_t iova;		/* user MR: its iova */
 	int wpin;		/* user MR: pinned for writing */
 	int dmabuf;		/* user MR: over a dma-buf */
+	uint32_t scq, rcq;	/* QP: its CQs' handles (and pd: its PD's) */
 };
 
 static struct kobj tab[MAXH];
@@ -266,6 +282,18 @@ static unsigned int users_of(uint32_t h, int as_dm)
 	for (i = 0; i < MAXH; i++)
 		if (tab[i].type == T_MR &&
 		    (as_dm ? tab[i].dm == (int)h : tab[i].pd == h))
+			n++;
+	return n;
+}
+
+/* QPs of the model on PD @h (as_cq: using CQ @h) */
+static unsigned int qp_users(uint32_t h, int as_cq)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < MAXH; i++)
+		if (tab[i].type == T_QP &&
+		    (as_cq ? tab[i].scq == h || tab[i].rcq == h : tab[i].pd == h))
 			n++;
 	return n;
 }
@@ -312,7 +340,7 @@ static uint32_t any_handle(int type)
 			return h;
 		/* fall through */
 	case 4: case 5:
-		h = live_of(T_PD + rndn(3));
+		h = live_of(T_PD + rndn(5));
 		if (h >= 0)
 			return h;
 		/* fall through */
@@ -698,7 +726,7 @@ static int dealloc_expect(uint32_t h)
 {
 	int e = lookup_err(h, T_PD);
 
-	if (!e && users_of(h, 0))
+	if (!e && (users_of(h, 0) || qp_users(h, 0)))
 		e = EBUSY;
 	return e;
 }
@@ -1588,6 +1616,422 @@ static void setup_memory(void)
 	}
 }
 
+
+/* ---- CQs, QPs and work requests ----------------------------------------- */
+
+#define MAX_CQ	6
+#define MAX_QP	6
+#define SHCA_MAX_CQE	65536
+#define SHCA_MAX_QP_WR	16384
+#define SHCA_MAX_SGE	32
+#define SHCA_MAX_INLINE	512
+
+static struct ibv_cq *cqs[MAX_CQ];
+static struct ibv_qp *qps[MAX_QP];
+static int gid_index = -1;	/* a GID of the device, to connect QPs */
+static union ibv_gid gid;
+
+static void find_gid(void)
+{
+	struct ibv_port_attr pa;
+	int i;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		return;
+	for (i = 0; i < pa.gid_tbl_len && i < 256; i++) {
+		struct ibv_gid_entry e;
+
+		if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
+		    vt_all_bytes(e.gid.raw, 16, 0))
+			continue;
+		gid_index = i;
+		gid = e.gid;
+		if (e.gid.raw[0] == 0xfe)	/* link-local: preferred */
+			break;
+	}
+}
+
+static void op_cq_create(void)
+{
+	unsigned int i;
+	struct ibv_cq *cq;
+	int cqe, vec;
+	expect_t x;
+
+	for (i = 0; i < MAX_CQ && cqs[i]; i++)
+		;
+	if (i == MAX_CQ)
+		return;
+	switch (rndn(8)) {
+	case 0: cqe = 0; break;
+	case 1: cqe = -(int)rndn(3) - 1; break;
+	case 2: cqe = SHCA_MAX_CQE + (rndn(8) ? 1 : 0); break;
+	case 3: cqe = (int)rnd(); break;
+	default: cqe = 1 + rndn(rndn(2) ? 8 : 512); break;
+	}
+	vec = rndn(6) ? 0 : rndn(2) ? (int)rndn(8) : (int)rnd();
+	if (vec < 0 || vec >= ctx->num_comp_vectors || cqe <= 0 ||
+	    cqe > SHCA_MAX_CQE)
+		x = X(EINVAL);
+	else
+		x = XOK | X(ENOMEM);
+	errno = 0;
+	cq = ibv_create_cq(ctx, cqe, NULL, NULL, vec);
+	account(OP_CQ_CREATE, cq ? 0 : errno, x, "(cqe %d, comp_vector %d)", cqe, vec);
+	if (cq) {
+		kset(cq->handle, T_CQ);
+		cqs[i] = cq;
+	}
+}
+
+static void op_cq_destroy(void)
+{
+	unsigned int i = rndn(MAX_CQ);
+	uint32_t h;
+	int e, err;
+
+	if (!cqs[i])
+		return;
+	h = cqs[i]->handle;
+	e = qp_users(h, 1) ? EBUSY : 0;
+	err = ibv_destroy_cq(cqs[i]);
+	account(OP_CQ_DESTROY, err, X(e), "(handle %u)", h);
+	if (!err) {
+		kdel(h);
+		cqs[i] = NULL;
+	}
+}
+
+static void op_poll(void)
+{
+	struct ibv_wc wc[32];
+	unsigned int i = rndn(MAX_CQ);
+	int n, ne = rndn(33), k, bad = 0;
+
+	if (!cqs[i])
+		return;
+	errno = 0;
+	n = ibv_poll_cq(cqs[i], ne, wc);
+	for (k = 0; k < n && k < ne; k++)
+		if (wc[k].status > IBV_WC_GENERAL_ERR)
+			bad = 1;
+	account(OP_POLL, n < 0 ? errno : n > ne || bad ? EPROTO : 0, XOK,
+		"(cq %u, %d entries: %d%s)", cqs[i]->handle, ne, n,
+		bad ? ", invalid status" : "");
+}
+
+static void op_poll_raw(void)
+{
+	struct {
+		struct ib_uverbs_poll_cq_resp resp;
+		struct ib_uverbs_wc wc[8];
+	} out;
+	struct ib_uverbs_poll_cq cmd;
+	int e, err, bad;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.cq_handle = any_handle(T_CQ);
+	/*
+	 * The kernel copies up to ne entries behind the response without
+	 * looking at out_words: never ask for more than there is room for.
+	 */
+	cmd.ne = rndn(9);
+	cmd.response = rnd_resp(&out, &bad);
+	e = lookup_err(cmd.cq_handle, T_CQ);
+	err = raw_cmd(IB_USER_VERBS_CMD_POLL_CQ, &cmd, sizeof(cmd),
+		      sizeof(out) / 4);
+	account(OP_POLL_RAW, err, e ? X(e) : bad ? X(EFAULT) : XOK,
+		"(handle %u, ne %u, response %#llx)", cmd.cq_handle, cmd.ne,
+		(unsigned long long)cmd.response);
+}
+
+static struct ibv_cq *some_cq(void)
+{
+	unsigned int i, start = rndn(MAX_CQ);
+
+	for (i = 0; i < MAX_CQ; i++)
+		if (cqs[(start + i) % MAX_CQ])
+			return cqs[(start + i) % MAX_CQ];
+	return NULL;
+}
+
+/* a capability: mostly small (the limit itself rarely: it costs memory) */
+static uint32_t rnd_cap(uint32_t small, uint32_t max)
+{
+	switch (rndn(12)) {
+	case 0: return 0;
+	case 1: return rndn(8) ? max : max + 1 + rndn(2);
+	case 2: return max + 1 + rndn(2);
+	case 3: return (uint32_t)rnd();
+	default: return 1 + rndn(small);
+	}
+}
+
+/* the attributes each transition of an RC QP needs */
+static int qp_mask_for(enum ibv_qp_state to)
+{
+	switch (to) {
+	case IBV_QPS_INIT:
+		return IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+		       IBV_QP_ACCESS_FLAGS;
+	case IBV_QPS_RTR:
+		return IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+		       IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		       IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+	case IBV_QPS_RTS:
+		return IBV_QP_STATE | IBV_QP_SQ_PSN | IBV_QP_TIMEOUT |
+		       IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		       IBV_QP_MAX_QP_RD_ATOMIC;
+	default:
+		return IBV_QP_STATE;
+	}
+}
+
+/* RESET -> INIT -> RTR -> RTS towards itself or another QP of ours */
+static void qp_connect(struct ibv_qp *qp)
+{
+	struct ibv_qp *peer = qps[rndn(MAX_QP)];
+	struct ibv_qp_attr a;
+	int err;
+
+	if (gid_index < 0)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_INIT;
+	a.port_num = 1;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	err = ibv_modify_qp(qp, &a, qp_mask_for(IBV_QPS_INIT));
+	account(OP_QP_MODIFY, err, XOK, "(qp %u, connect: INIT)", qp->handle);
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = IBV_MTU_1024;
+	a.dest_qp_num = peer ? peer->qp_num : qp->qp_num;
+	a.max_dest_rd_atomic = 1 + rndn(16);
+	a.min_rnr_timer = rndn(32);
+	a.ah_attr.is_global = 1;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = gid_index;
+	a.ah_attr.grh.hop_limit = 1;
+	err = err ? err : ibv_modify_qp(qp, &a, qp_mask_for(IBV_QPS_RTR));
+	account(OP_QP_MODIFY, err, XOK, "(qp %u, connect: RTR)", qp->handle);
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = 8 + rndn(4);
+	a.retry_cnt = rndn(3);
+	a.rnr_retry = rndn(3);
+	a.max_rd_atomic = 1 + rndn(16);
+	err = err ? err : ibv_modify_qp(qp, &a, qp_mask_for(IBV_QPS_RTS));
+	account(OP_QP_MODIFY, err, XOK, "(qp %u, connect: RTS)", qp->handle);
+}
+
+static void op_qp_create(void)
+{
+	static const enum ibv_qp_type types[] = {
+		IBV_QPT_UC, IBV_QPT_UD, IBV_QPT_RAW_PACKET, IBV_QPT_XRC_SEND,
+		IBV_QPT_DRIVER,
+	};
+	struct ibv_qp_init_attr ia;
+	struct ibv_pd *pd = some_pd();
+	struct ibv_qp *qp;
+	unsigned int i;
+	expect_t x;
+
+	for (i = 0; i < MAX_QP && qps[i]; i++)
+		;
+	if (i == MAX_QP || !pd || !some_cq())
+		return;
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = some_cq();
+	ia.recv_cq = rndn(2) ? ia.send_cq : some_cq();
+	ia.qp_type = rndn(10) ? IBV_QPT_RC : types[rndn(5)];
+	ia.sq_sig_all = rndn(2);
+	ia.cap.max_send_wr = rnd_cap(64, SHCA_MAX_QP_WR);
+	ia.cap.max_recv_wr = rnd_cap(64, SHCA_MAX_QP_WR);
+	ia.cap.max_send_sge = rnd_cap(4, SHCA_MAX_SGE);
+	ia.cap.max_recv_sge = rnd_cap(4, SHCA_MAX_SGE);
+	ia.cap.max_inline_data = rndn(3) ? 0 : rnd_cap(256, SHCA_MAX_INLINE);
+	if (ia.qp_type != IBV_QPT_RC)
+		x = X(EOPNOTSUPP);	/* refused by the provider */
+	else if (lookup_err(pd->handle, T_PD))
+		x = X(lookup_err(pd->handle, T_PD));	/* a stale PD */
+	else if (ia.cap.max_send_wr > SHCA_MAX_QP_WR ||
+		 ia.cap.max_recv_wr > SHCA_MAX_QP_WR ||
+		 ia.cap.max_send_sge > SHCA_MAX_SGE ||
+		 ia.cap.max_recv_sge > SHCA_MAX_SGE ||
+		 ia.cap.max_inline_data > SHCA_MAX_INLINE)
+		x = X(EINVAL);
+	else
+		x = XOK | X(ENOMEM);
+	errno = 0;
+	qp = ibv_create_qp(pd, &ia);
+	account(OP_QP_CREATE, qp ? 0 : errno, x,
+		"(type %d, wr %u/%u, sge %u/%u, inline %u)", ia.qp_type,
+		ia.cap.max_send_wr, ia.cap.max_recv_wr, ia.cap.max_send_sge,
+		ia.cap.max_recv_sge, ia.cap.max_inline_data);
+	if (qp) {
+		kset(qp->handle, T_QP);
+		tab[qp->handle].pd = pd->handle;
+		tab[qp->handle].scq = ia.send_cq->handle;
+		tab[qp->handle].rcq = ia.recv_cq->handle;
+		qps[i] = qp;
+		if (rndn(4))
+			qp_connect(qp);
+	}
+}
+
+static void op_qp_modify(void)
+{
+	static const enum ibv_qp_state next[] = {
+		[IBV_QPS_RESET] = IBV_QPS_INIT, [IBV_QPS_INIT] = IBV_QPS_RTR,
+		[IBV_QPS_RTR] = IBV_QPS_RTS, [IBV_QPS_RTS] = IBV_QPS_RTS,
+		[IBV_QPS_SQD] = IBV_QPS_RTS, [IBV_QPS_SQE] = IBV_QPS_RTS,
+		[IBV_QPS_ERR] = IBV_QPS_RESET,
+	};
+	struct ibv_qp *qp = qps[rndn(MAX_QP)], *peer = qps[rndn(MAX_QP)];
+	struct ibv_qp_attr a;
+	int mask, err;
+
+	if (!qp || gid_index < 0)
+		return;
+	memset(&a, 0, sizeof(a));
+	/* mostly the next state of a connection, with what it needs */
+	a.qp_state = rndn(4) ? next[qp->state <= IBV_QPS_ERR ? qp->state : 0] :
+		     (enum ibv_qp_state)rndn(8);
+	mask = qp_mask_for(a.qp_state);
+	if (!rndn(8))
+		mask = rnd() & ((IBV_QP_DEST_QPN << 1) - 1);
+	a.port_num = rndn(16) ? 1 : rndn(4);
+	a.pkey_index = rndn(16) ? 0 : rndn(4);
+	a.qp_access_flags = rndn(4) ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC : rnd() & 0xff;
+	a.path_mtu = rndn(8) ? IBV_MTU_1024 : rndn(8);
+	a.dest_qp_num = peer && rndn(8) ? peer->qp_num : (uint32_t)rnd() & 0xffffff;
+	a.rq_psn = rnd() & 0xffffff;
+	a.sq_psn = rnd() & 0xffffff;
+	a.max_dest_rd_atomic = rndn(20);
+	a.max_rd_atomic = rndn(20);
+	a.min_rnr_timer = rndn(32);
+	a.timeout = rndn(4) ? 8 + rndn(4) : rndn(32);	/* ~1 ms .. 8 ms */
+	a.retry_cnt = rndn(3);
+	a.rnr_retry = rndn(4);
+	a.ah_attr.is_global = rndn(16) != 0;
+	a.ah_attr.port_num = 1;
+	a.ah_attr.grh.dgid = gid;
+	a.ah_attr.grh.sgid_index = rndn(16) ? (uint8_t)gid_index : rndn(256);
+	a.ah_attr.grh.hop_limit = 1;
+	/* the result depends on the QP's state: not predicted, only bounded */
+	err = ibv_modify_qp(qp, &a, mask);
+	account(OP_QP_MODIFY, err, XOK | X(EINVAL) | X(EOPNOTSUPP) | X(ENODATA) |
+		X(ENOENT), "(qp %u, to state %d, mask %#x)", qp->handle,
+		a.qp_state, mask);
+}
+
+static void op_qp_destroy(void)
+{
+	unsigned int i = rndn(MAX_QP);
+	uint32_t h;
+	int err;
+
+	if (!qps[i])
+		return;
+	h = qps[i]->handle;
+	err = ibv_destroy_qp(qps[i]);
+	account(OP_QP_DESTROY, err, XOK, "(handle %u)", h);
+	if (!err) {
+		kdel(h);
+		qps[i] = NULL;
+	}
+}
+
+/* an SGE: mostly in rw with a live lkey, else anything */
+static struct ibv_sge rnd_sge(void)
+{
+	struct ibv_mr *mr = mrs[rndn(MAX_MR)];
+	struct ibv_sge sg;
+
+	sg.addr = rndn(4) ? (uintptr_t)rw + rndn(RW_LEN) : rnd_addr();
+	sg.length = rndn(8) ? rndn(rndn(2) ? 64 : 8192) : (uint32_t)rnd();
+	sg.lkey = mr && rndn(4) ? mr->lkey : (uint32_t)rnd();
+	return sg;
+}
+
+static void op_post_send(void)
+{
+	static const enum ibv_wr_opcode opcodes[] = {
+		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_SEND_WITH_INV,
+		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
+		IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
+	};
+	struct ibv_qp *qp = qps[rndn(MAX_QP)];
+	struct ibv_send_wr wr[3], *bad = NULL;
+	struct ibv_sge sg[3][40];
+	unsigned int n = 1 + rndn(3), k, j;
+	int err;
+
+	if (!qp)
+		return;
+	memset(wr, 0, sizeof(wr));
+	for (k = 0; k < n; k++) {
+		struct ibv_mr *mr = mrs[rndn(MAX_MR)];
+
+		wr[k].wr_id = rnd();
+		wr[k].opcode = rndn(16) ? opcodes[rndn(8)] : (enum ibv_wr_opcode)rndn(32);
+		wr[k].send_flags = rndn(2) ? IBV_SEND_SIGNALED :
+				   rndn(6) ? rnd() & (IBV_SEND_SIGNALED | IBV_SEND_FENCE |
+						      IBV_SEND_SOLICITED | IBV_SEND_INLINE) :
+					     (unsigned int)rnd();
+		wr[k].num_sge = rndn(8) ? rndn(4) : rndn(40);
+		for (j = 0; j < (unsigned int)wr[k].num_sge; j++)
+			sg[k][j] = rnd_sge();
+		wr[k].sg_list = sg[k];
+		wr[k].imm_data = rnd();
+		if (wr[k].opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    wr[k].opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			/* mostly 8-byte aligned inside a live MR */
+			wr[k].wr.atomic.remote_addr = mr && rndn(4) ?
+				(uint64_t)(uintptr_t)mr->addr +
+				(rndn(4) ? rndn(64) & ~7ULL : rndn(64)) : rnd();
+			wr[k].wr.atomic.rkey = mr && rndn(4) ? mr->rkey : (uint32_t)rnd();
+			wr[k].wr.atomic.compare_add = rnd();
+			wr[k].wr.atomic.swap = rnd();
+		} else {
+			wr[k].wr.rdma.remote_addr = mr && rndn(4) ?
+				(uint64_t)(uintptr_t)mr->addr + rndn(mr->length + 1) : rnd();
+			wr[k].wr.rdma.rkey = mr && rndn(4) ? mr->rkey : (uint32_t)rnd();
+		}
+		wr[k].next = k + 1 < n ? &wr[k + 1] : NULL;
+	}
+	err = ibv_post_send(qp, wr, &bad);
+	/* accepted, or refused at post time: bounded, not predicted */
+	account(OP_POST_SEND, err, XOK | X(EINVAL) | X(ENOMEM) | X(EFAULT) |
+		X(EOPNOTSUPP), "(qp %u, %u WRs, first opcode %d flags %#x sges %d)",
+		qp->handle, n, wr[0].opcode, wr[0].send_flags, wr[0].num_sge);
+}
+
+static void op_post_recv(void)
+{
+	struct ibv_qp *qp = qps[rndn(MAX_QP)];
+	struct ibv_recv_wr wr[3], *bad = NULL;
+	struct ibv_sge sg[3][40];
+	unsigned int n = 1 + rndn(3), k, j;
+	int err;
+
+	if (!qp)
+		return;
+	memset(wr, 0, sizeof(wr));
+	for (k = 0; k < n; k++) {
+		wr[k].wr_id = rnd();
+		wr[k].num_sge = rndn(8) ? rndn(4) : rndn(40);
+		for (j = 0; j < (unsigned int)wr[k].num_sge; j++)
+			sg[k][j] = rnd_sge();
+		wr[k].sg_list = sg[k];
+		wr[k].next = k + 1 < n ? &wr[k + 1] : NULL;
+	}
+	err = ibv_post_recv(qp, wr, &bad);
+	account(OP_POST_RECV, err, XOK | X(EINVAL) | X(ENOMEM),
+		"(qp %u, %u WRs, sges %d)", qp->handle, n, wr[0].num_sge);
+}
+
 static const struct {
 	void (*fn)(void);
 	unsigned int weight;
@@ -1598,7 +2042,27 @@ static const struct {
 	{ op_dereg_raw, 8 }, { op_hdr_raw, 3 }, { op_dm_alloc, 3 },
 	{ op_dm_free, 2 }, { op_dm_copy, 4 }, { op_dm_mr, 4 },
 	{ op_dm_mmap, 3 }, { op_dmabuf_mr, 5 }, { op_vm, 3 },
+	{ op_cq_create, 1 }, { op_cq_destroy, 1 }, { op_poll, 2 },
+	{ op_poll_raw, 1 }, { op_qp_create, 1 }, { op_qp_modify, 2 },
+	{ op_qp_destroy, 1 }, { op_post_send, 2 }, { op_post_recv, 1 },
 };
+
+/*
+ * A PD that should be free is still in use: show what the model holds
+ * and what the kernel lists, to tell a model slip from a leak.
+ */
+static void dump_state(uint32_t pd)
+{
+	unsigned int j;
+
+	vt_info("[child %d] PD %u busy at cleanup; the model holds:", child_no, pd);
+	for (j = 0; j < MAXH; j++)
+		if (tab[j].type != T_NONE)
+			vt_info("  handle %u type %d pd %u", j, tab[j].type, tab[j].pd);
+	fflush(stdout);
+	if (system("rdma res show qp; rdma res show cq; rdma res show mr; rdma res show pd"))
+		vt_info("rdma res show failed");
+}
 
 static void cleanup(void)
 {
@@ -1607,6 +2071,22 @@ static void cleanup(void)
 	unsigned int i;
 	int err;
 
+	for (i = 0; i < MAX_QP; i++) {
+		if (!qps[i])
+			continue;
+		err = ibv_destroy_qp(qps[i]);
+		account(OP_CLEANUP, err, XOK, "(destroy_qp %u)", qps[i]->handle);
+		if (!err)
+			kdel(qps[i]->handle);
+	}
+	for (i = 0; i < MAX_CQ; i++) {
+		if (!cqs[i])
+			continue;
+		err = ibv_destroy_cq(cqs[i]);
+		account(OP_CLEANUP, err, XOK, "(destroy_cq %u)", cqs[i]->handle);
+		if (!err)
+			kdel(cqs[i]->handle);
+	}
 	for (i = 0; i < MAXH; i++) {
 		if (tab[i].type != T_MR)
 			continue;
@@ -1630,6 +2110,8 @@ static void cleanup(void)
 		dpd.pd_handle = i;
 		err = raw_cmd(IB_USER_VERBS_CMD_DEALLOC_PD, &dpd, sizeof(dpd), 0);
 		account(OP_CLEANUP, err, XOK, "(raw DEALLOC_PD %u)", i);
+		if (err == EBUSY)
+			dump_state(i);
 		if (!err)
 			kdel(i);
 	}
@@ -1654,6 +2136,7 @@ static int child(const char *name, uint64_t seed, uint64_t iters, int mode,
 	setup_memory();
 	ctx = vt_open(name);
 	cmd_fd = ctx->cmd_fd;
+	find_gid();
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		total += ops[i].weight;
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * shca_open DEV: open an RDMA device through libibverbs and its provider;
- * query the device and port 1; PDs; operations the provider leaves unset
- * answer EOPNOTSUPP.
+ * query the device and port 1; PDs; a CQ; operations the provider leaves
+ * unset (resize_cq, SRQs, memory windows) answer EOPNOTSUPP.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -70,15 +70,33 @@ int main(int argc, char **argv)
 		vt_check(!err, "ibv_dealloc_pd: %s", vt_errname(err));
 	}
 
-	/* Not implemented yet: the provider leaves these ops unset. */
+	/* CQs exist; SRQs, memory windows and resize_cq do not. */
 	errno = 0;
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
-	if (cq) {
-		vt_bad("ibv_create_cq succeeded; this provider has no CQs yet");
-		ibv_destroy_cq(cq);
-	} else {
-		vt_check(errno == EOPNOTSUPP, "ibv_create_cq: EOPNOTSUPP (saw %s)",
-			 vt_errname(errno));
+	if (vt_check(cq != NULL, "ibv_create_cq: %s", cq ? "ok" : vt_errname(errno))) {
+		err = ibv_resize_cq(cq, 32);
+		vt_check(err == EOPNOTSUPP, "ibv_resize_cq: EOPNOTSUPP (saw %s)",
+			 vt_errname(err));
+		err = ibv_destroy_cq(cq);
+		vt_check(!err, "ibv_destroy_cq: %s", vt_errname(err));
+	}
+	if (pd1) {
+		struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
+		struct ibv_srq *srq;
+		struct ibv_mw *mw;
+
+		errno = 0;
+		srq = ibv_create_srq(pd1, &sa);
+		vt_check(!srq && errno == EOPNOTSUPP, "ibv_create_srq: EOPNOTSUPP (saw %s)",
+			 srq ? "created" : vt_errname(errno));
+		if (srq)
+			ibv_destroy_srq(srq);
+		errno = 0;
+		mw = ibv_alloc_mw(pd1, IBV_MW_TYPE_1);
+		vt_check(!mw && errno == EOPNOTSUPP, "ibv_alloc_mw: EOPNOTSUPP (saw %s)",
+			 mw ? "allocated" : vt_errname(errno));
+		if (mw)
+			ibv_dealloc_mw(mw);
 	}
 
 	if (pd1) {

@@ -103,8 +103,13 @@ static int shca_query_port(struct ib_device *ibdev, u32 port_num,
 	attr->active_mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
 	dev_put(ndev);
 
-	return ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
-				&attr->active_width);
+	/* The netdev may be going away under us: keep the defaults then. */
+	if (ib_get_eth_speed(ibdev, port_num, &attr->active_speed,
+			     &attr->active_width)) {
+		attr->active_width = IB_WIDTH_1X;
+		attr->active_speed = IB_SPEED_SDR;
+	}
+	return 0;
 }
 
 static int shca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
@@ -144,6 +149,19 @@ static int shca_alloc_ucontext(struct ib_ucontext *ibuc,
 }
 
 static void shca_dealloc_ucontext(struct ib_ucontext *ibuc)
+{
+}
+
+/*
+ * The device is going away while processes hold contexts. The core has
+ * already zapped their mappings of device memory (rdma_user_mmap_io()),
+ * and every other user object is plain kernel memory that the core
+ * destroys next; nothing of the hardware kind is left to revoke. Having
+ * this op lets "rdma link delete", rmmod and netdev removal proceed at
+ * once instead of waiting for the processes to close their files; they
+ * get IBV_EVENT_DEVICE_FATAL and EIO.
+ */
+static void shca_disassociate_ucontext(struct ib_ucontext *ibuc)
 {
 }
 
@@ -597,6 +615,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.dereg_mr = shca_dereg_mr,
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
+	.disassociate_ucontext = shca_disassociate_ucontext,
 	.get_dev_fw_str = shca_get_dev_fw_str,
 	.get_dma_mr = shca_get_dma_mr,
 	.get_link_layer = shca_get_link_layer,

@@ -1,0 +1,152 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The RC data path end to end through libibverbs: shca_qp (every opcode
+# with byte-exact checks, inline, gather/scatter, signaling, fences,
+# completion channels, every error completion and the flush behind it,
+# the QP state machine) between softhca0 (eth0) and softhca1 (eth1) and
+# in loopback on softhca0; then rdma-core's own ibv_rc_pingpong, server
+# and client in this guest on the two devices, polling and with
+# completion events. Afterwards nothing is left in `rdma res` and the
+# pinned-page counters are back at their baseline.
+#
+# DATAPATH_ITERS (default 200) sets ibv_rc_pingpong's iterations.
+# shellcheck disable=SC1091
+. /tests/lib.sh
+
+D0=${DRV_TYPE}0
+D1=${DRV_TYPE}1
+ITERS=${DATAPATH_ITERS:-200}
+command -v shca_qp >/dev/null || die "shca_qp missing: build tests/vm/bin with 'make vm-programs'"
+
+drv_load || die "loading $DRV_MOD failed"
+must "rdma link add $D0 netdev eth0" link_add "$D0" eth0
+must "rdma link add $D1 netdev eth1" link_add "$D1" eth1
+expect_port "$D0" state "4: ACTIVE" 10
+expect_port "$D1" state "4: ACTIVE" 10
+must "eth0 and eth1 resolve each other's addresses (static neighbours)" l2_link eth0 eth1
+pins0=$(foll_pins)
+info "pinned pages in the system: $pins0"
+# the kernel's own objects (a GSI QP of ib_mad/ib_cm, ...) stay
+res0=
+for d in "$D0" "$D1"; do
+	for f in ctx pd mr cq qp; do
+		res0="$res0 $d.$f=$(res_count "$d" $f)"
+	done
+done
+info "rdma res before:$res0"
+# rdma_rxe cannot reach another local device's address (the route goes
+# through lo, which rxe does not receive on): only loopback for it
+CROSS=1
+[ "$DRV_TYPE" != rxe ] || CROSS=0
+
+# gid_index DEV: a link-local RoCE v2 GID of DEV, else any RoCE v2 GID.
+# (The core resolves the destination MAC of any other GID through the IP
+# route, which between two netdevs of one host leads through lo: modify_qp
+# to RTR then fails with ETIMEDOUT.)
+gid_index() {
+	_best=
+	for _f in "$IB/$1"/ports/1/gids/*; do
+		_i=${_f##*/}
+		_g=$(cat "$_f" 2>/dev/null)
+		[ "$(cat "$IB/$1/ports/1/gid_attrs/types/$_i" 2>/dev/null)" = "RoCE v2" ] || continue
+		case $_g in
+		0000:0000:0000:0000:0000:0000:0000:0000) continue ;;
+		fe80:*) echo "$_i"; return 0 ;;
+		esac
+		[ -n "$_best" ] || _best=$_i
+	done
+	[ -n "$_best" ] && echo "$_best"
+}
+
+# shca_qp_run A B: the conformance program; its lines are checks of this test
+shca_qp_run() {
+	echo "  \$ shca_qp $1 $2"
+	timeout -k 5 100 shca_qp "$1" "$2" >/tmp/shca_qp.out 2>&1
+	_rc=$?
+	sed 's/^/    /' /tmp/shca_qp.out
+	_n=$(grep -c '^  ok - ' /tmp/shca_qp.out)
+	_f=$(grep -c '^  FAIL - ' /tmp/shca_qp.out)
+	if [ $_rc -eq 0 ]; then
+		ok "shca_qp $1 $2: $_n checks passed"
+	else
+		bad "shca_qp $1 $2: exit status $_rc, $_f of $((_n + _f)) checks failed"
+	fi
+}
+
+if [ $CROSS = 1 ]; then
+	title "conformance: $D0 <-> $D1"
+	shca_qp_run "$D0" "$D1"
+else
+	info "$DRV_TYPE: no traffic between two devices of one host; loopback only"
+fi
+title "conformance: loopback on $D0"
+shca_qp_run "$D0" "$D0"
+
+# ibv_rc_pingpong listens on TCP port 18515 (0x4853)
+pp_listening() { grep -q ':4853 00000000:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null; }
+
+# pingpong DESC SERVER_ARGS -- CLIENT_ARGS
+pingpong() {
+	_desc=$1
+	shift
+	_sargs=
+	while [ "$1" != -- ]; do _sargs="$_sargs $1"; shift; done
+	shift
+	echo "  \$ ibv_rc_pingpong$_sargs &"
+	# shellcheck disable=SC2086
+	timeout -k 5 60 ibv_rc_pingpong $_sargs >/tmp/pp_srv.out 2>&1 &
+	_spid=$!
+	if ! wait_for 10 pp_listening; then
+		bad "$_desc: the server does not listen"
+		wait $_spid
+		sed 's/^/    /' /tmp/pp_srv.out
+		return
+	fi
+	run_t 60 ibv_rc_pingpong "$@"
+	_crc=$?
+	wait $_spid
+	_src=$?
+	sed 's/^/    server: /' /tmp/pp_srv.out
+	if [ $_crc -eq 0 ] && [ $_src -eq 0 ] &&
+		run_out | grep -Eq "(^| )$ITERS iters in " &&
+		grep -Eq "(^| )$ITERS iters in " /tmp/pp_srv.out; then
+		ok "$_desc: $ITERS iterations both ways"
+	else
+		bad "$_desc: client exit status $_crc, server $_src"
+	fi
+}
+
+g0=$(gid_index "$D0")
+g1=$(gid_index "$D1")
+info "RoCE v2 GID index: $D0 $g0, $D1 $g1"
+if [ -z "$g0" ] || [ -z "$g1" ]; then
+	bad "no RoCE v2 GID on $D0 ('$g0') or $D1 ('$g1')"
+else
+	c=$D1
+	gc=$g1
+	if [ $CROSS = 0 ]; then
+		c=$D0
+		gc=$g0
+	fi
+	title "ibv_rc_pingpong $D0 (server) <-> $c (client)"
+	pingpong "ibv_rc_pingpong, polling" -d "$D0" -g "$g0" -n "$ITERS" -- \
+		-d "$c" -g "$gc" -n "$ITERS" localhost
+	pingpong "ibv_rc_pingpong -e (completion events)" -d "$D0" -g "$g0" -n "$ITERS" -e -- \
+		-d "$c" -g "$gc" -n "$ITERS" -e localhost
+	pingpong "ibv_rc_pingpong -s 65536 (64 KiB messages)" -d "$D0" -g "$g0" -n "$ITERS" -s 65536 -- \
+		-d "$c" -g "$gc" -n "$ITERS" -s 65536 localhost
+	[ $CROSS = 0 ] || pingpong "ibv_rc_pingpong on one device" -d "$D0" -g "$g0" -n "$ITERS" -- \
+		-d "$D0" -g "$g0" -n "$ITERS" localhost
+fi
+
+title "nothing left behind"
+res1=
+for d in "$D0" "$D1"; do
+	for f in ctx pd mr cq qp; do
+		res1="$res1 $d.$f=$(res_count "$d" $f)"
+	done
+done
+expect_eq "rdma res counts back to what they were" "$res0" "$res1"
+run rdma res show qp
+expect_eq "pinned pages in the system" "$pins0" "$(foll_pins)"
