@@ -6,9 +6,14 @@
  */
 
 #include <linux/delay.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/mman.h>
+#include <linux/mount.h>
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
+#include <linux/uaccess.h>
 #include <kunit/resource.h>
 
 #include "shca_kunit.h"
@@ -136,4 +141,75 @@ struct ib_device *shca_kunit_device(struct kunit *test, const char *name,
 	/* The action above owns the device; the name pins nothing. */
 	ib_device_put(ibdev);
 	return ibdev;
+}
+
+static void shca_kunit_umount(void *mnt)
+{
+	kern_unmount(mnt);
+}
+
+static void shca_kunit_fput(void *file)
+{
+	fput(file);
+}
+
+/**
+ * shca_kunit_debugfs_open() - open a debugfs file while KUnit runs
+ * @test: the test; closes the file and unmounts at the end
+ * @path: path below the debugfs root, e.g. "kmemleak"
+ *
+ * debugfs is not mounted while the suites run, so this mounts a private
+ * instance of it.
+ *
+ * Return: the open file; the test aborts if it cannot be opened.
+ */
+struct file *shca_kunit_debugfs_open(struct kunit *test, const char *path)
+{
+	struct file_system_type *fs;
+	struct vfsmount *mnt;
+	struct file *file;
+
+	fs = get_fs_type("debugfs");
+	KUNIT_ASSERT_NOT_NULL(test, fs);
+	mnt = vfs_kern_mount(fs, 0, "debugfs", NULL);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(mnt), "mount debugfs: %ld",
+			       PTR_ERR(mnt));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							shca_kunit_umount,
+							mnt), 0);
+	file = file_open_root_mnt(mnt, path, O_RDWR, 0);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(file), "open %s: %ld", path,
+			       PTR_ERR(file));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, shca_kunit_fput,
+							file), 0);
+	return file;
+}
+
+/**
+ * shca_kunit_file_write() - write a string to a debugfs control file
+ * @test: the test
+ * @file: file from shca_kunit_debugfs_open()
+ * @str: what to write
+ *
+ * Such files often have a plain .write that copies from user memory
+ * (kernel_write() needs .write_iter), so the string goes through a page
+ * of the test's user address space.
+ */
+void shca_kunit_file_write(struct kunit *test, struct file *file,
+			   const char *str)
+{
+	size_t len = strlen(str);
+	unsigned long uaddr;
+	loff_t pos = 0;
+
+	uaddr = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
+			      PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, uaddr, 0);
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)uaddr, str, len), 0);
+	KUNIT_ASSERT_NOT_NULL(test, file->f_op->write);
+	KUNIT_ASSERT_EQ_MSG(test, file->f_op->write(file,
+						    (char __user *)uaddr,
+						    len, &pos),
+			    (ssize_t)len, "write '%s'", str);
 }

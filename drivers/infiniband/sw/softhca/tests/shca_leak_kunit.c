@@ -16,10 +16,7 @@
  */
 
 #include <linux/delay.h>
-#include <linux/file.h>
-#include <linux/fs.h>
 #include <linux/mman.h>
-#include <linux/mount.h>
 #include <linux/mm_types.h>
 #include <linux/sched.h>
 #include <linux/sizes.h>
@@ -28,63 +25,9 @@
 #include <linux/uaccess.h>
 #include <kunit/test.h>
 
+#include "shca_kunit.h"
+
 #define SHCA_LEAK_REPORT_MAX	SZ_256K
-
-static void shca_leak_umount(void *mnt)
-{
-	kern_unmount(mnt);
-}
-
-static void shca_leak_fput(void *file)
-{
-	fput(file);
-}
-
-static struct file *shca_leak_open(struct kunit *test)
-{
-	struct file_system_type *fs;
-	struct vfsmount *mnt;
-	struct file *file;
-
-	fs = get_fs_type("debugfs");
-	KUNIT_ASSERT_NOT_NULL(test, fs);
-	mnt = vfs_kern_mount(fs, 0, "debugfs", NULL);
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(mnt), "mount debugfs: %ld",
-			       PTR_ERR(mnt));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-							shca_leak_umount,
-							mnt), 0);
-	file = file_open_root_mnt(mnt, "kmemleak", O_RDWR, 0);
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(file), "open kmemleak: %ld",
-			       PTR_ERR(file));
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, shca_leak_fput,
-							file), 0);
-	return file;
-}
-
-/*
- * kmemleak's control file has a plain .write that copies from user
- * memory (kernel_write() needs .write_iter), so the command goes through
- * a page of the test's user address space.
- */
-static void shca_leak_cmd(struct kunit *test, struct file *file,
-			  const char *cmd)
-{
-	size_t len = strlen(cmd);
-	unsigned long uaddr;
-	loff_t pos = 0;
-
-	uaddr = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE,
-			      PROT_READ | PROT_WRITE,
-			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_NE(test, uaddr, 0);
-	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)uaddr, cmd, len), 0);
-	KUNIT_ASSERT_NOT_NULL(test, file->f_op->write);
-	KUNIT_ASSERT_EQ_MSG(test, file->f_op->write(file,
-						    (char __user *)uaddr,
-						    len, &pos),
-			    (ssize_t)len, "kmemleak '%s'", cmd);
-}
 
 /*
  * Scan, then read the report: one block per object, each starting with
@@ -106,11 +49,11 @@ static void shca_leak_scan(struct kunit *test)
 	/* The mm_struct cache's object size, as kernel/fork.c makes it. */
 	snprintf(mm_tag, sizeof(mm_tag), "(size %zu)",
 		 sizeof(struct mm_struct) + cpumask_size() + mm_cid_size());
-	file = shca_leak_open(test);
+	file = shca_kunit_debugfs_open(test, "kmemleak");
 	/* kmemleak ignores objects younger than 5 s. */
 	msleep(5500);
-	shca_leak_cmd(test, file, "scan");
-	shca_leak_cmd(test, file, "scan");
+	shca_kunit_file_write(test, file, "scan");
+	shca_kunit_file_write(test, file, "scan");
 
 	/* The report is a seq_file with a plain .read, too. */
 	report = kunit_kzalloc(test, SHCA_LEAK_REPORT_MAX + 1, GFP_KERNEL);

@@ -40,6 +40,7 @@ struct shca_mr_fix {
 	struct ib_pd *pd;
 	struct ib_pd *pd2;
 	struct net_device *ndev2;	/* made on demand */
+	unsigned long uaddr;		/* user memory, mapped on demand */
 };
 
 /* Hand @ptr to @action at the end of the test, or now if that fails. */
@@ -1860,16 +1861,19 @@ static int shca_fault_integrity(struct kunit *test, struct shca_mr_fix *f,
 static int shca_fault_user(struct kunit *test, struct shca_mr_fix *f,
 			   void **obj)
 {
-	unsigned long uaddr;
 	struct ib_mr *mr;
 
-	/* kunit unmaps it at the end of the test. */
-	uaddr = kunit_vm_mmap(test, NULL, 0, 8 * PAGE_SIZE,
-			      PROT_READ | PROT_WRITE,
-			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	if (!uaddr)
+	/*
+	 * Mapped once per test (kunit unmaps it at the end): a failed
+	 * allocation inside kunit_vm_mmap() would leak KUnit's resource.
+	 */
+	if (!f->uaddr)
+		f->uaddr = kunit_vm_mmap(test, NULL, 0, 8 * PAGE_SIZE,
+					 PROT_READ | PROT_WRITE,
+					 MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	if (!f->uaddr)
 		return -EFAULT;
-	mr = ib_reg_user_mr(f->pd, uaddr, 8 * PAGE_SIZE, uaddr, SHCA_RW);
+	mr = ib_reg_user_mr(f->pd, f->uaddr, 8 * PAGE_SIZE, f->uaddr, SHCA_RW);
 	*obj = mr;
 	return PTR_ERR_OR_ZERO(mr);
 }
@@ -2117,6 +2121,115 @@ static struct kunit_suite shca_fault_suite = {
 	.test_cases = shca_fault_test_cases,
 };
 
+/* ------------------------------------------------------------------ */
+/* shca_failslab: every slab allocation of the path, the core's too     */
+
+#if IS_ENABLED(CONFIG_FAILSLAB)
+static void shca_failslab_restore(void *file)
+{
+	current->fail_nth = 0;
+}
+
+/*
+ * Pass, as for shca_fault, but with the kernel's failslab and the task's
+ * fail-nth counter: the Nth slab allocation made in this thread fails,
+ * whoever makes it (softhca, the RDMA core, the xarray, KUnit's helpers),
+ * for N = 1, 2, ... until the path runs clean. Each failure returns an
+ * error and leaves nothing behind; the next attempt succeeds. Device
+ * creation is left to shca_fault: a failure deep in driver-core and sysfs
+ * registration is the driver core's business, and it warns.
+ */
+static void shca_failslab_inject(struct kunit *test)
+{
+	const struct shca_fault_case *c = test->param_value;
+	struct shca_mr_fix *f = test->priv;
+	struct shca_fault_snap before, after;
+	int n, err, points = 0, nomem = 0, absorbed = 0;
+	struct file *file;
+	void *obj = NULL;
+
+	if (c->create == shca_fault_device)
+		kunit_skip(test, "device creation: see shca_fault");
+
+	/* failslab skips sleeping allocations unless told otherwise. */
+	file = shca_kunit_debugfs_open(test, "failslab/ignore-gfp-wait");
+	shca_kunit_file_write(test, file, "N");
+	file = shca_kunit_debugfs_open(test, "failslab/verbose");
+	shca_kunit_file_write(test, file, "0");
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							shca_failslab_restore,
+							NULL), 0);
+
+	/* One clean run first: KUnit's own lazy set-up stays out of it. */
+	KUNIT_ASSERT_EQ(test, c->create(test, f, &obj), 0);
+	c->destroy(f, obj);
+
+	shca_fault_snap(f, &before);
+	for (n = 1; n < 400; n++) {
+		unsigned int left;
+
+		current->fail_nth = n;
+		err = c->create(test, f, &obj);
+		left = current->fail_nth;
+		current->fail_nth = 0;
+		if (left) {
+			/* Fewer than n allocations: it ran clean. */
+			KUNIT_ASSERT_EQ_MSG(test, err, 0, "clean run");
+			points = n - 1;
+			break;
+		}
+		if (!err) {
+			/* A fallback absorbed the failure (kvmalloc). */
+			absorbed++;
+			c->destroy(f, obj);
+			continue;
+		}
+		if (err == -ENOMEM)
+			nomem++;
+		else
+			kunit_info(test, "allocation %d: %d", n, err);
+		shca_fault_snap(f, &after);
+		KUNIT_EXPECT_EQ_MSG(test, after.mrs, before.mrs,
+				    "allocation %d leaked an MR", n);
+		KUNIT_EXPECT_EQ_MSG(test, after.dm_avail, before.dm_avail,
+				    "allocation %d leaked DM", n);
+		KUNIT_EXPECT_EQ_MSG(test, after.pds, before.pds,
+				    "allocation %d leaked a PD", n);
+		KUNIT_EXPECT_EQ_MSG(test, after.cqs, before.cqs,
+				    "allocation %d leaked a CQ", n);
+		KUNIT_EXPECT_EQ_MSG(test, after.qps, before.qps,
+				    "allocation %d leaked a QP", n);
+	}
+	KUNIT_ASSERT_GT_MSG(test, points, 0, "no slab allocation on the path");
+	kunit_info(test, "%d slab allocations failed in turn: %d -ENOMEM, %d absorbed by a fallback, %d other errors; each cleanly",
+		   points, nomem, absorbed, points - nomem - absorbed);
+	c->destroy(f, obj);
+	shca_fault_snap(f, &after);
+	KUNIT_EXPECT_EQ(test, after.mrs, before.mrs);
+	KUNIT_EXPECT_EQ(test, after.dm_avail, before.dm_avail);
+	KUNIT_EXPECT_EQ(test, after.pds, before.pds);
+	KUNIT_EXPECT_EQ(test, after.cqs, before.cqs);
+	KUNIT_EXPECT_EQ(test, after.qps, before.qps);
+}
+#else
+static void shca_failslab_inject(struct kunit *test)
+{
+	kunit_skip(test, "CONFIG_FAILSLAB is off");
+}
+#endif
+
+static struct kunit_case shca_failslab_test_cases[] = {
+	KUNIT_CASE_PARAM(shca_failslab_inject, shca_fault_gen_params),
+	{}
+};
+
+static struct kunit_suite shca_failslab_suite = {
+	.name = "shca_failslab",
+	.init = shca_mr_test_init,
+	.test_cases = shca_failslab_test_cases,
+};
+
 kunit_test_suites(&shca_mr_map_suite, &shca_mr_types_suite,
 		  &shca_mr_refuse_suite, &shca_mr_status_suite,
-		  &shca_mr_lifetime_suite, &shca_fault_suite);
+		  &shca_mr_lifetime_suite, &shca_fault_suite,
+		  &shca_failslab_suite);
