@@ -301,60 +301,45 @@ static void end_destroy(struct end *e)
 
 static int qp_to_init(struct ibv_qp *qp, int access)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = 1,
-		.qp_access_flags = access,
-	};
+	return vt_qp_to_init(qp, access);
+}
 
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+static void qp_path(struct vt_rc_path *p, const struct dev *self,
+		    const struct dev *peer, uint32_t dqpn,
+		    const struct qp_opts *o)
+{
+	*p = (struct vt_rc_path){
+		.dgid = peer ? peer->gid : (union ibv_gid){},
+		.dest_qpn = dqpn,
+		.sgid_index = self->gid_idx,
+		.mtu = peer && peer->mtu < self->mtu ? peer->mtu : self->mtu,
+		.access = o->access,
+		.psn = 0x1234,
+		.rd_atom = rd_atom(self),
+		.min_rnr_timer = o->min_rnr_timer,
+		.timeout = o->timeout,
+		.retry_cnt = o->retry_cnt,
+		.rnr_retry = o->rnr_retry,
+	};
 }
 
 static int qp_to_rtr(struct ibv_qp *qp, const struct dev *self,
 		     const struct dev *peer, uint32_t dqpn,
 		     const struct qp_opts *o)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTR,
-		.path_mtu = self->mtu < peer->mtu ? self->mtu : peer->mtu,
-		.dest_qp_num = dqpn,
-		.rq_psn = 0x1234,
-		.max_dest_rd_atomic = rd_atom(self),
-		.min_rnr_timer = o->min_rnr_timer,
-		.ah_attr = {
-			.is_global = 1,
-			.grh = {
-				.dgid = peer->gid,
-				.sgid_index = self->gid_idx,
-				.hop_limit = 1,
-			},
-			.port_num = 1,
-		},
-	};
+	struct vt_rc_path p;
 
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			     IBV_QP_MIN_RNR_TIMER);
+	qp_path(&p, self, peer, dqpn, o);
+	return vt_qp_to_rtr(qp, &p);
 }
 
 static int qp_to_rts(struct ibv_qp *qp, const struct dev *self,
 		     const struct qp_opts *o)
 {
-	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_RTS,
-		.sq_psn = 0x1234,
-		.timeout = o->timeout,
-		.retry_cnt = o->retry_cnt,
-		.rnr_retry = o->rnr_retry,
-		.max_rd_atomic = rd_atom(self),
-	};
+	struct vt_rc_path p;
 
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	qp_path(&p, self, NULL, 0, o);
+	return vt_qp_to_rts(qp, &p);
 }
 
 /* RESET -> INIT -> RTR -> RTS, connected to @dqpn on @peer. */

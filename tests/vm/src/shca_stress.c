@@ -334,44 +334,20 @@ static int modify_state(struct ibv_qp *qp, enum ibv_qp_state st)
 static int connect_qp(struct ibv_qp *qp, const struct side *self,
 		      const struct side *peer, uint32_t dqpn)
 {
-	struct ibv_qp_attr a;
-	int ret;
+	const struct vt_rc_path p = {
+		.dgid = peer->gid,
+		.dest_qpn = dqpn,
+		.sgid_index = self->gid_idx,
+		.mtu = self->mtu < peer->mtu ? self->mtu : peer->mtu,
+		.access = ACC_LW | ACC_RW | ACC_RR,
+		.rd_atom = rd_atom(self),
+		.min_rnr_timer = 12,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = ACC_LW | ACC_RW | ACC_RR;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = self->mtu < peer->mtu ? self->mtu : peer->mtu;
-	a.dest_qp_num = dqpn;
-	a.rq_psn = 0;
-	a.max_dest_rd_atomic = rd_atom(self);
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = peer->gid;
-	a.ah_attr.grh.sgid_index = self->gid_idx;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
-			    IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = 0;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = rd_atom(self);
-	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return vt_rc_connect(qp, &p);
 }
 
 /* ---- posters ------------------------------------------------------------------ */

@@ -277,48 +277,27 @@ static int setup(struct worker *w)
 
 static int connect_qp(struct worker *w)
 {
-	struct ibv_qp_attr a;
-	int ret;
+	const struct vt_rc_path p = {
+		.dgid = w->peer.gid,
+		.dest_qpn = w->peer.qpn,
+		.sgid_index = w->gid_idx,
+		.mtu = w->mtu,
+		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			  IBV_ACCESS_REMOTE_READ,
+		.rd_atom = 1,
+		.min_rnr_timer = 12,
+		.timeout = 14,		/* 67 ms */
+		.retry_cnt = 3,
+		/*
+		 * RNR for ever: while the other process' device goes away
+		 * its QP may sit for a moment without receives before it is
+		 * destroyed; the send must then fail because the QP is gone
+		 * (RETRY_EXC_ERR).
+		 */
+		.rnr_retry = 7,
+	};
 
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_INIT;
-	a.port_num = 1;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_READ;
-	ret = ibv_modify_qp(w->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			    IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = w->mtu;
-	a.dest_qp_num = w->peer.qpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = 12;
-	a.ah_attr.is_global = 1;
-	a.ah_attr.grh.dgid = w->peer.gid;
-	a.ah_attr.grh.sgid_index = w->gid_idx;
-	a.ah_attr.grh.hop_limit = 1;
-	a.ah_attr.port_num = 1;
-	ret = ibv_modify_qp(w->qp, &a, IBV_QP_STATE | IBV_QP_AV |
-			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			    IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 14;		/* 67 ms */
-	a.retry_cnt = 3;
-	/*
-	 * RNR for ever: while the other process' device goes away its QP
-	 * may sit for a moment without receives before it is destroyed;
-	 * the send must then fail because the QP is gone (RETRY_EXC_ERR).
-	 */
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ibv_modify_qp(w->qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+	return vt_rc_connect(w->qp, &p);
 }
 
 static int post_recv(struct worker *w, unsigned int slot)

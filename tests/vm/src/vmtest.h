@@ -239,4 +239,86 @@ static inline const char *vt_size_str(size_t len, char *buf, size_t size)
 	return buf;
 }
 
+/*
+ * An RC connection as ibv_rc_pingpong makes one: the remote end's GID and
+ * QP number, and the attributes of each transition.
+ */
+struct vt_rc_path {
+	union ibv_gid dgid;		/* a GID of the peer's port */
+	uint32_t dest_qpn;
+	uint8_t sgid_index;		/* our GID index */
+	enum ibv_mtu mtu;
+	int access;			/* qp_access_flags */
+	uint32_t psn;			/* sq_psn and rq_psn */
+	uint8_t rd_atom;		/* max_rd_atomic and max_dest_rd_atomic */
+	uint8_t min_rnr_timer, timeout, retry_cnt, rnr_retry;
+};
+
+static inline int vt_qp_to_init(struct ibv_qp *qp, int access)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT,
+		.pkey_index = 0,
+		.port_num = 1,
+		.qp_access_flags = access,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			     IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
+}
+
+static inline int vt_qp_to_rtr(struct ibv_qp *qp, const struct vt_rc_path *p)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = p->mtu,
+		.dest_qp_num = p->dest_qpn,
+		.rq_psn = p->psn,
+		.max_dest_rd_atomic = p->rd_atom,
+		.min_rnr_timer = p->min_rnr_timer,
+		.ah_attr = {
+			.is_global = 1,
+			.grh = {
+				.dgid = p->dgid,
+				.sgid_index = p->sgid_index,
+				.hop_limit = 1,
+			},
+			.port_num = 1,
+		},
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
+			     IBV_QP_MIN_RNR_TIMER);
+}
+
+static inline int vt_qp_to_rts(struct ibv_qp *qp, const struct vt_rc_path *p)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_RTS,
+		.sq_psn = p->psn,
+		.timeout = p->timeout,
+		.retry_cnt = p->retry_cnt,
+		.rnr_retry = p->rnr_retry,
+		.max_rd_atomic = p->rd_atom,
+	};
+
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			     IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* RESET -> INIT -> RTR -> RTS along @p; 0 or the first errno. */
+static inline int vt_rc_connect(struct ibv_qp *qp, const struct vt_rc_path *p)
+{
+	int ret = vt_qp_to_init(qp, p->access);
+
+	if (!ret)
+		ret = vt_qp_to_rtr(qp, p);
+	if (!ret)
+		ret = vt_qp_to_rts(qp, p);
+	return ret;
+}
+
 #endif /* SOFTHCA_VMTEST_H */
