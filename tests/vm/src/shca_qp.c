@@ -154,43 +154,10 @@ static const char *wc_op_name(int op)
 	}
 }
 
-/*
- * The GID to reach @d by: a RoCE v2 GID, link-local if there is one. For
- * a user QP, modify_qp to RTR resolves the destination MAC of a RoCE
- * GID; a link-local GID carries it, any other goes through the IP route,
- * and between two devices of one host that route leads through lo (the
- * resolution then fails with ETIMEDOUT, see t_ipv4_gid()).
- */
 static int pick_gid(struct dev *d)
 {
-	struct ibv_port_attr pa;
-	int i, best = -1, best_rank = 0;
-
-	if (ibv_query_port(d->ctx, 1, &pa))
-		return -1;
-	d->mtu = pa.active_mtu;
-	for (i = 0; i < pa.gid_tbl_len && i < 256; i++) {
-		struct ibv_gid_entry ent;
-		int rank;
-
-		if (ibv_query_gid_ex(d->ctx, 1, i, &ent, 0))
-			continue;
-		if (vt_all_bytes(ent.gid.raw, 16, 0))
-			continue;
-		rank = 1;
-		if (ent.gid_type == IBV_GID_TYPE_ROCE_V2) {
-			rank = 2;
-			if (ent.gid.raw[0] == 0xfe && (ent.gid.raw[1] & 0xc0) == 0x80)
-				rank = 3;
-		}
-		if (rank > best_rank) {
-			best_rank = rank;
-			best = i;
-			d->gid = ent.gid;
-		}
-	}
-	d->gid_idx = best;
-	return best;
+	d->gid_idx = vt_pick_gid(d->ctx, &d->gid, &d->mtu);
+	return d->gid_idx;
 }
 
 static void dev_open(struct dev *d, const char *name)

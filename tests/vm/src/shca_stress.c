@@ -264,29 +264,7 @@ static long first_not(const unsigned char *p, size_t len, unsigned char v)
 
 static int pick_gid(struct side *d)
 {
-	struct ibv_port_attr pa;
-	int i, rank, best = 0;
-
-	d->gid_idx = -1;
-	if (ibv_query_port(d->ctx, 1, &pa))
-		return -1;
-	d->mtu = pa.active_mtu;
-	for (i = 0; i < pa.gid_tbl_len && i < 256; i++) {
-		struct ibv_gid_entry e;
-
-		if (ibv_query_gid_ex(d->ctx, 1, i, &e, 0) ||
-		    vt_all_bytes(e.gid.raw, 16, 0))
-			continue;
-		/* a link-local RoCE v2 GID first (see pick_gid() in shca_qp.c) */
-		rank = e.gid_type == IBV_GID_TYPE_ROCE_V2 ? 2 : 1;
-		if (rank == 2 && e.gid.raw[0] == 0xfe && (e.gid.raw[1] & 0xc0) == 0x80)
-			rank = 3;
-		if (rank > best) {
-			best = rank;
-			d->gid_idx = i;
-			d->gid = e.gid;
-		}
-	}
+	d->gid_idx = vt_pick_gid(d->ctx, &d->gid, &d->mtu);
 	return d->gid_idx;
 }
 

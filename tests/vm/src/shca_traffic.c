@@ -173,29 +173,7 @@ static int pipe_read(int fd, void *p, size_t len, int ms)
 
 static int pick_gid(struct worker *w)
 {
-	struct ibv_port_attr pa;
-	int i, rank, best = 0;
-
-	w->gid_idx = -1;
-	if (ibv_query_port(w->ctx, 1, &pa))
-		return -1;
-	w->mtu = pa.active_mtu;
-	for (i = 0; i < pa.gid_tbl_len && i < 256; i++) {
-		struct ibv_gid_entry e;
-
-		if (ibv_query_gid_ex(w->ctx, 1, i, &e, 0) ||
-		    vt_all_bytes(e.gid.raw, 16, 0))
-			continue;
-		/* link-local first: see pick_gid() in shca_qp.c */
-		rank = e.gid_type == IBV_GID_TYPE_ROCE_V2 ? 2 : 1;
-		if (rank == 2 && e.gid.raw[0] == 0xfe && (e.gid.raw[1] & 0xc0) == 0x80)
-			rank = 3;
-		if (rank > best) {
-			best = rank;
-			w->gid_idx = i;
-			w->gid = e.gid;
-		}
-	}
+	w->gid_idx = vt_pick_gid(w->ctx, &w->gid, &w->mtu);
 	return w->gid_idx;
 }
 

@@ -240,6 +240,46 @@ static inline const char *vt_size_str(size_t len, char *buf, size_t size)
 }
 
 /*
+ * The GID to reach a device's port 1 by: a RoCE v2 GID, link-local if
+ * there is one. For a user QP, modify_qp to RTR resolves the destination
+ * MAC of a RoCE GID; a link-local GID carries it, any other goes through
+ * the IP route, and between two devices of one host that route leads
+ * through lo (the resolution then fails with ETIMEDOUT). Also returns
+ * the port's active MTU. Returns the GID index, or -1.
+ */
+static inline int vt_pick_gid(struct ibv_context *ctx, union ibv_gid *gid,
+			      enum ibv_mtu *mtu)
+{
+	struct ibv_port_attr pa;
+	int i, best = -1, best_rank = 0;
+
+	if (ibv_query_port(ctx, 1, &pa))
+		return -1;
+	*mtu = pa.active_mtu;
+	for (i = 0; i < pa.gid_tbl_len && i < 256; i++) {
+		struct ibv_gid_entry ent;
+		int rank;
+
+		if (ibv_query_gid_ex(ctx, 1, i, &ent, 0) ||
+		    vt_all_bytes(ent.gid.raw, 16, 0))
+			continue;
+		rank = 1;
+		if (ent.gid_type == IBV_GID_TYPE_ROCE_V2) {
+			rank = 2;
+			if (ent.gid.raw[0] == 0xfe &&
+			    (ent.gid.raw[1] & 0xc0) == 0x80)
+				rank = 3;
+		}
+		if (rank > best_rank) {
+			best_rank = rank;
+			best = i;
+			*gid = ent.gid;
+		}
+	}
+	return best;
+}
+
+/*
  * An RC connection as ibv_rc_pingpong makes one: the remote end's GID and
  * QP number, and the attributes of each transition.
  */

@@ -1824,6 +1824,25 @@ static void shca_fault_snap(struct shca_mr_fix *f, struct shca_fault_snap *s)
 	s->qps = atomic_read(&f->sdev->num_qps);
 }
 
+/* Nothing was left behind since @before; @n names the failed allocation. */
+static void shca_fault_expect_same(struct kunit *test, struct shca_mr_fix *f,
+				   const struct shca_fault_snap *before, int n)
+{
+	struct shca_fault_snap after;
+
+	shca_fault_snap(f, &after);
+	KUNIT_EXPECT_EQ_MSG(test, after.mrs, before->mrs,
+			    "allocation %d leaked an MR", n);
+	KUNIT_EXPECT_EQ_MSG(test, after.dm_avail, before->dm_avail,
+			    "allocation %d leaked DM", n);
+	KUNIT_EXPECT_EQ_MSG(test, after.pds, before->pds,
+			    "allocation %d leaked a PD", n);
+	KUNIT_EXPECT_EQ_MSG(test, after.cqs, before->cqs,
+			    "allocation %d leaked a CQ", n);
+	KUNIT_EXPECT_EQ_MSG(test, after.qps, before->qps,
+			    "allocation %d leaked a QP", n);
+}
+
 struct shca_fault_case {
 	const char *name;
 	/* Create one object; 0 or a negative errno. */
@@ -2062,7 +2081,7 @@ static void shca_fault_inject(struct kunit *test)
 {
 	const struct shca_fault_case *c = test->param_value;
 	struct shca_mr_fix *f = test->priv;
-	struct shca_fault_snap before, after;
+	struct shca_fault_snap before;
 	void *obj = NULL;
 	int n, err, points = 0;
 
@@ -2083,17 +2102,7 @@ static void shca_fault_inject(struct kunit *test)
 			c->destroy(f, obj);
 			continue;
 		}
-		shca_fault_snap(f, &after);
-		KUNIT_EXPECT_EQ_MSG(test, after.mrs, before.mrs,
-				    "allocation %d leaked an MR", n);
-		KUNIT_EXPECT_EQ_MSG(test, after.dm_avail, before.dm_avail,
-				    "allocation %d leaked DM", n);
-		KUNIT_EXPECT_EQ_MSG(test, after.pds, before.pds,
-				    "allocation %d leaked a PD", n);
-		KUNIT_EXPECT_EQ_MSG(test, after.cqs, before.cqs,
-				    "allocation %d leaked a CQ", n);
-		KUNIT_EXPECT_EQ_MSG(test, after.qps, before.qps,
-				    "allocation %d leaked a QP", n);
+		shca_fault_expect_same(test, f, &before, n);
 		KUNIT_EXPECT_TRUE_MSG(test, shca_kunit_wait_gone("shcak_fault"),
 				      "allocation %d left a device", n);
 	}
@@ -2102,12 +2111,7 @@ static void shca_fault_inject(struct kunit *test)
 	KUNIT_ASSERT_GT_MSG(test, points, 0, "no fault point on the path");
 	kunit_info(test, "%d allocations failed in turn, each cleanly", points);
 	c->destroy(f, obj);
-	shca_fault_snap(f, &after);
-	KUNIT_EXPECT_EQ(test, after.mrs, before.mrs);
-	KUNIT_EXPECT_EQ(test, after.dm_avail, before.dm_avail);
-	KUNIT_EXPECT_EQ(test, after.pds, before.pds);
-	KUNIT_EXPECT_EQ(test, after.cqs, before.cqs);
-	KUNIT_EXPECT_EQ(test, after.qps, before.qps);
+	shca_fault_expect_same(test, f, &before, 0);
 }
 
 static struct kunit_case shca_fault_test_cases[] = {
@@ -2143,7 +2147,7 @@ static void shca_failslab_inject(struct kunit *test)
 {
 	const struct shca_fault_case *c = test->param_value;
 	struct shca_mr_fix *f = test->priv;
-	struct shca_fault_snap before, after;
+	struct shca_fault_snap before;
 	int n, err, points = 0, nomem = 0, absorbed = 0;
 	struct file *file;
 	void *obj = NULL;
@@ -2188,28 +2192,13 @@ static void shca_failslab_inject(struct kunit *test)
 			nomem++;
 		else
 			kunit_info(test, "allocation %d: %d", n, err);
-		shca_fault_snap(f, &after);
-		KUNIT_EXPECT_EQ_MSG(test, after.mrs, before.mrs,
-				    "allocation %d leaked an MR", n);
-		KUNIT_EXPECT_EQ_MSG(test, after.dm_avail, before.dm_avail,
-				    "allocation %d leaked DM", n);
-		KUNIT_EXPECT_EQ_MSG(test, after.pds, before.pds,
-				    "allocation %d leaked a PD", n);
-		KUNIT_EXPECT_EQ_MSG(test, after.cqs, before.cqs,
-				    "allocation %d leaked a CQ", n);
-		KUNIT_EXPECT_EQ_MSG(test, after.qps, before.qps,
-				    "allocation %d leaked a QP", n);
+		shca_fault_expect_same(test, f, &before, n);
 	}
 	KUNIT_ASSERT_GT_MSG(test, points, 0, "no slab allocation on the path");
 	kunit_info(test, "%d slab allocations failed in turn: %d -ENOMEM, %d absorbed by a fallback, %d other errors; each cleanly",
 		   points, nomem, absorbed, points - nomem - absorbed);
 	c->destroy(f, obj);
-	shca_fault_snap(f, &after);
-	KUNIT_EXPECT_EQ(test, after.mrs, before.mrs);
-	KUNIT_EXPECT_EQ(test, after.dm_avail, before.dm_avail);
-	KUNIT_EXPECT_EQ(test, after.pds, before.pds);
-	KUNIT_EXPECT_EQ(test, after.cqs, before.cqs);
-	KUNIT_EXPECT_EQ(test, after.qps, before.qps);
+	shca_fault_expect_same(test, f, &before, 0);
 }
 #else
 static void shca_failslab_inject(struct kunit *test)
