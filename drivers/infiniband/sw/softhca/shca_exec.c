@@ -209,7 +209,7 @@ static void shca_resp_error(struct shca_qp *peer, enum ib_event_type event,
 
 		peer->ibqp.event_handler(&ev, peer->ibqp.qp_context);
 	}
-	shca_qp_kick(peer);
+	shca_qp_kick_now(peer);
 }
 
 /* Complete a receive WQE popped from @peer on @peer's receive CQ. */

@@ -280,6 +280,20 @@ void shca_qp_kick(struct shca_qp *qp)
 	queue_delayed_work(shca_wq, &qp->work, 0);
 }
 
+/**
+ * shca_qp_kick_now() - run the QP's work item now, cutting a retry delay
+ * @qp: the QP; the caller holds a reference or owns it
+ *
+ * For the error state: the flush must not wait out an RNR or ACK timeout
+ * (ib_drain_qp() waits for it).
+ *
+ * Context: any context.
+ */
+void shca_qp_kick_now(struct shca_qp *qp)
+{
+	mod_delayed_work(shca_wq, &qp->work, 0);
+}
+
 /*
  * A receive was posted: the connected requester may be waiting out an
  * RNR delay for it; let it retry now.
@@ -291,7 +305,7 @@ static void shca_qp_wake_requester(struct shca_qp *qp, u32 dest_qpn)
 	if (!peer)
 		return;
 	if (peer->dest_qpn == qp->ibqp.qp_num && READ_ONCE(peer->retries))
-		mod_delayed_work(shca_wq, &peer->work, 0);
+		shca_qp_kick_now(peer);
 	shca_qp_put(peer);
 }
 
@@ -449,7 +463,9 @@ int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		qp->rq.tail = 0;
 		qp->retries = 0;
 		spin_unlock_irqrestore(&qp->lock, flags);
-	} else if (next == IB_QPS_ERR || next == IB_QPS_RTS) {
+	} else if (next == IB_QPS_ERR) {
+		shca_qp_kick_now(qp);
+	} else if (next == IB_QPS_RTS) {
 		shca_qp_kick(qp);
 	}
 	return 0;

@@ -110,6 +110,7 @@ int shca_qp_post_send(struct shca_qp *qp, const struct ib_send_wr *wr,
 int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr);
 void shca_qp_kick(struct shca_qp *qp);
+void shca_qp_kick_now(struct shca_qp *qp);
 void shca_qp_set_error(struct shca_qp *qp);
 struct shca_wqe *shca_sq_head(struct shca_qp *qp);
 bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out);

@@ -141,17 +141,17 @@ static void shca_qt_end_init(struct kunit *test, struct shca_qt_end *e,
 	shca_qt_defer(test, shca_qt_dereg_mr, e->mr);
 }
 
-/* Wait up to @ms for one completion on @cq. */
+/* Wait up to @ms milliseconds for one completion on @cq. */
 static bool shca_qt_poll(struct ib_cq *cq, struct ib_wc *wc, int ms)
 {
-	int i;
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
 
-	for (i = 0; i < ms; i++) {
+	do {
 		if (ib_poll_cq(cq, 1, wc) == 1)
 			return true;
 		usleep_range(500, 1000);
-	}
-	return false;
+	} while (time_before(jiffies, end));
+	return ib_poll_cq(cq, 1, wc) == 1;
 }
 
 static void shca_qt_expect_wc(struct kunit *test, struct ib_cq *cq,
@@ -979,6 +979,35 @@ static void shca_qp_err_other_pd(struct kunit *test)
 					   1, SHCA_COPY_FROM_MR), 0);
 }
 
+/*
+ * Moving a QP to ERR flushes at once, even while its head request waits
+ * out a long local ACK timeout (ib_drain_qp() depends on it).
+ */
+static void shca_qp_err_flush_cuts_retry(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	static const struct shca_qt_conn c = {
+		.timeout = 20, .retry_cnt = 7, .rnr_retry = 7,	/* 4.3 s */
+	};
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 8);
+	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+				 .sg_list = &sge, .num_sge = 1 };
+	struct ib_qp_attr attr = { .qp_state = IB_QPS_ERR };
+	struct ib_wc wc;
+
+	/* b stays in RESET: a retries. */
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->a.qp), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->a.qp, f->b.ibdev,
+					     f->b.qp->qp_num, &c), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	msleep(50);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->a.qp, &attr, IB_QP_STATE), 0);
+	KUNIT_ASSERT_TRUE_MSG(test, shca_qt_poll(f->a.cq, &wc, 1000),
+			      "no flush within about a second");
+	KUNIT_EXPECT_EQ(test, wc.wr_id, 1);
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_WR_FLUSH_ERR);
+}
+
 static struct kunit_case shca_qp_errors_cases[] = {
 	KUNIT_CASE_PARAM(shca_qp_err_lkey, shca_qt_where_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_err_rkey, shca_qt_where_gen_params),
@@ -988,6 +1017,7 @@ static struct kunit_case shca_qp_errors_cases[] = {
 	KUNIT_CASE(shca_qp_err_rnr),
 	KUNIT_CASE(shca_qp_rnr_late_recv),
 	KUNIT_CASE(shca_qp_err_no_peer),
+	KUNIT_CASE(shca_qp_err_flush_cuts_retry),
 	{}
 };
 
