@@ -2,11 +2,12 @@
 /*
  * softhca: rdma-core provider for the softhca kernel module.
  *
- * Everything goes through the kernel's generic uverbs commands, the data
- * path included (post_send, post_recv, poll_cq and req_notify_cq are one
- * system call each; the queues live in the kernel). The only
- * softhca-specific ABI (include/uapi/rdma/softhca-abi.h) is how devices are
- * recognised and how device memory is mapped.
+ * Everything goes through the kernel's generic uverbs commands but
+ * polling: post_send, post_recv and req_notify_cq are one system call
+ * each (the work queues live in the kernel), while completions are read
+ * from a ring this process maps. The softhca-specific ABI
+ * (include/uapi/rdma/softhca-abi.h) is how devices are recognised, how
+ * device memory is mapped and the completion ring.
  *
  * Error convention, as libibverbs expects it: operations returning a
  * pointer return NULL with errno set; operations returning int return 0 or
@@ -186,11 +187,16 @@ static int shca_dereg_mr(struct verbs_mr *vmr)
 
 /* ---- device memory ------------------------------------------------------- */
 
-/* 0 if [offset, offset + length) lies inside @dm, else EINVAL. */
+/*
+ * 0 if [offset, offset + length) lies inside @dm and both are multiples
+ * of 4 bytes (device memory is accessed in 32-bit words, as on mlx5),
+ * else EINVAL; nothing is copied then.
+ */
 static int shca_dm_check(const struct shca_dm *dm, uint64_t offset,
 			 size_t length)
 {
-	if (offset > dm->length || length > dm->length - offset) {
+	if ((offset | length) & 3 || offset > dm->length ||
+	    length > dm->length - offset) {
 		errno = EINVAL;
 		return EINVAL;
 	}
@@ -312,15 +318,23 @@ static struct ibv_mr *shca_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
 /* ---- completion queues --------------------------------------------------- */
 
 /*
- * The completion ring lives in the kernel: every poll is one
- * IB_USER_VERBS_CMD_POLL_CQ. resize_cq and the extended CQ (create_cq_ex)
- * are not offered; libibverbs answers EOPNOTSUPP for them.
+ * The kernel writes completions into a ring this process maps (struct
+ * softhca_cq_ring in <rdma/softhca-abi.h>) and publishes them with the
+ * producer index; poll_cq reads them and returns the slots with the
+ * consumer index. Completions carry QP numbers. resize_cq and the
+ * extended CQ (create_cq_ex) are not offered; libibverbs answers
+ * EOPNOTSUPP for them.
  */
+struct shca_create_cq_resp {
+	struct ib_uverbs_create_cq_resp ibv_resp;
+	struct softhca_create_cq_resp drv;
+};
+
 static struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 				     struct ibv_comp_channel *channel,
 				     int comp_vector)
 {
-	struct ib_uverbs_create_cq_resp resp;
+	struct shca_create_cq_resp resp;
 	struct ibv_create_cq cmd;
 	struct shca_cq *cq;
 	int err;
@@ -331,26 +345,119 @@ static struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 		return NULL;
 	}
 	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
 	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
-				&cmd, sizeof(cmd), &resp, sizeof(resp));
-	if (err) {
-		free(cq);
-		errno = err;
-		return NULL;
+				&cmd, sizeof(cmd), &resp.ibv_resp, sizeof(resp));
+	if (err)
+		goto err_free;
+	if (!resp.drv.slots || resp.drv.slots & (resp.drv.slots - 1) ||
+	    resp.drv.mmap_size < sizeof(struct softhca_cq_ring) +
+				 (size_t)resp.drv.slots *
+				 sizeof(struct softhca_cqe)) {
+		err = EPROTO;
+		goto err_destroy;
 	}
+	cq->map_len = resp.drv.mmap_size;
+	cq->mask = resp.drv.slots - 1;
+	cq->ring = mmap(NULL, cq->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			ibctx->cmd_fd, (off_t)resp.drv.mmap_offset);
+	if (cq->ring == MAP_FAILED) {
+		err = errno;
+		goto err_destroy;
+	}
+	cq->consumer = cq->ring->consumer;
+	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
 	return &cq->vcq.cq;
+
+err_destroy:
+	ibv_cmd_destroy_cq(&cq->vcq.cq);
+err_free:
+	free(cq);
+	errno = err;
+	return NULL;
+}
+
+static void shca_wc_from_cqe(struct ibv_wc *wc, const struct softhca_cqe *e)
+{
+	memset(wc, 0, sizeof(*wc));
+	wc->wr_id = e->wr_id;
+	wc->status = e->status;
+	wc->opcode = e->opcode;
+	wc->byte_len = e->byte_len;
+	wc->qp_num = e->qp_num;
+	wc->src_qp = e->src_qp;
+	wc->pkey_index = e->pkey_index;
+	wc->sl = e->sl;
+	if (e->flags & SOFTHCA_CQE_WITH_IMM) {
+		wc->wc_flags |= IBV_WC_WITH_IMM;
+		wc->imm_data = e->ex;	/* network order, as the kernel keeps it */
+	} else if (e->flags & SOFTHCA_CQE_WITH_INV) {
+		wc->wc_flags |= IBV_WC_WITH_INV;
+		wc->invalidated_rkey = e->ex;
+	}
+	if (e->flags & SOFTHCA_CQE_GRH)
+		wc->wc_flags |= IBV_WC_GRH;
 }
 
 static int shca_poll_cq(struct ibv_cq *ibcq, int num_entries,
 			struct ibv_wc *wc)
 {
-	/* libibverbs would size its response buffer from a negative count */
-	if (num_entries < 0) {
-		errno = EINVAL;
-		return -1;
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	uint32_t producer;
+	int n = 0;
+
+	pthread_spin_lock(&cq->lock);
+	/* Entries up to the producer index are complete (release/acquire). */
+	producer = __atomic_load_n(&cq->ring->producer, __ATOMIC_ACQUIRE);
+	while (n < num_entries && cq->consumer != producer) {
+		shca_wc_from_cqe(&wc[n++],
+				 &cq->ring->cqe[cq->consumer & cq->mask]);
+		cq->consumer++;
 	}
-	/* Number of completions, or -1 with errno set (EIO once disassociated). */
-	return ibv_cmd_poll_cq(ibcq, num_entries, wc);
+	if (n)
+		__atomic_store_n(&cq->ring->consumer, cq->consumer,
+				 __ATOMIC_RELEASE);
+	pthread_spin_unlock(&cq->lock);
+	return n;
+}
+
+/*
+ * Drop every completion of QP @qp_num that the process has not polled:
+ * the QP was reset or destroyed, and its old completions must not be
+ * reported against a QP that reuses the number (a hardware provider does
+ * the same). The kernel only writes at and after the producer index, so
+ * completions that stay are moved towards it and the freed slots are
+ * returned by advancing the consumer index.
+ */
+static void shca_cq_clean(struct ibv_cq *ibcq, uint32_t qp_num)
+{
+	struct shca_cq *cq = to_shca_cq(ibcq);
+	uint32_t producer, i, dropped = 0;
+	struct softhca_cqe *e;
+
+	pthread_spin_lock(&cq->lock);
+	producer = __atomic_load_n(&cq->ring->producer, __ATOMIC_ACQUIRE);
+	for (i = producer; i != cq->consumer;) {
+		i--;
+		e = &cq->ring->cqe[i & cq->mask];
+		if (e->qp_num == qp_num)
+			dropped++;
+		else if (dropped)
+			cq->ring->cqe[(i + dropped) & cq->mask] = *e;
+	}
+	if (dropped) {
+		cq->consumer += dropped;
+		__atomic_store_n(&cq->ring->consumer, cq->consumer,
+				 __ATOMIC_RELEASE);
+	}
+	pthread_spin_unlock(&cq->lock);
+}
+
+static void shca_qp_clean_cqs(struct ibv_qp *ibqp)
+{
+	shca_cq_clean(ibqp->send_cq, ibqp->qp_num);
+	if (ibqp->recv_cq != ibqp->send_cq)
+		shca_cq_clean(ibqp->recv_cq, ibqp->qp_num);
 }
 
 static int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
@@ -360,12 +467,15 @@ static int shca_req_notify_cq(struct ibv_cq *ibcq, int solicited_only)
 
 static int shca_destroy_cq(struct ibv_cq *ibcq)
 {
+	struct shca_cq *cq = to_shca_cq(ibcq);
 	int err;
 
 	err = ibv_cmd_destroy_cq(ibcq);
 	if (err)
 		return err;
-	free(to_shca_cq(ibcq));
+	munmap(cq->ring, cq->map_len);
+	pthread_spin_destroy(&cq->lock);
+	free(cq);
 	return 0;
 }
 
@@ -460,9 +570,15 @@ static int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			  int attr_mask)
 {
 	struct ibv_modify_qp cmd;
+	int err;
 
 	memset(&cmd, 0, sizeof(cmd));
-	return ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	err = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	/* RESET empties the queues, and so the QP's completions. */
+	if (!err && (attr_mask & IBV_QP_STATE) &&
+	    attr->qp_state == IBV_QPS_RESET)
+		shca_qp_clean_cqs(ibqp);
+	return err;
 }
 
 static int shca_destroy_qp(struct ibv_qp *ibqp)
@@ -472,6 +588,8 @@ static int shca_destroy_qp(struct ibv_qp *ibqp)
 	err = ibv_cmd_destroy_qp(ibqp);
 	if (err)
 		return err;
+	/* The kernel produces nothing for the QP any more. */
+	shca_qp_clean_cqs(ibqp);
 	free(to_shca_qp(ibqp));
 	return 0;
 }

@@ -5,8 +5,11 @@
 #ifndef SOFTHCA_PROVIDER_H
 #define SOFTHCA_PROVIDER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include <rdma/softhca-abi.h>
 
 #include "verbs_private.h"
 
@@ -39,12 +42,19 @@ struct shca_dm {
 };
 
 /*
- * Completion queues and queue pairs live in the kernel; the provider only
- * holds libibverbs' view of them (see verbs_private.h for why it is the
- * verbs_ wrapper and not the bare public structure).
+ * A completion queue is a ring the kernel fills and this process maps
+ * (struct softhca_cq_ring); polling reads it without a system call. Queue
+ * pairs live in the kernel; the provider only holds libibverbs' view of
+ * them (see verbs_private.h for why it is the verbs_ wrapper and not the
+ * bare public structure).
  */
 struct shca_cq {
 	struct verbs_cq vcq;
+	pthread_spinlock_t lock;	/* serialises consumers of @ring */
+	struct softhca_cq_ring *ring;
+	size_t map_len;
+	uint32_t mask;			/* slots - 1 */
+	uint32_t consumer;		/* our copy of ring->consumer */
 };
 
 struct shca_qp {

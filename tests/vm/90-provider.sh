@@ -25,7 +25,7 @@ done
 drv_load || die "loading $DRV_MOD failed"
 must "rdma link add $DEV type $DRV_TYPE netdev eth0" link_add $DEV eth0
 expect_port $DEV state "4: ACTIVE" 10
-expect_eq "softhca_abi_version" 1 "$(cat "$IB/$DEV/softhca_abi_version" 2>/dev/null)"
+expect_eq "softhca_abi_version" 2 "$(cat "$IB/$DEV/softhca_abi_version" 2>/dev/null)"
 
 title "rdma-core tools"
 if run ibv_devices && run_out | grep -q "^ *$DEV "; then

@@ -4,7 +4,9 @@
  * (providers/softhca, libsofthca-rdmav34.so).
  *
  * Everything not listed here uses the RDMA core's generic uverbs commands
- * unchanged; none of them carries softhca-specific data today.
+ * unchanged. Completion queues of a process are rings in memory it maps
+ * (struct softhca_cq_ring): completions reach it as numbers, never as
+ * kernel pointers, and polling needs no system call.
  */
 #ifndef SOFTHCA_ABI_USER_H
 #define SOFTHCA_ABI_USER_H
@@ -15,7 +17,7 @@
  * ib_device_ops.uverbs_abi_ver. The provider accepts exactly this
  * version; bump it on any incompatible change below.
  */
-#define SOFTHCA_UVERBS_ABI_VERSION	1
+#define SOFTHCA_UVERBS_ABI_VERSION	2
 
 /*
  * Read-only sysfs attribute of every softhca device,
@@ -43,5 +45,76 @@
  */
 #define SOFTHCA_MMAP_DM_PGOFF_BASE	(1U << 24)
 #define SOFTHCA_MMAP_DM_PGOFF_STRIDE	256U
+
+/* struct softhca_cqe.flags */
+enum {
+	SOFTHCA_CQE_WITH_IMM = 1 << 0,	/* @ex is immediate data */
+	SOFTHCA_CQE_WITH_INV = 1 << 1,	/* @ex is the invalidated rkey */
+	SOFTHCA_CQE_GRH = 1 << 2,	/* a GRH precedes the data (UD) */
+};
+
+/**
+ * struct softhca_cqe - one completion in a user CQ ring
+ * @wr_id: the work request's cookie
+ * @byte_len: bytes received, read or returned by an atomic
+ * @ex: immediate data (network byte order) or the invalidated rkey, as
+ *	@flags says
+ * @qp_num: number of the QP the work request was posted to
+ * @src_qp: the sending QP (receive completions)
+ * @status: enum ib_wc_status (equal to enum ibv_wc_status)
+ * @opcode: enum ib_uverbs_wc_opcode (equal to enum ibv_wc_opcode)
+ * @flags: SOFTHCA_CQE_*
+ * @sl: service level
+ * @pkey_index: P_Key index
+ * @reserved: zero
+ */
+struct softhca_cqe {
+	__aligned_u64 wr_id;
+	__u32 byte_len;
+	__u32 ex;
+	__u32 qp_num;
+	__u32 src_qp;
+	__u8 status;
+	__u8 opcode;
+	__u8 flags;
+	__u8 sl;
+	__u16 pkey_index;
+	__u16 reserved;
+};
+
+/**
+ * struct softhca_cq_ring - the memory a process maps for one CQ
+ * @producer: completions the kernel has written (free-running); written
+ *	only by the kernel, with release ordering after the entry
+ * @reserved0: keeps @consumer on its own cache line
+ * @consumer: completions the process has taken (free-running); written
+ *	only by the process, read by the kernel to see free slots
+ * @reserved1: pads the header to 128 bytes
+ * @cqe: the ring: softhca_create_cq_resp.slots entries (a power of two),
+ *	completion n at index n & (slots - 1). The kernel never writes more
+ *	than slots - 1 completions ahead of @consumer; a consumer value
+ *	that does not make sense only loses the process its completions.
+ */
+struct softhca_cq_ring {
+	__u32 producer;
+	__u32 reserved0[15];
+	__u32 consumer;
+	__u32 reserved1[15];
+	struct softhca_cqe cqe[];
+};
+
+/**
+ * struct softhca_create_cq_resp - driver data of the create_cq response
+ * @mmap_offset: mmap() offset on the uverbs file of the ring
+ * @mmap_size: bytes to map (a multiple of the page size)
+ * @slots: entries of softhca_cq_ring.cqe
+ * @reserved: zero
+ */
+struct softhca_create_cq_resp {
+	__aligned_u64 mmap_offset;
+	__u32 mmap_size;
+	__u32 slots;
+	__aligned_u64 reserved;
+};
 
 #endif /* SOFTHCA_ABI_USER_H */

@@ -31,7 +31,8 @@ static void say(const char *fmt, ...)
 
 int main(int argc, char **argv)
 {
-	static const char msg[] = "hello from softhca device memory";
+	/* device memory is copied in 32-bit words: a multiple of 4 bytes */
+	static const char msg[36] = "hello from softhca device memory";
 	const char *name = argc > 1 ? argv[1] : "softhca0";
 	const size_t len = 1UL << 20;
 	struct ibv_alloc_dm_attr dm_attr = { .length = 4096 };

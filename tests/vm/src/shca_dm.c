@@ -58,24 +58,42 @@ static void test_round_trip(void)
 	ret = ibv_memcpy_from_dm(out, dm, 0, sizeof(out));
 	vt_check(ret == 0 && !memcmp(expect, out, sizeof(out)),
 		 "only bytes 100..299 changed");
-	ret = ibv_memcpy_from_dm(out, dm, 4095, 1);
-	vt_check(ret == 0 && out[0] == expect[4095], "last byte alone: %s",
+	ret = ibv_memcpy_from_dm(out, dm, 4092, 4);
+	vt_check(ret == 0 && !memcmp(out, expect + 4092, 4),
+		 "last word alone: %s", vt_errname(ret));
+
+	vt_info("---- 32-bit granularity (as mlx5) ----");
+	memset(out, 0x5a, sizeof(out));
+	ret = ibv_memcpy_to_dm(dm, 2, out, 4);
+	vt_check(ret == EINVAL, "memcpy_to_dm at offset 2: %s (expected EINVAL)",
 		 vt_errname(ret));
+	ret = ibv_memcpy_to_dm(dm, 0, out, 3);
+	vt_check(ret == EINVAL, "memcpy_to_dm of 3 bytes: %s (expected EINVAL)",
+		 vt_errname(ret));
+	ret = ibv_memcpy_from_dm(out, dm, 4095, 1);
+	vt_check(ret == EINVAL, "memcpy_from_dm of the last byte alone: %s (expected EINVAL)",
+		 vt_errname(ret));
+	ret = ibv_memcpy_from_dm(out, dm, 4, 6);
+	vt_check(ret == EINVAL, "memcpy_from_dm of 6 bytes: %s (expected EINVAL)",
+		 vt_errname(ret));
+	ret = ibv_memcpy_from_dm(out, dm, 0, sizeof(out));
+	vt_check(ret == 0 && !memcmp(expect, out, sizeof(out)),
+		 "unaligned copies changed nothing");
 
 	vt_info("---- bounds ----");
-	ret = ibv_memcpy_to_dm(dm, 4000, in, 97);
-	vt_check(ret == EINVAL, "memcpy_to_dm offset 4000 + 97 > 4096: %s (expected EINVAL)",
+	ret = ibv_memcpy_to_dm(dm, 4000, in, 100);
+	vt_check(ret == EINVAL, "memcpy_to_dm offset 4000 + 100 > 4096: %s (expected EINVAL)",
 		 vt_errname(ret));
-	ret = ibv_memcpy_from_dm(out, dm, 4000, 97);
-	vt_check(ret == EINVAL, "memcpy_from_dm offset 4000 + 97 > 4096: %s (expected EINVAL)",
+	ret = ibv_memcpy_from_dm(out, dm, 4000, 100);
+	vt_check(ret == EINVAL, "memcpy_from_dm offset 4000 + 100 > 4096: %s (expected EINVAL)",
 		 vt_errname(ret));
-	ret = ibv_memcpy_from_dm(out, dm, 4096, 1);
+	ret = ibv_memcpy_from_dm(out, dm, 4096, 4);
 	vt_check(ret == EINVAL, "memcpy_from_dm at offset 4096: %s (expected EINVAL)",
 		 vt_errname(ret));
-	ret = ibv_memcpy_to_dm(dm, UINT64_MAX, in, 2);
-	vt_check(ret == EINVAL, "memcpy_to_dm offset 2^64-1 (wraps): %s (expected EINVAL)",
+	ret = ibv_memcpy_to_dm(dm, UINT64_MAX - 3, in, 4);
+	vt_check(ret == EINVAL, "memcpy_to_dm offset 2^64-4 (wraps): %s (expected EINVAL)",
 		 vt_errname(ret));
-	ret = ibv_memcpy_from_dm(out, dm, 8, SIZE_MAX);
+	ret = ibv_memcpy_from_dm(out, dm, 8, SIZE_MAX & ~(size_t)3);
 	vt_check(ret == EINVAL, "memcpy_from_dm length SIZE_MAX: %s (expected EINVAL)",
 		 vt_errname(ret));
 	ret = ibv_memcpy_to_dm(dm, 4096, in, 0);
@@ -92,11 +110,11 @@ static void test_round_trip(void)
 	if (vt_check(dm != NULL, "alloc_dm 100 bytes: %s", dm ? "ok" : vt_errname(errno))) {
 		ret = ibv_memcpy_to_dm(dm, 0, in, 100);
 		vt_check(ret == 0, "memcpy_to_dm 100 bytes: %s", vt_errname(ret));
-		ret = ibv_memcpy_to_dm(dm, 0, in, 101);
-		vt_check(ret == EINVAL, "memcpy_to_dm 101 bytes: %s (expected EINVAL)",
+		ret = ibv_memcpy_to_dm(dm, 0, in, 104);
+		vt_check(ret == EINVAL, "memcpy_to_dm 104 bytes: %s (expected EINVAL)",
 			 vt_errname(ret));
-		ret = ibv_memcpy_from_dm(out, dm, 50, 51);
-		vt_check(ret == EINVAL, "memcpy_from_dm 50 + 51: %s (expected EINVAL)",
+		ret = ibv_memcpy_from_dm(out, dm, 52, 52);
+		vt_check(ret == EINVAL, "memcpy_from_dm 52 + 52: %s (expected EINVAL)",
 			 vt_errname(ret));
 		vt_check(ibv_free_dm(dm) == 0, "free_dm");
 	}
@@ -186,7 +204,7 @@ static void test_dm_mr(struct ibv_pd *pd)
 		 vt_errname(ret));
 	if (ret == 0)
 		return;	/* dm is gone; the MRs leak in the kernel until close */
-	vt_check(ibv_memcpy_to_dm(dm, 0, "x", 1) == 0,
+	vt_check(ibv_memcpy_to_dm(dm, 0, "xyz", 4) == 0,
 		 "the DM still works after the refused free");
 	if (mr)
 		vt_check(ibv_dereg_mr(mr) == 0, "dereg_mr whole-DM MR");
@@ -201,7 +219,7 @@ static void test_limits(uint64_t max)
 	struct ibv_alloc_dm_attr attr = { .length = 4096, .comp_mask = 1 };
 	size_t n, i, cap = max / 4096 + 1;
 	struct ibv_dm *dm, **dms;
-	unsigned char byte;
+	uint32_t byte;
 	int bad = 0;
 
 	vt_info("---- limits (max_dm_size %llu) ----", (unsigned long long)max);
@@ -231,9 +249,9 @@ static void test_limits(uint64_t max)
 	if (vt_check(dm != NULL, "alloc_dm max_dm_size: %s",
 		     dm ? "ok" : vt_errname(errno))) {
 		byte = 0x77;
-		vt_check(!ibv_memcpy_to_dm(dm, max - 1, &byte, 1) &&
-			 !ibv_memcpy_from_dm(&byte, dm, max - 1, 1) && byte == 0x77,
-			 "its last byte is reachable");
+		vt_check(!ibv_memcpy_to_dm(dm, max - 4, &byte, 4) &&
+			 !ibv_memcpy_from_dm(&byte, dm, max - 4, 4) && byte == 0x77,
+			 "its last word is reachable");
 		vt_check(ibv_free_dm(dm) == 0, "free_dm max_dm_size");
 	}
 
@@ -245,8 +263,8 @@ static void test_limits(uint64_t max)
 		dms[n] = alloc_dm(4096, 0);
 		if (!dms[n])
 			break;
-		byte = (unsigned char)n;
-		if (ibv_memcpy_to_dm(dms[n], n % 4096, &byte, 1))
+		byte = (uint32_t)n;
+		if (ibv_memcpy_to_dm(dms[n], n * 4 % 4096, &byte, 4))
 			bad++;
 	}
 	vt_check(n > 0 && n < cap && n * 4096 <= max,
@@ -255,11 +273,11 @@ static void test_limits(uint64_t max)
 		 n < cap ? vt_errname(errno) : "no failure");
 	for (i = 0; i < n; i++) {
 		byte = 0;
-		if (ibv_memcpy_from_dm(&byte, dms[i], i % 4096, 1) ||
-		    byte != (unsigned char)i)
+		if (ibv_memcpy_from_dm(&byte, dms[i], i * 4 % 4096, 4) ||
+		    byte != (uint32_t)i)
 			bad++;
 	}
-	vt_check(!bad, "each of them kept its own byte (%d wrong)", bad);
+	vt_check(!bad, "each of them kept its own word (%d wrong)", bad);
 	for (i = 0; i < n; i++)
 		if (ibv_free_dm(dms[i]))
 			bad++;

@@ -19,6 +19,7 @@
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/signature.h>
+#include <rdma/softhca-abi.h>
 
 #define SHCA_DRV_VERSION	"0.1.0"
 #define SHCA_VENDOR_ID		0xffffff	/* no IEEE OUI: software device */
@@ -46,6 +47,7 @@
 #define SHCA_MAX_INLINE		512		/* bytes of inline send data */
 #define SHCA_MAX_RD_ATOM	16		/* outstanding READs/atomics */
 #define SHCA_MAX_MSG_SZ		BIT(31)		/* bytes per message */
+#define SHCA_PSN_MASK		0xffffff	/* 24-bit packet sequence numbers */
 
 /**
  * struct shca_dev - one softhca ib_device bound to one netdev
@@ -277,15 +279,29 @@ struct shca_mem_target {
 };
 
 /**
- * struct shca_mmap_entry - a range of the DM arena a process may map
- * @rdma_entry: the core's entry; its reference count keeps the range out
- *	of the pool while the allocation or any mapping of it lives
+ * enum shca_mmap_kind - what a user mapping of the uverbs file shows
+ * @SHCA_MMAP_DM: a range of the device-memory arena
+ * @SHCA_MMAP_CQ: the completion ring of a user CQ
+ */
+enum shca_mmap_kind {
+	SHCA_MMAP_DM,
+	SHCA_MMAP_CQ,
+};
+
+/**
+ * struct shca_mmap_entry - kernel memory a process may map
+ * @rdma_entry: the core's entry; it names the mmap offset and its
+ *	reference count keeps @addr alive while the object or a mapping
+ *	call uses it
+ * @kind: see enum shca_mmap_kind
  * @sdev: owning device
- * @addr: kernel virtual address of the range
+ * @addr: DM: kernel virtual address of the arena range; CQ: the
+ *	vmalloc()ed ring
  * @size: its length, a multiple of PAGE_SIZE
  */
 struct shca_mmap_entry {
 	struct rdma_user_mmap_entry rdma_entry;
+	enum shca_mmap_kind kind;
 	struct shca_dev *sdev;
 	unsigned long addr;
 	u64 size;
@@ -310,12 +326,16 @@ struct shca_dm {
 /**
  * struct shca_cq - a completion queue
  * @ibcq: the core object; first member (INIT_RDMA_OBJ_SIZE)
- * @lock: protects everything below
- * @ring: @mask + 1 completions; @head is the next to poll, @tail the next
- *	free slot (free-running counters)
+ * @lock: protects everything below but @uring's @consumer, which the
+ *	process writes
+ * @ring: kernel CQs: @mask + 1 completions; @head is the next to poll
+ * @uring: user CQs: the ring the process maps (struct softhca_cq_ring);
+ *	completions carry QP numbers, never pointers, and the kernel never
+ *	reads back what the process can write except the consumer index
+ * @mmap: user CQs: the mmap entry that owns @uring
  * @mask: ring size - 1; the ring holds ibcq.cqe = @mask completions
- * @head: consumer counter
- * @tail: producer counter
+ * @head: kernel CQs: consumer counter (user CQs: softhca_cq_ring.consumer)
+ * @tail: producer counter (free-running)
  * @notify: IB_CQ_SOLICITED or IB_CQ_NEXT_COMP while armed, else 0
  * @overflowed: a completion was lost; IB_EVENT_CQ_ERR was reported
  */
@@ -323,6 +343,8 @@ struct shca_cq {
 	struct ib_cq ibcq;
 	spinlock_t lock; /* see @lock above */
 	struct ib_wc *ring;
+	struct softhca_cq_ring *uring;
+	struct shca_mmap_entry *mmap;
 	u32 mask;
 	u32 head;
 	u32 tail;
@@ -399,14 +421,41 @@ struct shca_queue {
 };
 
 /**
+ * struct shca_req - the request the work item of a QP is executing
+ * @dest_qpn: peer QP number, snapshot of shca_qp.dest_qpn under the lock
+ * @dgid: peer GID, snapshot of shca_qp.dgid
+ * @psn: PSN of the request, snapshot of shca_qp.sq_psn
+ * @npsn: PSNs the request takes: its packets at the path MTU (READ: its
+ *	response packets), at least one
+ * @accepted: the responder took the request and advanced its PSN
+ * @rnr_timer: RNR NAK timer code (IBTA table) the responder answered with
+ * @retries: transport retries of this WQE so far (retry_cnt)
+ * @rnr_retries: RNR retries of this WQE so far (rnr_retry)
+ * @waiting: the WQE waits out a retry delay; read by post_recv of the
+ *	peer to cut an RNR wait short
+ */
+struct shca_req {
+	u32 dest_qpn;
+	union ib_gid dgid;
+	u32 psn;
+	u32 npsn;
+	bool accepted;
+	u8 rnr_timer;
+	u8 retries;
+	u8 rnr_retries;
+	bool waiting;
+};
+
+/**
  * struct shca_qp - a reliable-connected queue pair
  * @ibqp: the core object; first member (INIT_RDMA_OBJ_SIZE)
  * @sdev: owning device
  * @ref: held by the QP table (initial reference) and by each lookup of a
  *	peer delivering to this QP
  * @released: completed when the last reference is gone
- * @lock: protects @state, the connection attributes, @sq and @rq
- *	indices and @retries; never held while bytes move
+ * @lock: protects @state, the connection attributes (@dest_qpn, @dgid,
+ *	@sq_psn, @rq_psn ...), the @sq and @rq indices; never held while
+ *	bytes move. A peer's lock is taken only with this one released.
  * @post_mutex: user QPs: serialises building WQEs that copy inline data
  *	from user memory
  * @scratch: user QPs: one slot to build a WQE in, under @post_mutex
@@ -423,8 +472,10 @@ struct shca_queue {
  * @dgid: GID of the peer's port
  * @sgid_index: source GID index
  * @path_mtu: path MTU
- * @sq_psn: send PSN, reported back only
- * @rq_psn: receive PSN, reported back only
+ * @sq_psn: PSN of the next request this QP sends; advances by the
+ *	packets of each request its peer accepts
+ * @rq_psn: PSN the responder expects next; a request with another PSN is
+ *	not accepted (a stale or forged connection), see shca_exec.c
  * @timeout: local ACK timeout (4.096 us * 2^timeout)
  * @retry_cnt: transport retries before IB_WC_RETRY_EXC_ERR
  * @rnr_retry: RNR retries before IB_WC_RNR_RETRY_EXC_ERR (7: forever)
@@ -435,8 +486,10 @@ struct shca_queue {
  * @traffic_class: GRH traffic class
  * @flow_label: GRH flow label
  * @sl: service level
- * @retries: retries of the send WQE at the head so far
- * @peer_sdev: device of the last peer whose GID was validated
+ * @req: the requester's view of the WQE at the head of the send queue,
+ *	owned by the work item (see struct shca_req)
+ * @peer_sdev: device of the last peer whose GID was validated (work
+ *	item; cleared by modify_qp when the address changes)
  */
 struct shca_qp {
 	struct ib_qp ibqp;
@@ -471,7 +524,7 @@ struct shca_qp {
 	u8 traffic_class;
 	u32 flow_label;
 	u8 sl;
-	u32 retries;
+	struct shca_req req;
 	const struct shca_dev *peer_sdev;
 };
 

@@ -25,6 +25,19 @@
  * times (7: for ever; IB_WC_RNR_RETRY_EXC_ERR). After an error
  * completion the QP is in the error state and its work item flushes
  * every outstanding WQE with IB_WC_WR_FLUSH_ERR.
+ *
+ * Connections are checked as a wire would check them: the peer must be
+ * connected back to this QP, live in the same RDMA network namespace,
+ * own the destination GID, and expect the request's PSN (each request
+ * takes as many PSNs as it has packets at the path MTU). A request that
+ * fails any of these is not accepted and is retried like a lost packet,
+ * so a QP that cycled onto a destroyed partner's number cannot reach
+ * the partner's peer.
+ *
+ * A run of the work item executes at most SHCA_EXEC_BUDGET WQEs or
+ * SHCA_EXEC_BYTES bytes, and bytes move in SHCA_EXEC_CHUNK pieces with a
+ * reschedule point between them, so one large request neither hogs a
+ * CPU nor keeps other QPs' work items waiting.
  */
 
 #include <linux/jiffies.h>
@@ -33,12 +46,19 @@
 
 #include "shca_verbs.h"
 
-/* WQEs one run of a work item executes before yielding the worker. */
+/* WQEs and bytes one run of a work item executes before yielding. */
 #define SHCA_EXEC_BUDGET	64
+#define SHCA_EXEC_BYTES		SZ_8M
+/* Bytes copied between two reschedule points. */
+#define SHCA_EXEC_CHUNK		SZ_256K
 
 struct workqueue_struct *shca_wq;
 
-/* Atomics are atomic with respect to every softhca atomic (IB_ATOMIC_HCA). */
+/*
+ * Atomics are atomic with respect to every softhca atomic (IB_ATOMIC_HCA).
+ * Innermost lock: taken with no QP, CQ or MR lock held, and only the
+ * MR engine's lock (for the key lookup of the 8-byte copy) nests inside.
+ */
 static DEFINE_SPINLOCK(shca_atomic_lock);
 
 enum shca_exec_res {
@@ -114,6 +134,8 @@ static int shca_xfer(struct shca_xfer *dst, struct shca_xfer *src, u64 len,
 		u64 s = shca_xfer_left(src), d = shca_xfer_left(dst);
 		u64 n = min3(len, s, d);
 
+		n = min_t(u64, n, SHCA_EXEC_CHUNK);
+
 		if (!n) {
 			*dst_failed = !d;
 			return -ERANGE;
@@ -134,6 +156,8 @@ static int shca_xfer(struct shca_xfer *dst, struct shca_xfer *src, u64 len,
 		src->off += n;
 		dst->off += n;
 		len -= n;
+		if (len)
+			cond_resched();
 	}
 	return 0;
 }
@@ -254,29 +278,50 @@ static bool shca_peer_accepts(struct shca_qp *peer, struct shca_qp *qp)
 }
 
 /*
- * Find the connected peer and check that its device owns the destination
- * GID. The check is cached per peer device.
+ * The peer takes the request now if it carries the PSN the peer expects;
+ * the peer then expects the PSN after the request's packets. Anything
+ * else is a packet of another (stale or forged) connection: not accepted.
+ */
+static bool shca_peer_take(struct shca_qp *peer, struct shca_qp *qp)
+{
+	lockdep_assert_held(&peer->lock);
+	if (!shca_peer_accepts(peer, qp) || peer->rq_psn != qp->req.psn)
+		return false;
+	peer->rq_psn = (peer->rq_psn + qp->req.npsn) & SHCA_PSN_MASK;
+	qp->req.accepted = true;
+	return true;
+}
+
+/*
+ * Find the connected peer: same RDMA network namespace, and its device
+ * owns the destination GID (the GID check is cached per peer device).
  */
 static struct shca_qp *shca_exec_peer(struct shca_qp *qp)
 {
 	const struct ib_gid_attr *gid;
 	struct shca_qp *peer;
 
-	peer = shca_qp_get(qp->dest_qpn);
+	peer = shca_qp_get(qp->req.dest_qpn);
 	if (!peer)
 		return NULL;
-	if (peer->sdev != READ_ONCE(qp->peer_sdev)) {
-		gid = rdma_find_gid_by_port(&peer->sdev->ibdev, &qp->dgid,
+	/* The core's rdma_dev_net(), which is not exported to drivers. */
+	if (!net_eq(read_pnet(&peer->sdev->ibdev.coredev.rdma_net),
+		    read_pnet(&qp->sdev->ibdev.coredev.rdma_net)))
+		goto not_ours;
+	if (peer->sdev != qp->peer_sdev) {
+		gid = rdma_find_gid_by_port(&peer->sdev->ibdev, &qp->req.dgid,
 					    IB_GID_TYPE_ROCE_UDP_ENCAP,
 					    SHCA_PORT, NULL);
-		if (IS_ERR(gid)) {
-			shca_qp_put(peer);
-			return NULL;
-		}
+		if (IS_ERR(gid))
+			goto not_ours;
 		rdma_put_gid_attr(gid);
-		WRITE_ONCE(qp->peer_sdev, peer->sdev);
+		qp->peer_sdev = peer->sdev;
 	}
 	return peer;
+
+not_ours:
+	shca_qp_put(peer);
+	return NULL;
 }
 
 static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
@@ -291,13 +336,19 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 	int err;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	if (!shca_peer_accepts(peer, qp)) {
+	if (!shca_peer_accepts(peer, qp) || peer->rq_psn != qp->req.psn) {
 		spin_unlock_irqrestore(&peer->lock, flags);
 		return SHCA_EXEC_RETRY;
 	}
+	if (shca_rq_empty(peer)) {
+		qp->req.rnr_timer = peer->min_rnr_timer;
+		spin_unlock_irqrestore(&peer->lock, flags);
+		return SHCA_EXEC_RNR;
+	}
+	shca_peer_take(peer, qp);
 	popped = shca_rq_pop(peer, r);
 	spin_unlock_irqrestore(&peer->lock, flags);
-	if (!popped)
+	if (WARN_ON_ONCE(!popped))
 		return SHCA_EXEC_RNR;
 
 	if (len > shca_sge_total(r->sge, r->num_sge)) {
@@ -333,25 +384,41 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 	return SHCA_EXEC_DONE;
 }
 
-/* Common responder checks of RDMA and atomic requests. */
+/*
+ * Common responder checks of RDMA and atomic requests: connection and
+ * PSN, the QP's remote access rights, READ/atomic resources, a receive
+ * WQE for WRITE with immediate. A refusal moves the responder to the
+ * error state, as the NAK it sends would.
+ */
 static enum shca_exec_res shca_peer_check(struct shca_qp *qp,
 					  struct shca_qp *peer, int access,
 					  bool need_recv, struct ib_wc *wc)
 {
+	bool rd_atomic = access & (IB_ACCESS_REMOTE_READ |
+				   IB_ACCESS_REMOTE_ATOMIC);
+	enum ib_event_type event = IB_EVENT_QP_ACCESS_ERR;
 	enum shca_exec_res res = SHCA_EXEC_DONE;
 	unsigned long flags;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	if (!shca_peer_accepts(peer, qp))
+	if (!shca_peer_accepts(peer, qp) || peer->rq_psn != qp->req.psn) {
 		res = SHCA_EXEC_RETRY;
-	else if ((peer->access & access) != access)
+	} else if ((peer->access & access) != access) {
 		wc->status = IB_WC_REM_ACCESS_ERR;
-	else if (need_recv && shca_rq_empty(peer))
+	} else if (rd_atomic && !peer->max_dest_rd_atomic) {
+		/* No responder resources: an invalid request. */
+		wc->status = IB_WC_REM_INV_REQ_ERR;
+		event = IB_EVENT_QP_REQ_ERR;
+	} else if (need_recv && shca_rq_empty(peer)) {
+		qp->req.rnr_timer = peer->min_rnr_timer;
 		res = SHCA_EXEC_RNR;
+	} else {
+		shca_peer_take(peer, qp);
+	}
 	spin_unlock_irqrestore(&peer->lock, flags);
 
-	if (wc->status == IB_WC_REM_ACCESS_ERR)
-		shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, true);
+	if (wc->status != IB_WC_SUCCESS)
+		shca_resp_error(peer, event, true);
 	return res;
 }
 
@@ -450,6 +517,8 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 	if (res != SHCA_EXEC_DONE || wc->status != IB_WC_SUCCESS)
 		return res;
 	if (!IS_ALIGNED(rt.iova, sizeof(u64))) {
+		/* An invalid request: the responder goes to the error state. */
+		shca_resp_error(peer, IB_EVENT_QP_REQ_ERR, true);
 		wc->status = IB_WC_REM_INV_REQ_ERR;
 		return SHCA_EXEC_DONE;
 	}
@@ -551,6 +620,11 @@ static enum shca_exec_res shca_exec_wqe(struct shca_qp *qp,
 	case IB_WR_ATOMIC_CMP_AND_SWP:
 	case IB_WR_ATOMIC_FETCH_AND_ADD:
 		access = IB_ACCESS_LOCAL_WRITE;
+		/* No initiator resources granted: nothing may be outstanding. */
+		if (!qp->max_rd_atomic) {
+			wc->status = IB_WC_LOC_QP_OP_ERR;
+			return SHCA_EXEC_DONE;
+		}
 		break;
 	}
 	if (shca_wqe_len(w) > SHCA_MAX_MSG_SZ) {
@@ -601,31 +675,43 @@ static unsigned long shca_ack_timeout(const struct shca_qp *qp)
 	return max(usecs_to_jiffies(min_t(u64, us, 10 * USEC_PER_SEC)), 1UL);
 }
 
+/* The RNR NAK timer field's values (IBTA 9.7.5.2.8), in microseconds. */
+static const u32 shca_rnr_timer_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120,
+	160, 240, 320, 480, 640, 960, 1280, 1920,
+	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
 /*
  * The WQE at the head could not be delivered. Schedule a retry and
  * return true, or set the exhausted-retries status and return false.
+ * RNR NAKs and transport retries have their own counters; an RNR wait
+ * is the timer the responder asked for (its min_rnr_timer).
  */
 static bool shca_exec_retry(struct shca_qp *qp, enum shca_exec_res res,
 			    struct ib_wc *wc)
 {
+	unsigned long delay;
+
 	if (res == SHCA_EXEC_RNR) {
-		if (qp->rnr_retry == 7 || qp->retries++ < qp->rnr_retry) {
-			queue_delayed_work(shca_wq, &qp->work,
-					   max(msecs_to_jiffies(1), 1UL));
-			return true;
+		if (qp->rnr_retry != 7 && qp->req.rnr_retries++ >= qp->rnr_retry) {
+			wc->status = IB_WC_RNR_RETRY_EXC_ERR;
+			return false;
 		}
-		wc->status = IB_WC_RNR_RETRY_EXC_ERR;
-		return false;
+		delay = usecs_to_jiffies(shca_rnr_timer_us[qp->req.rnr_timer & 31]);
+	} else {
+		/* A timeout of 0 means an infinite local ACK timeout. */
+		if (qp->timeout && qp->req.retries++ >= qp->retry_cnt) {
+			wc->status = IB_WC_RETRY_EXC_ERR;
+			return false;
+		}
+		delay = qp->timeout ? shca_ack_timeout(qp) :
+				      msecs_to_jiffies(100);
 	}
-	/* A timeout of 0 means an infinite local ACK timeout. */
-	if (!qp->timeout || qp->retries++ < qp->retry_cnt) {
-		queue_delayed_work(shca_wq, &qp->work,
-				   qp->timeout ? shca_ack_timeout(qp) :
-						 msecs_to_jiffies(100));
-		return true;
-	}
-	wc->status = IB_WC_RETRY_EXC_ERR;
-	return false;
+	WRITE_ONCE(qp->req.waiting, true);
+	queue_delayed_work(shca_wq, &qp->work, max(delay, 1UL));
+	return true;
 }
 
 /* Complete every outstanding WQE with IB_WC_WR_FLUSH_ERR. */
@@ -669,12 +755,34 @@ static void shca_qp_flush(struct shca_qp *qp)
 	}
 }
 
+/*
+ * Snapshot what the requester needs of the connection for @w, under the
+ * QP lock that modify_qp writes it under.
+ */
+static void shca_req_start(struct shca_qp *qp, const struct shca_wqe *w)
+{
+	u32 mtu = ib_mtu_enum_to_int(qp->path_mtu);
+	u64 len = shca_wqe_len(w);
+
+	lockdep_assert_held(&qp->lock);
+	qp->req.dest_qpn = qp->dest_qpn;
+	qp->req.dgid = qp->dgid;
+	qp->req.psn = qp->sq_psn;
+	qp->req.accepted = false;
+	/* Atomics are one packet each way; the rest one per MTU of data. */
+	if (w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	    w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD || !len)
+		qp->req.npsn = 1;
+	else
+		qp->req.npsn = DIV_ROUND_UP_ULL(len, mtu) & SHCA_PSN_MASK;
+}
+
 /**
  * shca_qp_work() - a QP's work item: execute its send queue
  * @work: &shca_qp.work
  *
- * Runs at most SHCA_EXEC_BUDGET WQEs, then requeues itself. In the error
- * state it flushes both queues instead.
+ * Runs at most SHCA_EXEC_BUDGET WQEs or SHCA_EXEC_BYTES bytes, then
+ * requeues itself. In the error state it flushes both queues instead.
  */
 void shca_qp_work(struct work_struct *work)
 {
@@ -686,12 +794,17 @@ void shca_qp_work(struct work_struct *work)
 	struct shca_wqe *w;
 	bool signaled;
 	struct ib_wc wc;
+	u64 bytes = 0;
 	int budget;
 
-	for (budget = SHCA_EXEC_BUDGET; budget; budget--) {
+	WRITE_ONCE(qp->req.waiting, false);
+	for (budget = SHCA_EXEC_BUDGET; budget && bytes < SHCA_EXEC_BYTES;
+	     budget--) {
 		spin_lock_irqsave(&qp->lock, flags);
 		state = qp->state;
 		w = state == IB_QPS_RTS ? shca_sq_head(qp) : NULL;
+		if (w)
+			shca_req_start(qp, w);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (state == IB_QPS_ERR) {
 			shca_qp_flush(qp);
@@ -709,17 +822,24 @@ void shca_qp_work(struct work_struct *work)
 		res = shca_exec_wqe(qp, w, &wc);
 		if (res != SHCA_EXEC_DONE && shca_exec_retry(qp, res, &wc))
 			return;
-		qp->retries = 0;
+		qp->req.retries = 0;
+		qp->req.rnr_retries = 0;
+		bytes += shca_wqe_len(w);
 		signaled = wc.status != IB_WC_SUCCESS || qp->sq_sig_all ||
 			   (w->send_flags & IB_SEND_SIGNALED);
 
 		spin_lock_irqsave(&qp->lock, flags);
 		qp->sq.head++;
+		if (qp->req.accepted)
+			qp->sq_psn = (qp->sq_psn + qp->req.npsn) &
+				     SHCA_PSN_MASK;
 		if (wc.status != IB_WC_SUCCESS && qp->state != IB_QPS_RESET)
 			shca_qp_set_error(qp);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (signaled)
 			shca_cq_push(to_shca_cq(qp->ibqp.send_cq), &wc, false);
+		/* Other QPs' work items get the worker between large WQEs. */
+		cond_resched();
 	}
 	shca_qp_kick(qp);
 }

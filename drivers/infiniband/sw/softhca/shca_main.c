@@ -337,6 +337,7 @@ static void __exit shca_exit(void)
 		platform_device_unregister(shca_dmabuf_pdev);
 	unregister_netdevice_notifier(&shca_netdev_notifier);
 	shca_exec_fini();
+	shca_qp_table_fini();
 }
 
 module_init(shca_init);

@@ -6,9 +6,15 @@
  * QP numbers are unique across every softhca device of the host (one
  * table, 24-bit numbers from a random start): a requester finds its peer
  * by dest_qp_num alone and then checks that the peer's device owns the
- * destination GID (see shca_exec.c). Lookups take a reference under RCU;
- * destroy unpublishes the number, waits until no peer holds the QP, then
- * stops its work item, so nothing reaches a freed QP.
+ * destination GID (see shca_exec.c). A destroyed QP's number is held
+ * back from reuse for SHCA_QPN_HOLD (see shca_qpn_hold()).
+ *
+ * Lifetime rule for lookups by number: shca_qp_get() finds a QP under
+ * RCU and takes a reference only if the count is not zero. That is safe
+ * only because the QP's memory outlives every RCU reader that may have
+ * found it: the core kfree()s a QP as soon as ->destroy_qp returns, so
+ * shca_qp_fini() unpublishes the number, waits for a grace period, and
+ * only then drops the table's reference and waits for the others.
  *
  * Queues are rings of fixed-size slots (struct shca_wqe plus room for the
  * scatter/gather list or inline data). The poster fills slot @tail under
@@ -32,9 +38,90 @@
 static DEFINE_XARRAY_ALLOC(shca_qp_xa);
 static u32 shca_qp_next;
 
+/*
+ * Numbers of destroyed QPs stay reserved in shca_qp_xa (a NULL entry:
+ * lookups find nothing, allocations skip it) for SHCA_QPN_HOLD, or until
+ * SHCA_QPN_HELD newer ones are held, so that a requester still connected
+ * to a destroyed QP cannot reach a QP that got its number.
+ */
+#define SHCA_QPN_HOLD	(10 * HZ)
+#define SHCA_QPN_HELD	1024
+
+static struct {
+	struct mutex lock; /* protects everything below */
+	u32 qpn[SHCA_QPN_HELD];
+	unsigned long since[SHCA_QPN_HELD];
+	u32 head;	/* oldest held number (free-running) */
+	u32 tail;	/* next free slot (free-running) */
+} shca_qpn_held = { .lock = __MUTEX_INITIALIZER(shca_qpn_held.lock) };
+
+/* Release held numbers older than SHCA_QPN_HOLD; caller holds the lock. */
+static void shca_qpn_release_old(bool all)
+{
+	lockdep_assert_held(&shca_qpn_held.lock);
+	while (shca_qpn_held.head != shca_qpn_held.tail) {
+		u32 i = shca_qpn_held.head % SHCA_QPN_HELD;
+
+		if (!all && shca_qpn_held.tail - shca_qpn_held.head <
+			    SHCA_QPN_HELD &&
+		    time_before(jiffies, shca_qpn_held.since[i] + SHCA_QPN_HOLD))
+			break;
+		xa_erase(&shca_qp_xa, shca_qpn_held.qpn[i]);
+		shca_qpn_held.head++;
+	}
+}
+
+/* Keep @qpn reserved (its entry is NULL already) for a while. */
+static void shca_qpn_hold(u32 qpn)
+{
+	u32 i;
+
+	mutex_lock(&shca_qpn_held.lock);
+	if (shca_qpn_held.tail - shca_qpn_held.head == SHCA_QPN_HELD) {
+		/* Full: the oldest number goes back now. */
+		xa_erase(&shca_qp_xa,
+			 shca_qpn_held.qpn[shca_qpn_held.head % SHCA_QPN_HELD]);
+		shca_qpn_held.head++;
+	}
+	i = shca_qpn_held.tail++ % SHCA_QPN_HELD;
+	shca_qpn_held.qpn[i] = qpn;
+	shca_qpn_held.since[i] = jiffies;
+	shca_qpn_release_old(false);
+	mutex_unlock(&shca_qpn_held.lock);
+}
+
+/**
+ * shca_qpn_release_all() - release every held QP number
+ *
+ * For module exit and for tests.
+ */
+void shca_qpn_release_all(void)
+{
+	mutex_lock(&shca_qpn_held.lock);
+	shca_qpn_release_old(true);
+	mutex_unlock(&shca_qpn_held.lock);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_qpn_release_all);
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * shca_qpn_set_next() - make @qpn the next number tried (KUnit)
+ * @qpn: a QP number
+ */
+void shca_qpn_set_next(u32 qpn)
+{
+	shca_qp_next = qpn;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_qpn_set_next);
+#endif
+
 /**
  * shca_qp_get() - find a QP by number and take a reference
  * @qpn: QP number
+ *
+ * The reference is taken under RCU, which is safe because shca_qp_fini()
+ * waits for a grace period between unpublishing a QP and letting the
+ * core free it (see the top of this file).
  *
  * Context: any context.
  * Return: the QP, or NULL if there is none (or it is being destroyed).
@@ -127,7 +214,7 @@ static int shca_queue_init(struct shca_queue *q, u32 max_wr, u32 max_sge,
 
 	q->slot_size = ALIGN(sizeof(struct shca_wqe) + room, 8);
 	q->buf = shca_inject_fault() ? NULL :
-		 kvcalloc(slots, q->slot_size, GFP_KERNEL);
+		 kvcalloc(slots, q->slot_size, GFP_KERNEL_ACCOUNT);
 	if (!q->buf)
 		return -ENOMEM;
 	q->mask = slots - 1;
@@ -202,14 +289,14 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 	/* Responder scratch: a receive WQE popped from a peer. */
 	qp->resp_wqe = shca_inject_fault() ? NULL :
 		       kmalloc(struct_size(qp->resp_wqe, sge, SHCA_MAX_SGE),
-			       GFP_KERNEL);
+			       GFP_KERNEL_ACCOUNT);
 	if (!qp->resp_wqe) {
 		err = -ENOMEM;
 		goto err_free_rq;
 	}
 	if (user) {
 		qp->scratch = shca_inject_fault() ? NULL :
-			      kmalloc(qp->sq.slot_size, GFP_KERNEL);
+			      kmalloc(qp->sq.slot_size, GFP_KERNEL_ACCOUNT);
 		if (!qp->scratch) {
 			err = -ENOMEM;
 			goto err_free_resp;
@@ -238,13 +325,23 @@ err_count:
 	return err;
 }
 
+/* Drop @qp's completions from its kernel CQs (reset, destroy). */
+static void shca_qp_purge_cqs(struct shca_qp *qp)
+{
+	shca_cq_purge(to_shca_cq(qp->ibqp.send_cq), &qp->ibqp);
+	if (qp->ibqp.recv_cq != qp->ibqp.send_cq)
+		shca_cq_purge(to_shca_cq(qp->ibqp.recv_cq), &qp->ibqp);
+}
+
 /**
  * shca_qp_fini() - destroy a QP
  * @qp: the QP
  *
- * Unpublishes its number, waits until no peer delivering to it holds a
- * reference, stops its work item and frees its queues. Outstanding work
- * requests are dropped without completions (consumers drain first).
+ * Unpublishes its number (held back from reuse for a while), waits for a
+ * grace period so that no lookup still holds its address, waits until no
+ * peer delivering to it holds a reference, stops its work item, drops
+ * its completions from its kernel CQs and frees its queues. Outstanding
+ * work requests are dropped without completions (consumers drain first).
  *
  * Context: process context; sleeps.
  */
@@ -256,11 +353,15 @@ void shca_qp_fini(struct shca_qp *qp)
 	qp->state = IB_QPS_RESET;
 	spin_unlock_irqrestore(&qp->lock, flags);
 
-	xa_erase(&shca_qp_xa, qp->ibqp.qp_num);
+	/* NULL keeps the number reserved; shca_qpn_hold() frees it later. */
+	xa_store(&shca_qp_xa, qp->ibqp.qp_num, NULL, GFP_KERNEL);
+	synchronize_rcu();
 	shca_qp_put(qp);
 	wait_for_completion(&qp->released);
 	/* No peer can queue our work any more; stop it for good. */
 	cancel_delayed_work_sync(&qp->work);
+	shca_qp_purge_cqs(qp);
+	shca_qpn_hold(qp->ibqp.qp_num);
 
 	kfree(qp->scratch);
 	kfree(qp->resp_wqe);
@@ -304,7 +405,8 @@ static void shca_qp_wake_requester(struct shca_qp *qp, u32 dest_qpn)
 
 	if (!peer)
 		return;
-	if (peer->dest_qpn == qp->ibqp.qp_num && READ_ONCE(peer->retries))
+	if (READ_ONCE(peer->dest_qpn) == qp->ibqp.qp_num &&
+	    READ_ONCE(peer->req.waiting))
 		shca_qp_kick_now(peer);
 	shca_qp_put(peer);
 }
@@ -425,7 +527,9 @@ static void shca_qp_apply_attr(struct shca_qp *qp,
  * Checks the transition against the IBTA table (ib_modify_qp_is_ok())
  * and every attribute against the device limits before changing
  * anything. Entering the error state flushes the outstanding work
- * requests; entering RESET empties both queues without completions.
+ * requests; entering RESET empties both queues without completions and
+ * drops the QP's completions from its kernel CQs (a process's provider
+ * cleans its own CQ rings).
  *
  * Context: process context (RESET waits for the QP's work item).
  * Return: 0; -EINVAL for a forbidden transition or attribute value;
@@ -455,14 +559,16 @@ int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	if (next == IB_QPS_RESET && cur != IB_QPS_RESET) {
+		/* RESET empties both queues and the QP's completions. */
 		cancel_delayed_work_sync(&qp->work);
 		spin_lock_irqsave(&qp->lock, flags);
 		qp->sq.head = 0;
 		qp->sq.tail = 0;
 		qp->rq.head = 0;
 		qp->rq.tail = 0;
-		qp->retries = 0;
+		memset(&qp->req, 0, sizeof(qp->req));
 		spin_unlock_irqrestore(&qp->lock, flags);
+		shca_qp_purge_cqs(qp);
 	} else if (next == IB_QPS_ERR) {
 		shca_qp_kick_now(qp);
 	} else if (next == IB_QPS_RTS) {
@@ -599,6 +705,10 @@ static int shca_wqe_from_send_wr(struct shca_qp *qp,
 	case IB_WR_REG_MR_INTEGRITY:
 		if (qp->user || !reg_wr(wr)->mr)
 			return -EINVAL;
+		/* Integrity registrations need an integrity-enabled QP. */
+		if (wr->opcode == IB_WR_REG_MR_INTEGRITY &&
+		    !qp->ibqp.integrity_en)
+			return -EINVAL;
 		w->reg.mr = reg_wr(wr)->mr;
 		w->reg.key = reg_wr(wr)->key;
 		w->reg.access = reg_wr(wr)->access;
@@ -687,8 +797,9 @@ out:
  * Context: any context for kernel QPs; process context for user QPs
  * (inline data is copied from user memory).
  * Return: 0; -EINVAL for a QP in RESET, INIT or RTR or a malformed
- * request; -ENOMEM when the send queue is full; -EFAULT for unreadable
- * inline data.
+ * request (also IB_WR_REG_MR_INTEGRITY on a QP created without
+ * IB_QP_CREATE_INTEGRITY_EN); -ENOMEM when the send queue is full;
+ * -EFAULT for unreadable inline data.
  */
 int shca_qp_post_send(struct shca_qp *qp, const struct ib_send_wr *wr,
 		      const struct ib_send_wr **bad_wr)
@@ -761,6 +872,15 @@ int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 	else if (connected)
 		shca_qp_wake_requester(qp, dest_qpn);
 	return err;
+}
+
+/**
+ * shca_qp_table_fini() - forget the held QP numbers; every QP is gone
+ */
+void shca_qp_table_fini(void)
+{
+	shca_qpn_release_all();
+	xa_destroy(&shca_qp_xa);
 }
 
 /**

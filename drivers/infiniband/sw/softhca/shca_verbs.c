@@ -10,6 +10,7 @@
 #include <linux/netdevice.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <net/addrconf.h>
 #include <rdma/ib_addr.h>
 #include <rdma/ib_mad.h>
@@ -367,6 +368,36 @@ static int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	return 0;
 }
 
+/*
+ * Offer @size bytes at @addr for the process owning @ibuc to map, at page
+ * offsets in [@pgoff_min, @pgoff_max]. On success the entry owns the
+ * memory: shca_mmap_free() releases it once the object dropped the entry
+ * and no mapping call uses it any more.
+ */
+static struct shca_mmap_entry *
+shca_mmap_insert(struct ib_ucontext *ibuc, enum shca_mmap_kind kind,
+		 unsigned long addr, u64 size, u32 pgoff_min, u32 pgoff_max)
+{
+	struct shca_mmap_entry *entry;
+	int err;
+
+	entry = shca_inject_fault() ? NULL :
+		kzalloc(sizeof(*entry), GFP_KERNEL_ACCOUNT);
+	if (!entry)
+		return ERR_PTR(-ENOMEM);
+	entry->kind = kind;
+	entry->sdev = to_shca_dev(ibuc->device);
+	entry->addr = addr;
+	entry->size = size;
+	err = rdma_user_mmap_entry_insert_range(ibuc, &entry->rdma_entry,
+						size, pgoff_min, pgoff_max);
+	if (err) {
+		kfree(entry);
+		return ERR_PTR(err);
+	}
+	return entry;
+}
+
 /* Let the process owning @ibuc map @dm (see SOFTHCA_MMAP_DM_PGOFF_BASE). */
 static int shca_dm_mmap_insert(struct ib_ucontext *ibuc, struct shca_dm *dm,
 			       struct uverbs_attr_bundle *attrs)
@@ -374,7 +405,6 @@ static int shca_dm_mmap_insert(struct ib_ucontext *ibuc, struct shca_dm *dm,
 	struct shca_mmap_entry *entry;
 	struct ib_uobject *uobj;
 	u32 pgoff;
-	int err;
 
 	uobj = uverbs_attr_get_uobject(attrs, UVERBS_ATTR_ALLOC_DM_HANDLE);
 	if (IS_ERR(uobj))
@@ -385,18 +415,10 @@ static int shca_dm_mmap_insert(struct ib_ucontext *ibuc, struct shca_dm *dm,
 	pgoff = SOFTHCA_MMAP_DM_PGOFF_BASE +
 		uobj->id * SOFTHCA_MMAP_DM_PGOFF_STRIDE;
 
-	entry = shca_inject_fault() ? NULL : kzalloc(sizeof(*entry), GFP_KERNEL);
-	if (!entry)
-		return -ENOMEM;
-	entry->sdev = to_shca_dev(ibuc->device);
-	entry->addr = dm->addr;
-	entry->size = dm->alloc_size;
-	err = rdma_user_mmap_entry_insert_range(ibuc, &entry->rdma_entry,
-						entry->size, pgoff, pgoff);
-	if (err) {
-		kfree(entry);
-		return err;
-	}
+	entry = shca_mmap_insert(ibuc, SHCA_MMAP_DM, dm->addr, dm->alloc_size,
+				 pgoff, pgoff);
+	if (IS_ERR(entry))
+		return PTR_ERR(entry);
 	dm->mmap = entry;
 	return 0;
 }
@@ -447,19 +469,46 @@ static int shca_dealloc_dm(struct ib_dm *ibdm,
 	return 0;
 }
 
+/* Map the vmalloc()ed ring of a user CQ, page by page. */
+static int shca_mmap_vmalloc(struct vm_area_struct *vma, unsigned long addr)
+{
+	unsigned long off;
+	int err;
+
+	vm_flags_set(vma, VM_DONTEXPAND);
+	for (off = 0; off < vma->vm_end - vma->vm_start; off += PAGE_SIZE) {
+		err = vm_insert_page(vma, vma->vm_start + off,
+				     vmalloc_to_page((void *)(addr + off)));
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 {
 	struct rdma_user_mmap_entry *rdma_entry;
 	struct shca_mmap_entry *entry;
 	int err;
 
+	/* The core checks the length matches the entry's. */
 	rdma_entry = rdma_user_mmap_entry_get(ibuc, vma);
 	if (!rdma_entry)
 		return -EINVAL;
 	entry = container_of(rdma_entry, struct shca_mmap_entry, rdma_entry);
-	/* Ordinary cached memory: the "device" is the CPU. */
-	err = rdma_user_mmap_io(ibuc, vma, PHYS_PFN(__pa(entry->addr)),
-				entry->size, vma->vm_page_prot, rdma_entry);
+	if (entry->kind == SHCA_MMAP_CQ) {
+		/*
+		 * The mapping holds references on the pages: they outlive
+		 * the CQ (and the vfree() in shca_mmap_free()) until the
+		 * process unmaps them.
+		 */
+		err = shca_mmap_vmalloc(vma, entry->addr);
+	} else {
+		/* Ordinary cached memory: the "device" is the CPU. */
+		err = rdma_user_mmap_io(ibuc, vma, PHYS_PFN(__pa(entry->addr)),
+					entry->size, vma->vm_page_prot,
+					rdma_entry);
+	}
 	rdma_user_mmap_entry_put(rdma_entry);
 	return err;
 }
@@ -469,7 +518,10 @@ static void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 	struct shca_mmap_entry *entry =
 		container_of(rdma_entry, struct shca_mmap_entry, rdma_entry);
 
-	shca_dm_free(entry->sdev, entry->addr, entry->size);
+	if (entry->kind == SHCA_MMAP_CQ)
+		vfree((void *)entry->addr);
+	else
+		shca_dm_free(entry->sdev, entry->addr, entry->size);
 	kfree(entry);
 }
 
@@ -488,23 +540,65 @@ static struct ib_mr *shca_reg_dm_mr(struct ib_pd *ibpd, struct ib_dm *ibdm,
 	return IS_ERR(mr) ? ERR_CAST(mr) : &mr->ibmr;
 }
 
+/*
+ * A user CQ: hand the process its ring (struct softhca_create_cq_resp).
+ * From here on the mmap entry owns the ring, also when this fails.
+ */
+static int shca_cq_mmap_insert(struct shca_cq *cq, struct ib_udata *udata)
+{
+	struct shca_ucontext *uc = rdma_udata_to_drv_context(udata,
+					struct shca_ucontext, ibuc);
+	size_t size = shca_cq_ring_size(cq->mask + 1);
+	struct softhca_create_cq_resp resp = {};
+	struct shca_mmap_entry *entry;
+	int err;
+
+	entry = shca_mmap_insert(&uc->ibuc, SHCA_MMAP_CQ,
+				 (unsigned long)cq->uring, size,
+				 0, SOFTHCA_MMAP_DM_PGOFF_BASE - 1);
+	if (IS_ERR(entry)) {
+		vfree(cq->uring);
+		return PTR_ERR(entry);
+	}
+	resp.mmap_offset = rdma_user_mmap_get_offset(&entry->rdma_entry);
+	resp.mmap_size = size;
+	resp.slots = cq->mask + 1;
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err) {
+		rdma_user_mmap_entry_remove(&entry->rdma_entry);
+		return err;
+	}
+	cq->mmap = entry;
+	return 0;
+}
+
 static int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			  struct uverbs_attr_bundle *attrs)
 {
+	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
 	struct shca_dev *sdev = to_shca_dev(ibcq->device);
+	struct shca_cq *cq = to_shca_cq(ibcq);
 	int err;
 
 	if (attr->flags)
 		return -EOPNOTSUPP;
 	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
 		return -EINVAL;
+	/* A user CQ is a ring the process maps: it must learn where. */
+	if (udata && udata->outlen < sizeof(struct softhca_create_cq_resp))
+		return -EINVAL;
 	if (atomic_inc_return(&sdev->num_cqs) > SHCA_MAX_CQ) {
 		err = -ENOSPC;
 		goto err_count;
 	}
-	err = shca_cq_init(to_shca_cq(ibcq), attr->cqe);
+	err = shca_cq_init(cq, attr->cqe, !!udata);
 	if (err)
 		goto err_count;
+	if (udata) {
+		err = shca_cq_mmap_insert(cq, udata);
+		if (err)
+			goto err_count;
+	}
 	return 0;
 
 err_count:
@@ -514,7 +608,12 @@ err_count:
 
 static int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
-	shca_cq_fini(to_shca_cq(ibcq));
+	struct shca_cq *cq = to_shca_cq(ibcq);
+
+	if (cq->mmap)
+		rdma_user_mmap_entry_remove(&cq->mmap->rdma_entry);
+	else
+		shca_cq_fini(cq);
 	atomic_dec(&to_shca_dev(ibcq->device)->num_cqs);
 	return 0;
 }
@@ -675,7 +774,6 @@ int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
 	/* The data-path write commands are opt-in for uverbs. */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
-				  BIT_ULL(IB_USER_VERBS_CMD_POLL_CQ) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;

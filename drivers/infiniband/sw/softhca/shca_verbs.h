@@ -88,14 +88,21 @@ int shca_mr_check_status(struct shca_mr *mr, u32 check_mask,
 			 struct ib_mr_status *status);
 
 /* shca_cq.c: completion queues */
-int shca_cq_init(struct shca_cq *cq, u32 cqe);
+size_t shca_cq_ring_size(u32 slots);
+int shca_cq_init(struct shca_cq *cq, u32 cqe, bool user);
 void shca_cq_fini(struct shca_cq *cq);
 void shca_cq_push(struct shca_cq *cq, const struct ib_wc *wc, bool solicited);
 int shca_cq_poll(struct shca_cq *cq, int num, struct ib_wc *wc);
+void shca_cq_purge(struct shca_cq *cq, struct ib_qp *qp);
 int shca_cq_arm(struct shca_cq *cq, enum ib_cq_notify_flags flags);
 
 /* shca_qp.c: queue pairs */
 void shca_qp_table_init(void);
+void shca_qp_table_fini(void);
+void shca_qpn_release_all(void);
+#if IS_ENABLED(CONFIG_KUNIT)
+void shca_qpn_set_next(u32 qpn);
+#endif
 int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 		 struct ib_qp_init_attr *init, bool user);
 void shca_qp_fini(struct shca_qp *qp);
