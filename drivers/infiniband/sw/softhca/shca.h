@@ -49,6 +49,15 @@
 #define SHCA_MAX_MSG_SZ		BIT(31)		/* bytes per message */
 #define SHCA_PSN_MASK		0xffffff	/* 24-bit packet sequence numbers */
 
+/*
+ * Memory a consumer makes the driver allocate for its queues (up to about
+ * 20 MiB per QP, 2 MiB per CQ) is charged to its memory cgroup, and a
+ * cgroup at its limit makes creation fail with -ENOMEM rather than wake
+ * the OOM killer or warn (a user asked for too much, nothing is wrong).
+ */
+#define SHCA_GFP_QUEUE \
+	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
+
 /**
  * struct shca_dev - one softhca ib_device bound to one netdev
  * @ibdev: the core device; first member (ib_alloc_device() contract)

@@ -68,12 +68,11 @@ int shca_cq_init(struct shca_cq *cq, u32 cqe, bool user)
 		return -ENOMEM;
 	if (user) {
 		cq->uring = __vmalloc(shca_cq_ring_size(slots),
-				      GFP_KERNEL_ACCOUNT | __GFP_ZERO);
+				      SHCA_GFP_QUEUE | __GFP_ZERO);
 		if (!cq->uring)
 			return -ENOMEM;
 	} else {
-		cq->ring = kvcalloc(slots, sizeof(*cq->ring),
-				    GFP_KERNEL_ACCOUNT);
+		cq->ring = kvcalloc(slots, sizeof(*cq->ring), SHCA_GFP_QUEUE);
 		if (!cq->ring)
 			return -ENOMEM;
 	}

@@ -214,7 +214,7 @@ static int shca_queue_init(struct shca_queue *q, u32 max_wr, u32 max_sge,
 
 	q->slot_size = ALIGN(sizeof(struct shca_wqe) + room, 8);
 	q->buf = shca_inject_fault() ? NULL :
-		 kvcalloc(slots, q->slot_size, GFP_KERNEL_ACCOUNT);
+		 kvcalloc(slots, q->slot_size, SHCA_GFP_QUEUE);
 	if (!q->buf)
 		return -ENOMEM;
 	q->mask = slots - 1;

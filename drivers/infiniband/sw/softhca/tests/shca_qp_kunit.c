@@ -202,10 +202,20 @@ static int shca_qt_to_init(struct ib_qp *qp)
 			    IB_QP_PORT | IB_QP_ACCESS_FLAGS);
 }
 
+/*
+ * Connection attributes of one end. Unset fields: min_rnr_timer 1
+ * (10 us), 4 READs/atomics each way (unless no_init_rd / no_dest_rd),
+ * PSNs 0.
+ */
 struct shca_qt_conn {
 	u8 timeout;
 	u8 retry_cnt;
 	u8 rnr_retry;
+	u8 min_rnr_timer;
+	bool no_init_rd;
+	bool no_dest_rd;
+	u32 sq_psn;
+	u32 rq_psn;
 };
 
 static const struct shca_qt_conn shca_qt_default_conn = {
@@ -225,9 +235,9 @@ static int shca_qt_to_rts(struct ib_qp *qp, struct ib_device *peer_dev,
 	attr.qp_state = IB_QPS_RTR;
 	attr.path_mtu = IB_MTU_1024;
 	attr.dest_qp_num = dest_qpn;
-	attr.rq_psn = 0;
-	attr.max_dest_rd_atomic = 4;
-	attr.min_rnr_timer = 1;
+	attr.rq_psn = c->rq_psn;
+	attr.max_dest_rd_atomic = c->no_dest_rd ? 0 : 4;
+	attr.min_rnr_timer = c->min_rnr_timer ?: 1;
 	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(&attr.ah_attr, 1);
 	rdma_ah_set_grh(&attr.ah_attr, &dgid, 0, 0, 64, 0);
@@ -242,8 +252,8 @@ static int shca_qt_to_rts(struct ib_qp *qp, struct ib_device *peer_dev,
 	attr.timeout = c->timeout;
 	attr.retry_cnt = c->retry_cnt;
 	attr.rnr_retry = c->rnr_retry;
-	attr.sq_psn = 0;
-	attr.max_rd_atomic = 4;
+	attr.sq_psn = c->sq_psn;
+	attr.max_rd_atomic = c->no_init_rd ? 0 : 4;
 	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
 			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
 			    IB_QP_MAX_QP_RD_ATOMIC);
@@ -1028,6 +1038,380 @@ static struct kunit_suite shca_qp_errors_suite = {
 };
 
 /* ------------------------------------------------------------------ */
+/* shca_qp_review: the findings of the review (issue 9), one by one    */
+
+static struct ib_qp *shca_qt_qp_nodefer(struct kunit *test,
+					struct shca_qt_end *e)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = e->cq,
+		.recv_cq = e->cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.sq_sig_type = IB_SIGNAL_REQ_WR,
+		.qp_type = IB_QPT_RC,
+	};
+	struct ib_qp *qp = ib_create_qp(e->pd, &init);
+
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp), "create_qp: %ld",
+			       PTR_ERR(qp));
+	return qp;
+}
+
+/*
+ * Finding 1: a destroyed QP's completions leave its kernel CQs, so no
+ * poll ever returns a pointer to freed memory (KASAN reports the read of
+ * wc.qp below if one does).
+ */
+static void shca_qp_destroy_purges_cq(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 8);
+	struct ib_qp *qp = shca_qt_qp_nodefer(test, &f->a);
+	struct ib_recv_wr wr2 = { .wr_id = 2, .sg_list = &sge, .num_sge = 1 };
+	struct ib_recv_wr wr = { .wr_id = 1, .sg_list = &sge, .num_sge = 1,
+				 .next = &wr2 };
+	const struct ib_recv_wr *bad;
+	u32 qpn = qp->qp_num;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(qp), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_recv(qp, &wr, &bad), 0);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &err, IB_QP_STATE), 0);
+	/* The first flush is here, so the second one is queued too. */
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_WR_FLUSH_ERR, 0, &wc);
+	KUNIT_EXPECT_EQ(test, wc.qp->qp_num, qpn);
+	msleep(20);
+	KUNIT_ASSERT_EQ(test, ib_destroy_qp(qp), 0);
+	if (ib_poll_cq(f->a.cq, 1, &wc) == 1)
+		KUNIT_FAIL(test, "completion %llu of QP %u after its destroy",
+			   wc.wr_id, wc.qp->qp_num);
+}
+
+/*
+ * Finding 2: destroy returns only after an RCU grace period that started
+ * after the number was unpublished, so no shca_qp_get() can still be
+ * looking at the memory the core frees next.
+ */
+static void shca_qp_destroy_waits_grace_period(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_qp *qp = shca_qt_qp_nodefer(test, &f->a);
+	u32 qpn = qp->qp_num;
+	unsigned long cookie;
+	struct shca_qp *found;
+
+	found = shca_qp_get(qpn);
+	KUNIT_ASSERT_PTR_EQ(test, found, to_shca_qp(qp));
+	shca_qp_put(found);
+
+	cookie = get_state_synchronize_rcu();
+	KUNIT_ASSERT_EQ(test, ib_destroy_qp(qp), 0);
+	KUNIT_EXPECT_TRUE(test, poll_state_synchronize_rcu(cookie));
+	KUNIT_EXPECT_NULL(test, shca_qp_get(qpn));
+}
+
+/*
+ * Finding 5: a destroyed QP's number is held back from reuse, even when
+ * the allocator comes round to it; released, it is used again.
+ */
+static void shca_qp_number_held(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_qp *qp = shca_qt_qp_nodefer(test, &f->a);
+	u32 qpn = qp->qp_num;
+
+	KUNIT_ASSERT_EQ(test, ib_destroy_qp(qp), 0);
+	shca_qpn_set_next(qpn);
+	qp = shca_qt_qp_nodefer(test, &f->a);
+	KUNIT_EXPECT_NE(test, qp->qp_num, qpn);
+	KUNIT_ASSERT_EQ(test, ib_destroy_qp(qp), 0);
+
+	shca_qpn_release_all();
+	shca_qpn_set_next(qpn);
+	qp = shca_qt_qp_nodefer(test, &f->a);
+	KUNIT_EXPECT_EQ(test, qp->qp_num, qpn);
+	KUNIT_ASSERT_EQ(test, ib_destroy_qp(qp), 0);
+}
+
+static u32 shca_qt_psn(struct ib_qp *qp, bool send)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	if (ib_query_qp(qp, &attr, IB_QP_SQ_PSN | IB_QP_RQ_PSN, &init))
+		return U32_MAX;
+	return send ? attr.sq_psn : attr.rq_psn;
+}
+
+/*
+ * Finding 5: PSNs. Each request takes one PSN per packet at the path MTU
+ * (1024 here; a READ its response packets; an atomic one) on both ends;
+ * a requester whose PSN is not the one the responder expects is not
+ * accepted (RETRY_EXC_ERR) and moves nothing.
+ */
+static void shca_qp_psn(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	static const struct shca_qt_conn c = {
+		.timeout = 1, .retry_cnt = 1, .rnr_retry = 7,
+		.sq_psn = 0xfffffe, .rq_psn = 0xfffffe,
+	};
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 2500);
+	struct ib_sge dst = shca_qt_sge(&f->b, 0, 4096);
+	struct ib_rdma_wr rd = {
+		.wr = { .wr_id = 2, .opcode = IB_WR_RDMA_READ,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &sge,
+			.num_sge = 1 },
+	};
+	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_SIGNALED,
+				 .sg_list = &sge, .num_sge = 1 };
+	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
+	static const struct shca_qt_conn ahead = {
+		.timeout = 1, .retry_cnt = 1, .rnr_retry = 7, .sq_psn = 6,
+	};
+
+	shca_qt_connect(test, &f->a, &f->b, &c);
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 9, &dst, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	shca_qt_expect_wc(test, f->b.cq, 9, IB_WC_SUCCESS, IB_WC_RECV, NULL);
+	/* 2500 bytes: 3 packets, wrapping at 2^24. */
+	KUNIT_EXPECT_EQ(test, shca_qt_psn(f->a.qp, true), 1);
+	KUNIT_EXPECT_EQ(test, shca_qt_psn(f->b.qp, false), 1);
+
+	rd.rkey = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+	rd.remote_addr = f->b.mr->iova;
+	sge.length = 4096;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &rd.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 2, IB_WC_SUCCESS, IB_WC_RDMA_READ,
+			  NULL);
+	KUNIT_EXPECT_EQ(test, shca_qt_psn(f->a.qp, true), 5);
+	KUNIT_EXPECT_EQ(test, shca_qt_psn(f->b.qp, false), 5);
+	/* The responder's own send PSN did not move. */
+	KUNIT_EXPECT_EQ(test, shca_qt_psn(f->b.qp, true), 0xfffffe);
+
+	/* b expects PSN 5: a reconnected with PSN 6 is not accepted. */
+	memset(f->b.buf, 0, SHCA_QT_BUF);
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 10, &dst, 1), 0);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->a.qp, &reset, IB_QP_STATE), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->a.qp), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->a.qp, f->b.ibdev,
+					     f->b.qp->qp_num, &ahead), 0);
+	shca_qt_fill(f->a.buf, 64, 3);
+	sge.length = 64;
+	wr.wr_id = 3;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 3, IB_WC_RETRY_EXC_ERR, 0, NULL);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf, 64, 0));
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_RTS);
+	shca_qt_expect_empty(test, f->b.cq);
+}
+
+/*
+ * Finding 7: after an error, RESET -> INIT -> RTR -> RTS with the same
+ * attributes gives a working QP: RESET empties the queues and drops the
+ * QP's old completions (the order rdma-core's tests restate QPs in).
+ */
+static void shca_qp_reset_reuse(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 32);
+	struct ib_sge dst = shca_qt_sge(&f->b, 0, 64);
+	struct ib_sge stale = dst;
+	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_SIGNALED,
+				 .sg_list = &sge, .num_sge = 1 };
+	int i;
+
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	/* b's first receive names a key nobody has: REM_OP_ERR for a. */
+	stale.lkey = 0x5a5a5a00;
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 7, &stale, 1), 0);
+	for (i = 0; i < 3; i++)
+		KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 8, &dst, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_REM_OP_ERR, 0, NULL);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_ERR);
+	msleep(20);	/* the flushes are queued, and not polled */
+
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->b.qp, &reset, IB_QP_STATE), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->b.qp), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->b.qp, f->a.ibdev,
+					     f->a.qp->qp_num,
+					     &shca_qt_default_conn), 0);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->a.qp, &reset, IB_QP_STATE), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->a.qp), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->a.qp, f->b.ibdev,
+					     f->b.qp->qp_num,
+					     &shca_qt_default_conn), 0);
+
+	/* Old completions are gone; new traffic completes in both ways. */
+	shca_qt_expect_empty(test, f->a.cq);
+	shca_qt_expect_empty(test, f->b.cq);
+	shca_qt_fill(f->a.buf, 32, 9);
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 11, &dst, 1), 0);
+	wr.wr_id = 12;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 12, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	shca_qt_expect_wc(test, f->b.cq, 11, IB_WC_SUCCESS, IB_WC_RECV, NULL);
+	KUNIT_EXPECT_EQ(test, memcmp(f->a.buf, f->b.buf, 32), 0);
+}
+
+/*
+ * Finding 9: a misaligned atomic is an invalid request: the responder
+ * goes to the error state and says so (IB_EVENT_QP_REQ_ERR).
+ */
+static void shca_qp_atomic_misaligned(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 8);
+	struct ib_atomic_wr wr = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_ATOMIC_FETCH_AND_ADD,
+			.sg_list = &sge, .num_sge = 1 },
+		.compare_add = 1,
+	};
+
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	wr.rkey = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+	wr.remote_addr = f->b.mr->iova + 4;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_REM_INV_REQ_ERR, 0, NULL);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(f->b.events), 1);
+	KUNIT_EXPECT_EQ(test, f->b.last_event, IB_EVENT_QP_REQ_ERR);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf, 16, 0));
+}
+
+/*
+ * Finding 9: READ/atomic resources of 0. A requester granted none cannot
+ * issue a READ (LOC_QP_OP_ERR); a responder granted none refuses one as
+ * an invalid request.
+ */
+static void shca_qp_rd_atomic_zero(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	static const struct shca_qt_conn none = {
+		.timeout = 4, .retry_cnt = 3, .rnr_retry = 7,
+		.no_init_rd = true, .no_dest_rd = true,
+	};
+	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 64);
+	struct ib_rdma_wr rd = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_RDMA_READ,
+			.sg_list = &sge, .num_sge = 1 },
+	};
+
+	shca_qt_fill(f->b.buf, 64, 1);
+	/* a has no initiator resources. */
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->a.qp), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->b.qp), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->b.qp, f->a.ibdev,
+					     f->a.qp->qp_num,
+					     &shca_qt_default_conn), 0);
+	rd.rkey = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+	rd.remote_addr = f->b.mr->iova;
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->a.qp, f->b.ibdev,
+					     f->b.qp->qp_num, &none), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &rd.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_LOC_QP_OP_ERR, 0, NULL);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->a.buf, 64, 0));
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_RTS);
+
+	/* b has no responder resources. */
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->a.qp, &reset, IB_QP_STATE), 0);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->b.qp, &reset, IB_QP_STATE), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->a.qp), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->b.qp), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->b.qp, f->a.ibdev,
+					     f->a.qp->qp_num, &none), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->a.qp, f->b.ibdev,
+					     f->b.qp->qp_num,
+					     &shca_qt_default_conn), 0);
+	rd.wr.wr_id = 2;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &rd.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 2, IB_WC_REM_INV_REQ_ERR, 0, NULL);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->a.buf, 64, 0));
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_ERR);
+}
+
+/*
+ * Finding 9: the requester waits the RNR NAK timer the responder asks for
+ * (its min_rnr_timer, IBTA table) between RNR retries: code 28 is
+ * 163.84 ms, so three retries take at least 491 ms.
+ */
+static void shca_qp_rnr_timer(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	static const struct shca_qt_conn slow = {
+		.timeout = 4, .retry_cnt = 3, .rnr_retry = 3,
+		.min_rnr_timer = 28,
+	};
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 8);
+	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+				 .sg_list = &sge, .num_sge = 1 };
+	ktime_t start;
+	s64 ms;
+
+	shca_qt_connect(test, &f->a, &f->b, &slow);
+	start = ktime_get();
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_RNR_RETRY_EXC_ERR, 0, NULL);
+	ms = ktime_ms_delta(ktime_get(), start);
+	KUNIT_EXPECT_GE_MSG(test, ms, 491, "3 RNR waits of 163.84 ms took %lld ms",
+			    ms);
+}
+
+/*
+ * Finding 9: IB_WR_REG_MR_INTEGRITY needs an integrity-enabled QP: refused
+ * at post time with EINVAL, and the QP stays usable.
+ */
+static void shca_qp_reg_integrity_needs_qp_flag(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_mr *mr = ib_alloc_mr_integrity(f->a.pd, 4, 4);
+	struct ib_reg_wr wr = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_REG_MR_INTEGRITY,
+			.send_flags = IB_SEND_SIGNALED },
+		.access = IB_ACCESS_LOCAL_WRITE,
+	};
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
+	shca_qt_defer(test, shca_qt_dereg_mr, mr);
+	wr.mr = mr;
+	wr.key = mr->rkey;
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	KUNIT_EXPECT_EQ(test, shca_qt_post(&f->a, &wr.wr), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_RTS);
+	shca_qt_expect_empty(test, f->a.cq);
+	shca_qt_reg(test, &f->a, SHCA_QT_RW);
+}
+
+static struct kunit_case shca_qp_review_cases[] = {
+	KUNIT_CASE(shca_qp_destroy_purges_cq),
+	KUNIT_CASE(shca_qp_destroy_waits_grace_period),
+	KUNIT_CASE(shca_qp_number_held),
+	KUNIT_CASE_PARAM(shca_qp_psn, shca_qt_where_gen_params),
+	KUNIT_CASE_PARAM(shca_qp_reset_reuse, shca_qt_where_gen_params),
+	KUNIT_CASE(shca_qp_atomic_misaligned),
+	KUNIT_CASE(shca_qp_rd_atomic_zero),
+	KUNIT_CASE(shca_qp_rnr_timer),
+	KUNIT_CASE(shca_qp_reg_integrity_needs_qp_flag),
+	{}
+};
+
+static struct kunit_suite shca_qp_review_suite = {
+	.name = "shca_qp_review",
+	.init = shca_qt_init,
+	.test_cases = shca_qp_review_cases,
+};
+
+/* ------------------------------------------------------------------ */
 /* shca_qp_drain, shca_qp_stress                                       */
 
 static int shca_qt_init_wq(struct kunit *test)
@@ -1258,5 +1642,5 @@ static struct kunit_suite shca_qp_stress_suite = {
 };
 
 kunit_test_suites(&shca_qp_verbs_suite, &shca_qp_data_suite,
-		  &shca_qp_errors_suite, &shca_qp_drain_suite,
-		  &shca_qp_stress_suite);
+		  &shca_qp_errors_suite, &shca_qp_review_suite,
+		  &shca_qp_drain_suite, &shca_qp_stress_suite);
