@@ -15,6 +15,7 @@
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/scatterlist.h>
+#include <linux/vmalloc.h>
 #include <kunit/test.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
@@ -1392,6 +1393,81 @@ static void shca_qp_reg_integrity_needs_qp_flag(struct kunit *test)
 	shca_qt_reg(test, &f->a, SHCA_QT_RW);
 }
 
+static void shca_qt_vfree(void *p)
+{
+	vfree(p);
+}
+
+/*
+ * Finding 3: large requests do not monopolise the executor. A run of a
+ * QP's work item stops after SHCA_EXEC_BYTES and copies with reschedule
+ * points, so a small SEND of another QP, posted behind eight 16 MiB SENDs,
+ * completes long before the eighth of them (on a uniprocessor kernel
+ * without preemption, where a run that never yields would finish all
+ * eight first).
+ */
+static void shca_qp_exec_yields(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct shca_qt_end *c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	struct shca_qt_end *d = kunit_kzalloc(test, sizeof(*d), GFP_KERNEL);
+	const int big = 8;
+	u8 *src = vzalloc(SZ_16M), *dst = vzalloc(SZ_16M);
+	struct ib_sge bsge = { .length = SZ_16M };
+	struct ib_sge rsge = { .length = SZ_16M };
+	struct ib_send_wr wr = { .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_SIGNALED,
+				 .sg_list = &bsge, .num_sge = 1 };
+	struct ib_sge sge, small;
+	struct ib_wc wc;
+	int i, done = 0;
+
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	shca_qt_defer(test, shca_qt_vfree, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	shca_qt_defer(test, shca_qt_vfree, dst);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	shca_qt_end_init(test, c, f->a.ibdev, IB_POLL_DIRECT);
+	shca_qt_end_init(test, d, f->a.ibdev, IB_POLL_DIRECT);
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	shca_qt_connect(test, c, d, &shca_qt_default_conn);
+
+	bsge.addr = (u64)(uintptr_t)src;
+	bsge.lkey = f->a.pd->local_dma_lkey;
+	rsge.addr = (u64)(uintptr_t)dst;
+	rsge.lkey = f->b.pd->local_dma_lkey;
+	sge = shca_qt_sge(d, 0, 64);
+	small = shca_qt_sge(c, 0, 64);
+	for (i = 0; i < big; i++)
+		KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, i, &rsge, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(d, 100, &sge, 1), 0);
+	/* a's eight SENDs go first, then c's small one. */
+	for (i = 0; i < big; i++) {
+		wr.wr_id = i;
+		KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	}
+	wr.wr_id = 100;
+	wr.sg_list = &small;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(c, &wr), 0);
+
+	shca_qt_expect_wc(test, c->cq, 100, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	while (ib_poll_cq(f->a.cq, 1, &wc) == 1) {
+		KUNIT_EXPECT_EQ(test, wc.status, IB_WC_SUCCESS);
+		done++;
+	}
+	KUNIT_EXPECT_LT_MSG(test, done, big,
+			    "all %d large SENDs completed before the small one",
+			    done);
+	/* They all complete, and the data is intact. */
+	for (; done < big; done++)
+		shca_qt_expect_wc(test, f->a.cq, done, IB_WC_SUCCESS,
+				  IB_WC_SEND, NULL);
+	for (i = 0; i < big; i++)
+		shca_qt_expect_wc(test, f->b.cq, i, IB_WC_SUCCESS, IB_WC_RECV,
+				  NULL);
+}
+
 static struct kunit_case shca_qp_review_cases[] = {
 	KUNIT_CASE(shca_qp_destroy_purges_cq),
 	KUNIT_CASE(shca_qp_destroy_waits_grace_period),
@@ -1402,6 +1478,7 @@ static struct kunit_case shca_qp_review_cases[] = {
 	KUNIT_CASE(shca_qp_rd_atomic_zero),
 	KUNIT_CASE(shca_qp_rnr_timer),
 	KUNIT_CASE(shca_qp_reg_integrity_needs_qp_flag),
+	KUNIT_CASE_SLOW(shca_qp_exec_yields),
 	{}
 };
 
