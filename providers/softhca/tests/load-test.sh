@@ -7,11 +7,11 @@
 #  2. device matching, through libibverbs' sysfs fallback on a fake sysfs
 #     tree ($SYSFS_PATH) in a private mount namespace (a tmpfs /dev holding
 #     the /dev/infiniband/uverbsN names libibverbs checks for):
-#       softhca0 (softhca_abi_version 1)             -> listed
+#       softhca0 (softhca_abi_version 2, current)    -> listed
 #       foo0     (a renamed softhca device)          -> listed
-#       old0     (softhca_abi_version 2)             -> refused, with a warning
+#       old0     (softhca_abi_version 1)             -> refused, with a warning
 #       other0   (no softhca_abi_version attribute)  -> not ours
-#       badabi0  (uverbs abi_version 2)              -> refused by libibverbs
+#       badabi0  (uverbs abi_version 1)              -> refused by libibverbs
 #     Skipped if RDMA netlink works here (libibverbs then ignores sysfs) or
 #     mount namespaces are not available.
 #
@@ -46,11 +46,11 @@ fake_sysfs() {
 		[ "$attr" = - ] || echo "$attr" >"$sys/class/infiniband/$ibdev/softhca_abi_version"
 		i=$((i + 1))
 	done <<-EOT
-	softhca0 1 1
-	foo0 1 1
-	old0 2 1
-	other0 - 1
-	badabi0 1 2
+	softhca0 2 2
+	foo0 2 2
+	old0 1 2
+	other0 - 2
+	badabi0 2 1
 	EOT
 	echo $i
 }
@@ -77,15 +77,15 @@ else
 	else
 		bad "ibv_get_device_list: expected exactly softhca0 and foo0 (exit status $rc)"
 	fi
-	if printf '%s\n' "$out" | grep -q "libsofthca: warning: device old0 has softhca_abi_version '2'"; then
-		ok "a device with softhca_abi_version 2 is refused with a warning"
+	if printf '%s\n' "$out" | grep -q "libsofthca: warning: device old0 has softhca_abi_version '1'"; then
+		ok "a device with softhca_abi_version 1 is refused with a warning"
 	else
-		bad "no warning about old0's softhca_abi_version 2"
+		bad "no warning about old0's softhca_abi_version 1"
 	fi
-	if printf '%s\n' "$out" | grep -q 'does not support the kernel ABI of 2'; then
-		ok "a device with uverbs abi_version 2 is refused by libibverbs"
+	if printf '%s\n' "$out" | grep -q 'does not support the kernel ABI of 1'; then
+		ok "a device with uverbs abi_version 1 is refused by libibverbs"
 	else
-		bad "no libibverbs warning about badabi0's uverbs ABI 2"
+		bad "no libibverbs warning about badabi0's uverbs ABI 1"
 	fi
 fi
 

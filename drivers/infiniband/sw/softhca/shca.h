@@ -14,12 +14,15 @@
 #include <linux/genalloc.h>
 #include <linux/kref.h>
 #include <linux/list.h>
+#include <linux/netdevice.h>
 #include <linux/xarray.h>
 #include <linux/sizes.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/signature.h>
 #include <rdma/softhca-abi.h>
+
+#include "shca_queue.h"
 
 #define SHCA_DRV_VERSION	"0.1.0"
 #define SHCA_VENDOR_ID		0xffffff	/* no IEEE OUI: software device */
@@ -410,26 +413,6 @@ struct shca_wqe {
 };
 
 /**
- * struct shca_queue - a send or receive queue
- * @buf: @mask + 1 slots of @slot_size bytes
- * @slot_size: bytes per slot
- * @mask: slots - 1 (a power of two minus one)
- * @max_wr: work requests the consumer may have outstanding
- * @max_sge: scatter/gather entries per work request
- * @head: next slot to execute or complete (free-running)
- * @tail: next free slot (free-running)
- */
-struct shca_queue {
-	void *buf;
-	u32 slot_size;
-	u32 mask;
-	u32 max_wr;
-	u32 max_sge;
-	u32 head;
-	u32 tail;
-};
-
-/**
  * struct shca_req - the request the work item of a QP is executing
  * @dest_qpn: peer QP number, snapshot of shca_qp.dest_qpn under the lock
  * @dgid: peer GID, snapshot of shca_qp.dgid
@@ -536,6 +519,19 @@ struct shca_qp {
 	struct shca_req req;
 	const struct shca_dev *peer_sdev;
 };
+
+/**
+ * shca_port_state() - port state implied by a netdev
+ * @ndev: the bound netdev, or NULL once it is gone
+ *
+ * Return: IB_PORT_ACTIVE when @ndev is up with carrier, else IB_PORT_DOWN.
+ */
+static inline enum ib_port_state shca_port_state(struct net_device *ndev)
+{
+	if (ndev && netif_running(ndev) && netif_carrier_ok(ndev))
+		return IB_PORT_ACTIVE;
+	return IB_PORT_DOWN;
+}
 
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)
 {

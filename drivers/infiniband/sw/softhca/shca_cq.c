@@ -126,7 +126,8 @@ static bool shca_cq_store(struct shca_cq *cq, const struct ib_wc *wc)
 
 	if (cq->uring) {
 		/* Any consumer value the process wrote only bounds its ring. */
-		if (cq->tail - READ_ONCE(cq->uring->consumer) >= cq->mask)
+		if (!shca_ring_room(cq->tail, READ_ONCE(cq->uring->consumer),
+				    cq->mask))
 			return false;
 		shca_cqe_from_wc(&cq->uring->cqe[cq->tail & cq->mask], wc);
 		cq->tail++;
@@ -134,7 +135,7 @@ static bool shca_cq_store(struct shca_cq *cq, const struct ib_wc *wc)
 		smp_store_release(&cq->uring->producer, cq->tail);
 		return true;
 	}
-	if (cq->tail - cq->head >= cq->mask)
+	if (!shca_ring_room(cq->tail, cq->head, cq->mask))
 		return false;
 	cq->ring[cq->tail & cq->mask] = *wc;
 	cq->tail++;

@@ -717,41 +717,32 @@ static bool shca_exec_retry(struct shca_qp *qp, enum shca_exec_res res,
 /* Complete every outstanding WQE with IB_WC_WR_FLUSH_ERR. */
 static void shca_qp_flush(struct shca_qp *qp)
 {
+	struct shca_queue *q;
 	struct shca_wqe *w;
 	unsigned long flags;
-	struct ib_cq *cq;
 	struct ib_wc wc;
+	bool send;
 
 	for (;;) {
-		memset(&wc, 0, sizeof(wc));
-		wc.status = IB_WC_WR_FLUSH_ERR;
-		wc.qp = &qp->ibqp;
-
 		spin_lock_irqsave(&qp->lock, flags);
-		if (qp->state != IB_QPS_ERR) {
+		/* Send queue first, then the receive queue. */
+		send = !shca_queue_empty(&qp->sq);
+		q = send ? &qp->sq : &qp->rq;
+		w = shca_queue_head(q);
+		if (qp->state != IB_QPS_ERR || !w) {
 			spin_unlock_irqrestore(&qp->lock, flags);
 			return;
 		}
-		w = shca_sq_head(qp);
-		if (w) {
-			wc.wr_id = w->wr_id;
-			wc.opcode = shca_wc_opcode(w->opcode);
-			qp->sq.head++;
-			cq = qp->ibqp.send_cq;
-		} else if (!shca_rq_empty(qp)) {
-			w = qp->rq.buf +
-			    (size_t)(qp->rq.head & qp->rq.mask) *
-			    qp->rq.slot_size;
-			wc.wr_id = w->wr_id;
-			wc.opcode = IB_WC_RECV;
-			qp->rq.head++;
-			cq = qp->ibqp.recv_cq;
-		} else {
-			spin_unlock_irqrestore(&qp->lock, flags);
-			return;
-		}
+		wc = (struct ib_wc){
+			.wr_id = w->wr_id,
+			.status = IB_WC_WR_FLUSH_ERR,
+			.opcode = send ? shca_wc_opcode(w->opcode) : IB_WC_RECV,
+			.qp = &qp->ibqp,
+		};
+		q->head++;
 		spin_unlock_irqrestore(&qp->lock, flags);
-		shca_cq_push(to_shca_cq(cq), &wc, false);
+		shca_cq_push(to_shca_cq(send ? qp->ibqp.send_cq :
+					       qp->ibqp.recv_cq), &wc, false);
 	}
 }
 

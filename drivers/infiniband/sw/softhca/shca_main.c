@@ -121,6 +121,27 @@ out:
 	return err;
 }
 
+/*
+ * ->dealloc_driver: leave the registry and undo shca_verbs_init_device().
+ * Called by the core once per device, after it is unregistered or from
+ * ib_dealloc_device() when creation failed (then it may never have
+ * entered the registry).
+ */
+static void shca_dealloc_driver(struct ib_device *ibdev)
+{
+	struct shca_dev *sdev = to_shca_dev(ibdev);
+
+	mutex_lock(&shca_devices_lock);
+	list_del_init(&sdev->list);
+	mutex_unlock(&shca_devices_lock);
+	shca_verbs_fini_device(sdev);
+}
+
+/* What this file adds to the verbs layer's ops: the device's lifetime. */
+static const struct ib_device_ops shca_main_ops = {
+	.dealloc_driver = shca_dealloc_driver,
+};
+
 /**
  * shca_newlink() - create a softhca device on a netdev
  * @ibdev_name: name of the new ib_device
@@ -163,6 +184,10 @@ VISIBLE_IF_KUNIT int shca_newlink(const char *ibdev_name,
 		ib_dealloc_device(&sdev->ibdev);
 		return err;
 	}
+	/* From here on ib_dealloc_device() undoes it all. */
+	INIT_LIST_HEAD(&sdev->list);
+	sdev->port_state = shca_port_state(ndev);
+	ib_set_device_ops(&sdev->ibdev, &shca_main_ops);
 	ib_mark_name_assigned_by_user(&sdev->ibdev);
 
 	rtnl_lock();
@@ -197,21 +222,6 @@ err_dealloc:
 	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_newlink);
-
-/**
- * shca_dev_release() - leave the registry; ->dealloc_driver() hook
- * @sdev: device being freed by the core
- *
- * Context: process context; called by the core once per device, after
- * it is unregistered or from ib_dealloc_device() when creation failed
- * (then it may never have entered the registry).
- */
-void shca_dev_release(struct shca_dev *sdev)
-{
-	mutex_lock(&shca_devices_lock);
-	list_del_init(&sdev->list);
-	mutex_unlock(&shca_devices_lock);
-}
 
 static void shca_port_event(struct shca_dev *sdev, struct net_device *ndev)
 {

@@ -154,11 +154,6 @@ void shca_qp_put(struct shca_qp *qp)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_qp_put);
 
-static void *shca_queue_slot(const struct shca_queue *q, u32 idx)
-{
-	return q->buf + (size_t)(idx & q->mask) * q->slot_size;
-}
-
 /**
  * shca_sq_head() - the send WQE to execute next
  * @qp: the QP; caller holds @qp->lock
@@ -168,9 +163,7 @@ static void *shca_queue_slot(const struct shca_queue *q, u32 idx)
 struct shca_wqe *shca_sq_head(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
-	if (qp->sq.head == qp->sq.tail)
-		return NULL;
-	return shca_queue_slot(&qp->sq, qp->sq.head);
+	return shca_queue_head(&qp->sq);
 }
 
 /**
@@ -185,9 +178,9 @@ bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out)
 	struct shca_wqe *w;
 
 	lockdep_assert_held(&qp->lock);
-	if (qp->rq.head == qp->rq.tail)
+	w = shca_queue_head(&qp->rq);
+	if (!w)
 		return false;
-	w = shca_queue_slot(&qp->rq, qp->rq.head);
 	memcpy(out, w, struct_size(w, sge, w->num_sge));
 	qp->rq.head++;
 	return true;
@@ -202,7 +195,7 @@ bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out)
 bool shca_rq_empty(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
-	return qp->rq.head == qp->rq.tail;
+	return shca_queue_empty(&qp->rq);
 }
 
 static int shca_queue_init(struct shca_queue *q, u32 max_wr, u32 max_sge,
@@ -562,10 +555,8 @@ int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		/* RESET empties both queues and the QP's completions. */
 		cancel_delayed_work_sync(&qp->work);
 		spin_lock_irqsave(&qp->lock, flags);
-		qp->sq.head = 0;
-		qp->sq.tail = 0;
-		qp->rq.head = 0;
-		qp->rq.tail = 0;
+		shca_queue_reset(&qp->sq);
+		shca_queue_reset(&qp->rq);
 		memset(&qp->req, 0, sizeof(qp->req));
 		spin_unlock_irqrestore(&qp->lock, flags);
 		shca_qp_purge_cqs(qp);
@@ -746,11 +737,6 @@ static int shca_wqe_from_send_wr(struct shca_qp *qp,
 	}
 	w->num_sge = wr->num_sge;
 	return 0;
-}
-
-static bool shca_queue_full(const struct shca_queue *q)
-{
-	return q->tail - q->head >= q->max_wr;
 }
 
 static int shca_post_one_send(struct shca_qp *qp, const struct ib_send_wr *wr)

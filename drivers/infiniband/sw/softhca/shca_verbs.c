@@ -21,19 +21,6 @@
 
 #include "shca_verbs.h"
 
-/**
- * shca_port_state() - port state implied by a netdev
- * @ndev: the bound netdev, or NULL once it is gone
- *
- * Return: IB_PORT_ACTIVE when @ndev is up with carrier, else IB_PORT_DOWN.
- */
-enum ib_port_state shca_port_state(struct net_device *ndev)
-{
-	if (ndev && netif_running(ndev) && netif_carrier_ok(ndev))
-		return IB_PORT_ACTIVE;
-	return IB_PORT_DOWN;
-}
-
 static int shca_query_device(struct ib_device *ibdev,
 			     struct ib_device_attr *attr,
 			     struct ib_udata *udata)
@@ -572,6 +559,19 @@ static int shca_cq_mmap_insert(struct shca_cq *cq, struct ib_udata *udata)
 	return 0;
 }
 
+static int shca_check_cq_attr(const struct ib_cq_init_attr *attr,
+			      struct ib_device *ibdev, struct ib_udata *udata)
+{
+	if (attr->flags)
+		return -EOPNOTSUPP;
+	if (attr->comp_vector >= ibdev->num_comp_vectors)
+		return -EINVAL;
+	/* A user CQ is a ring the process maps: it must learn where. */
+	if (udata && udata->outlen < sizeof(struct softhca_create_cq_resp))
+		return -EINVAL;
+	return 0;
+}
+
 static int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
 			  struct uverbs_attr_bundle *attrs)
 {
@@ -580,13 +580,9 @@ static int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr
 	struct shca_cq *cq = to_shca_cq(ibcq);
 	int err;
 
-	if (attr->flags)
-		return -EOPNOTSUPP;
-	if (attr->comp_vector >= ibcq->device->num_comp_vectors)
-		return -EINVAL;
-	/* A user CQ is a ring the process maps: it must learn where. */
-	if (udata && udata->outlen < sizeof(struct softhca_create_cq_resp))
-		return -EINVAL;
+	err = shca_check_cq_attr(attr, ibcq->device, udata);
+	if (err)
+		goto err_out;
 	if (atomic_inc_return(&sdev->num_cqs) > SHCA_MAX_CQ) {
 		err = -ENOSPC;
 		goto err_count;
@@ -603,6 +599,9 @@ static int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr
 
 err_count:
 	atomic_dec(&sdev->num_cqs);
+err_out:
+	shca_dbg(sdev, "cqe %u vector %u flags %#x user %d: %d\n", attr->cqe,
+		 attr->comp_vector, attr->flags, !!udata, err);
 	return err;
 }
 
@@ -631,16 +630,32 @@ static int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 static int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			  struct ib_udata *udata)
 {
-	return shca_qp_init(to_shca_qp(ibqp), to_shca_dev(ibqp->device), init,
-			    !!udata);
+	struct shca_dev *sdev = to_shca_dev(ibqp->device);
+	int err;
+
+	err = shca_qp_init(to_shca_qp(ibqp), sdev, init, !!udata);
+	if (err)
+		shca_dbg(sdev, "type %d flags %#x wr %u/%u sge %u/%u inline %u: %d\n",
+			 init->qp_type, init->create_flags,
+			 init->cap.max_send_wr, init->cap.max_recv_wr,
+			 init->cap.max_send_sge, init->cap.max_recv_sge,
+			 init->cap.max_inline_data, err);
+	return err;
 }
 
 static int shca_modify_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 			  int mask, struct ib_udata *udata)
 {
+	int err;
+
 	if (udata && udata->inlen)
 		return -EOPNOTSUPP;
-	return shca_qp_modify(to_shca_qp(ibqp), attr, mask);
+	err = shca_qp_modify(to_shca_qp(ibqp), attr, mask);
+	if (err)
+		shca_dbg(to_shca_dev(ibqp->device),
+			 "QP %u to state %d, mask %#x: %d\n", ibqp->qp_num,
+			 (mask & IB_QP_STATE) ? attr->qp_state : -1, mask, err);
+	return err;
 }
 
 static int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
@@ -659,21 +674,24 @@ static int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 static int shca_post_send(struct ib_qp *ibqp, const struct ib_send_wr *wr,
 			  const struct ib_send_wr **bad_wr)
 {
-	return shca_qp_post_send(to_shca_qp(ibqp), wr, bad_wr);
+	int err = shca_qp_post_send(to_shca_qp(ibqp), wr, bad_wr);
+
+	if (err)
+		shca_dbg(to_shca_dev(ibqp->device),
+			 "QP %u: WR %llu opcode %d: %d\n", ibqp->qp_num,
+			 (*bad_wr)->wr_id, (*bad_wr)->opcode, err);
+	return err;
 }
 
 static int shca_post_recv(struct ib_qp *ibqp, const struct ib_recv_wr *wr,
 			  const struct ib_recv_wr **bad_wr)
 {
-	return shca_qp_post_recv(to_shca_qp(ibqp), wr, bad_wr);
-}
+	int err = shca_qp_post_recv(to_shca_qp(ibqp), wr, bad_wr);
 
-static void shca_dealloc_driver(struct ib_device *ibdev)
-{
-	struct shca_dev *sdev = to_shca_dev(ibdev);
-
-	shca_dev_release(sdev);
-	shca_verbs_fini_device(sdev);
+	if (err)
+		shca_dbg(to_shca_dev(ibqp->device), "QP %u: WR %llu: %d\n",
+			 ibqp->qp_num, (*bad_wr)->wr_id, err);
+	return err;
 }
 
 static ssize_t softhca_abi_version_show(struct device *device,
@@ -708,7 +726,6 @@ static const struct ib_device_ops shca_dev_ops = {
 	.create_cq = shca_create_cq,
 	.create_qp = shca_create_qp,
 	.dealloc_dm = shca_dealloc_dm,
-	.dealloc_driver = shca_dealloc_driver,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
 	.dereg_mr = shca_dereg_mr,
@@ -749,9 +766,9 @@ static const struct ib_device_ops shca_dev_ops = {
  * @ndev: the netdev it will be bound to
  *
  * Sets the engines' per-device state, the node attributes derived from
- * @ndev (node GUID from the MAC address, as EUI-64) and, last, the ops
- * table: once ->dealloc_driver is installed, ib_dealloc_device() undoes
- * everything through shca_verbs_fini_device().
+ * @ndev (node GUID from the MAC address, as EUI-64) and, last, the verbs
+ * ops. The caller owns the device's lifetime: it installs
+ * ->dealloc_driver, which undoes this with shca_verbs_fini_device().
  *
  * Return: 0 or -ENOMEM; on failure nothing needs undoing.
  */
@@ -763,11 +780,9 @@ int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
 	err = shca_dm_arena_init(sdev);
 	if (err)
 		return err;
-	INIT_LIST_HEAD(&sdev->list);
 	atomic_set(&sdev->num_pds, 0);
 	atomic_set(&sdev->num_cqs, 0);
 	atomic_set(&sdev->num_qps, 0);
-	sdev->port_state = shca_port_state(ndev);
 	shca_mr_table_init(sdev);
 
 	ib_set_device_ops(ibdev, &shca_dev_ops);

@@ -18,7 +18,6 @@ struct scatterlist;
 /* shca_verbs.c */
 int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev);
 void shca_verbs_fini_device(struct shca_dev *sdev);
-enum ib_port_state shca_port_state(struct net_device *ndev);
 
 /*
  * The driver's fault-injection point: every allocation softhca makes on
@@ -36,7 +35,6 @@ static inline bool shca_inject_fault(void)
 #endif
 
 /* shca_main.c */
-void shca_dev_release(struct shca_dev *sdev);
 struct device *shca_dmabuf_device(void);
 /* reached by the KUnit suites to create devices */
 #if IS_ENABLED(CONFIG_KUNIT)
