@@ -6,8 +6,9 @@
  * polling: post_send, post_recv and req_notify_cq are one system call
  * each (the work queues live in the kernel), while completions are read
  * from a ring this process maps. The softhca-specific ABI
- * (include/uapi/rdma/softhca-abi.h) is how devices are recognised, how
- * device memory is mapped and the completion ring.
+ * (include/uapi/rdma/softhca-abi.h) is how devices are recognised, where
+ * device memory is mapped (a driver attribute of the DM allocation) and
+ * the completion ring.
  *
  * Error convention, as libibverbs expects it: operations returning a
  * pointer return NULL with errno set; operations returning int return 0 or
@@ -229,13 +230,45 @@ static int shca_memcpy_from_dm(void *host_addr, struct ibv_dm *ibdm,
 	return 0;
 }
 
+/*
+ * A command buffer holding one driver attribute, to link into a core
+ * command: libibverbs merges it into its ioctl and writes it back.
+ */
+struct shca_link {
+	struct ibv_command_buffer cmdb;
+	struct ib_uverbs_attr attr;	/* cmdb.hdr.attrs[0] */
+};
+
+static_assert(offsetof(struct shca_link, attr) ==
+	      offsetof(struct shca_link, cmdb.hdr.attrs),
+	      "the attribute must be hdr.attrs[0]");
+
+/* @link carries an output attribute: @len bytes the kernel writes to @out. */
+static void shca_link_init(struct shca_link *link, uint16_t object,
+			   uint16_t method, uint16_t attr_id, void *out,
+			   uint16_t len)
+{
+	memset(link, 0, sizeof(*link));
+	link->cmdb.hdr.object_id = object;
+	link->cmdb.hdr.method_id = method;
+	link->cmdb.uhw_in_idx = 0xff;
+	link->cmdb.uhw_out_idx = 0xff;
+	link->attr.attr_id = attr_id;
+	link->attr.flags = UVERBS_ATTR_F_MANDATORY;
+	link->attr.len = len;
+	link->attr.data = (uintptr_t)out;
+	link->cmdb.next_attr = &link->attr + 1;
+	link->cmdb.last_attr = &link->attr + 1;
+}
+
 static struct ibv_dm *shca_alloc_dm(struct ibv_context *ibctx,
 				    struct ibv_alloc_dm_attr *attr)
 {
 	struct shca_context *ctx = to_shca_ctx(ibctx);
 	size_t page = ctx->page_size;
+	uint64_t mmap_offset = 0;
+	struct shca_link link;
 	struct shca_dm *dm;
-	uint64_t pgoff;
 	int err;
 
 	/* No comp_mask bits are defined for ibv_alloc_dm_attr in rdma-core 44. */
@@ -252,14 +285,16 @@ static struct ibv_dm *shca_alloc_dm(struct ibv_context *ibctx,
 	dm->length = attr->length;
 	dm->map_len = (attr->length + page - 1) & ~(page - 1);
 
-	err = ibv_cmd_alloc_dm(ibctx, attr, &dm->vdm, NULL);
+	/* The kernel says where the allocation is mapped. */
+	shca_link_init(&link, UVERBS_OBJECT_DM, UVERBS_METHOD_DM_ALLOC,
+		       SOFTHCA_IB_ATTR_ALLOC_DM_MMAP_OFFSET, &mmap_offset,
+		       sizeof(mmap_offset));
+	err = ibv_cmd_alloc_dm(ibctx, attr, &dm->vdm, &link.cmdb);
 	if (err)
 		goto err_free;
 
-	pgoff = SOFTHCA_MMAP_DM_PGOFF_BASE +
-		(uint64_t)dm->vdm.handle * SOFTHCA_MMAP_DM_PGOFF_STRIDE;
 	dm->addr = mmap(NULL, dm->map_len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			ibctx->cmd_fd, (off_t)(pgoff * page));
+			ibctx->cmd_fd, (off_t)mmap_offset);
 	if (dm->addr == MAP_FAILED) {
 		err = errno;
 		goto err_free_dm;

@@ -34,6 +34,7 @@
 
 #include <infiniband/verbs.h>	/* public ABI, installed by libibverbs-dev */
 #include <rdma/ib_user_verbs.h>	/* uverbs command ABI, from linux-libc-dev */
+#include <rdma/rdma_user_ioctl_cmds.h>	/* uverbs ioctl ABI, from linux-libc-dev */
 
 /* The private ABI number this header describes. */
 #define SHCA_IBVERBS_PABI_VERSION	34
@@ -48,8 +49,26 @@ struct verbs_list_node {
 	struct verbs_list_node *prev;
 };
 
-/* Opaque: the ioctl command builder. softhca passes NULL where one is taken. */
-struct ibv_command_buffer;
+/*
+ * The ioctl command builder of libibverbs (cmd_ioctl.h). A provider links
+ * one of its own, holding driver attributes in hdr.attrs[], to a core
+ * command (ibv_cmd_alloc_dm() ...); libibverbs merges the attributes into
+ * its ioctl and copies them back. softhca builds it by hand with
+ * shca_link_init() rather than with rdma-core's macros.
+ */
+struct ibv_command_buffer {
+	struct ibv_command_buffer *next;
+	struct ib_uverbs_attr *next_attr;	/* first unused of hdr.attrs[] */
+	struct ib_uverbs_attr *last_attr;	/* end of hdr.attrs[] */
+	uint8_t uhw_in_idx;			/* 0xff: none */
+	uint8_t uhw_out_idx;			/* 0xff: none */
+	uint8_t uhw_in_headroom_dwords;
+	uint8_t uhw_out_headroom_dwords;
+	uint8_t buffer_error:1;
+	uint8_t fallback_require_ex:1;
+	uint8_t fallback_ioctl_only:1;
+	struct ib_uverbs_ioctl_hdr hdr;		/* attrs[] follow it */
+};
 
 /* ---- device matching and registration ---------------------------------- */
 
@@ -553,6 +572,12 @@ SHCA_ABI_OFF(struct verbs_mr, access, 52);
 SHCA_ABI_SIZE(enum ibv_mr_type, 4);
 
 SHCA_ABI_SIZE(struct verbs_dm, 40);
+SHCA_ABI_SIZE(struct ibv_command_buffer, 56);
+SHCA_ABI_OFF(struct ibv_command_buffer, next_attr, 8);
+SHCA_ABI_OFF(struct ibv_command_buffer, last_attr, 16);
+SHCA_ABI_OFF(struct ibv_command_buffer, uhw_in_idx, 24);
+SHCA_ABI_OFF(struct ibv_command_buffer, uhw_out_headroom_dwords, 27);
+SHCA_ABI_OFF(struct ibv_command_buffer, hdr, 32);
 SHCA_ABI_OFF(struct verbs_dm, dm, 0);
 SHCA_ABI_OFF(struct verbs_dm, handle, 32);
 

@@ -12,6 +12,7 @@
 #define SOFTHCA_ABI_USER_H
 
 #include <linux/types.h>
+#include <rdma/ib_user_ioctl_cmds.h>
 
 /*
  * ib_device_ops.uverbs_abi_ver. The provider accepts exactly this
@@ -31,20 +32,20 @@
 
 /*
  * Device memory is mapped into the process through the uverbs file
- * descriptor: the allocation whose uverbs handle is H is mapped by
+ * descriptor, at the offset UVERBS_METHOD_DM_ALLOC returns in the driver
+ * attribute SOFTHCA_IB_ATTR_ALLOC_DM_MMAP_OFFSET (a __u64, mandatory):
  *
  *   mmap(NULL, round_up(length, page size), PROT_READ | PROT_WRITE,
- *        MAP_SHARED, cmd_fd,
- *        (SOFTHCA_MMAP_DM_PGOFF_BASE + H * SOFTHCA_MMAP_DM_PGOFF_STRIDE)
- *        * page size)
+ *        MAP_SHARED, cmd_fd, mmap_offset)
  *
- * and starts at offset 0 of that mapping. User DM allocations are page
- * aligned and page granular, so a mapping never exposes another
- * allocation; one allocation spans at most SOFTHCA_MMAP_DM_PGOFF_STRIDE
- * pages (max_dm_size is no larger).
+ * The mapping starts at offset 0 of the allocation. User DM allocations
+ * are page aligned and page granular, so a mapping never exposes another
+ * allocation, and their memory returns to the device only once the
+ * allocation is freed and every mapping of it is gone.
  */
-#define SOFTHCA_MMAP_DM_PGOFF_BASE	(1U << 24)
-#define SOFTHCA_MMAP_DM_PGOFF_STRIDE	256U
+enum softhca_ib_alloc_dm_attrs {
+	SOFTHCA_IB_ATTR_ALLOC_DM_MMAP_OFFSET = (1U << UVERBS_ID_NS_SHIFT),
+};
 
 /* struct softhca_cqe.flags */
 enum {
@@ -105,7 +106,8 @@ struct softhca_cq_ring {
 
 /**
  * struct softhca_create_cq_resp - driver data of the create_cq response
- * @mmap_offset: mmap() offset on the uverbs file of the ring
+ * @mmap_offset: mmap() offset on the uverbs file of the ring (from the
+ *	core's allocator: rdma_user_mmap_get_offset())
  * @mmap_size: bytes to map (a multiple of the page size)
  * @slots: entries of softhca_cq_ring.cqe
  * @reserved: zero

@@ -96,6 +96,15 @@ int main(void)
 	SIZE(struct verbs_dm);
 	OFF(struct verbs_dm, dm);
 	OFF(struct verbs_dm, handle);
+	SIZE(struct ibv_command_buffer);
+	OFF(struct ibv_command_buffer, next);
+	OFF(struct ibv_command_buffer, next_attr);
+	OFF(struct ibv_command_buffer, last_attr);
+	OFF(struct ibv_command_buffer, uhw_in_idx);
+	OFF(struct ibv_command_buffer, uhw_out_idx);
+	OFF(struct ibv_command_buffer, uhw_in_headroom_dwords);
+	OFF(struct ibv_command_buffer, uhw_out_headroom_dwords);
+	OFF(struct ibv_command_buffer, hdr);
 
 	SIZE(struct ibv_cq);
 	SIZE(struct ibv_cq_ex);

@@ -94,8 +94,6 @@
 #define MAX_MR_SIZE	(1ULL << 40)
 #define DM_SIZE		(1ULL << 20)
 #define DM_MAX_ALIGN	20
-#define DM_PGOFF_BASE	(1ULL << 24)
-#define DM_PGOFF_STRIDE	256ULL
 
 /* ib_check_mr_access() of the core: first error or 0 */
 static int core_access_err(uint32_t a)
@@ -381,6 +379,36 @@ static uint32_t dm_handle(struct ibv_dm *dm)
 	return ((struct vt_verbs_dm *)dm)->handle;
 }
 
+/*
+ * The mappings of cmd_fd in this process, from /proc/self/maps: addresses,
+ * page offsets and lengths, at most @max. The provider maps each DM and
+ * each CQ ring once, at an offset the kernel chose, and unmaps it when
+ * the object goes; the others are this fuzzer's raw mappings.
+ */
+static int uverbs_maps(uint64_t *addr, uint64_t *pgoff, uint64_t *len,
+		       int max)
+{
+	char line[512], path[256];
+	unsigned long start, end;
+	unsigned long long off;
+	FILE *f = fopen("/proc/self/maps", "r");
+	int n = 0;
+
+	if (!f)
+		return 0;
+	while (n < max && fgets(line, sizeof(line), f)) {
+		path[0] = 0;
+		if (sscanf(line, "%lx-%lx %*s %llx %*s %*s %255s", &start, &end,
+			   &off, path) == 4 && strstr(path, "uverbs")) {
+			addr[n] = start;
+			pgoff[n] = off / page;
+			len[n++] = end - start;
+		}
+	}
+	fclose(f);
+	return n;
+}
+
 static unsigned int count_type(int type)
 {
 	unsigned int i, n = 0;
@@ -446,11 +474,11 @@ static enum mem classify(uint64_t a, uint64_t len)
 	 */
 	if (a >= ar && a - ar < arena_len)
 		return M_BAD;
-	/* our own mappings of device memory: VM_IO | VM_PFNMAP */
-	for (i = 0; i < MAX_RAWMAP; i++)
-		if (rawmaps[i].addr && a >= (uintptr_t)rawmaps[i].addr &&
-		    a - (uintptr_t)rawmaps[i].addr < rawmaps[i].len)
-			return M_BAD;
+	/*
+	 * Our own raw mappings of cmd_fd are device memory (VM_IO |
+	 * VM_PFNMAP: never pinned) or a CQ ring (kernel pages: pinned like
+	 * any shared page): M_UNKNOWN, like the rest.
+	 */
 	return M_UNKNOWN;
 }
 
@@ -1365,13 +1393,16 @@ static void op_dm_mr(void)
 	}
 }
 
-/* mmap() of cmd_fd: only a live DM's exact offset and size, shared, works */
+/*
+ * mmap() of cmd_fd: only a live DM's or CQ ring's exact offset and size,
+ * shared, works. Their offsets are those of the provider's own mappings.
+ */
 static void op_dm_mmap(void)
 {
-	unsigned int i = rndn(MAX_DM), r;
-	uint64_t pgoff, len, dmlen = 0;
-	int shared = rndn(5) != 0, prot, err;
+	uint64_t addr[64], pg[64], mlen[64], pgoff, len;
+	int shared = rndn(5) != 0, prot, err, n, live = 0, i, j;
 	expect_t x = X(EINVAL);
+	unsigned int r;
 	void *p;
 
 	/*
@@ -1390,15 +1421,23 @@ static void op_dm_mmap(void)
 		munmap(rawmaps[r].addr, rawmaps[r].len);
 		rawmaps[r].addr = NULL;
 	}
-	if (dms[i]) {
-		dmlen = (tab[dm_handle(dms[i])].len + page - 1) & ~(page - 1);
-		pgoff = DM_PGOFF_BASE + dm_handle(dms[i]) * DM_PGOFF_STRIDE;
-	} else {
-		pgoff = DM_PGOFF_BASE + rndn(64) * DM_PGOFF_STRIDE;
+	/* The provider's mappings: those that are not raw ones of ours. */
+	n = uverbs_maps(addr, pg, mlen, 64);
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < MAX_RAWMAP &&
+			    (uintptr_t)rawmaps[j].addr != addr[i]; j++)
+			;
+		if (j == MAX_RAWMAP) {
+			pg[live] = pg[i];
+			mlen[live++] = mlen[i];
+		}
 	}
+	i = live ? (int)rndn(live) : -1;
+	pgoff = i >= 0 ? pg[i] : rndn(64);
+	len = i >= 0 ? mlen[i] : page;
 	switch (rndn(6)) {
 	case 0:
-		pgoff += 1 + rndn(DM_PGOFF_STRIDE - 1);
+		pgoff += 1 + rndn(255);
 		break;
 	case 1:
 		pgoff = rndn(1ULL << 33);
@@ -1406,18 +1445,11 @@ static void op_dm_mmap(void)
 	default:
 		break;
 	}
-	len = rndn(3) ? dmlen : page * (1 + rndn(8));
-	if (!len)
-		len = page;
-	/* any live DM of this context, not only dms[i] */
-	if (shared && pgoff >= DM_PGOFF_BASE &&
-	    !((pgoff - DM_PGOFF_BASE) % DM_PGOFF_STRIDE)) {
-		uint64_t h = (pgoff - DM_PGOFF_BASE) / DM_PGOFF_STRIDE;
-
-		if (h < MAXH && tab[h].type == T_DM &&
-		    len == ((tab[h].len + page - 1) & ~(page - 1)))
+	if (!rndn(3))
+		len = page * (1 + rndn(8));
+	for (i = 0; i < live; i++)
+		if (shared && pg[i] == pgoff && mlen[i] == len)
 			x = XOK;
-	}
 	prot = rndn(4) ? PROT_READ | PROT_WRITE : PROT_READ;
 	p = mmap(NULL, len, prot, shared ? MAP_SHARED : MAP_PRIVATE, cmd_fd,
 		 (off_t)(pgoff * page));

@@ -178,8 +178,8 @@ static void expect_wc(struct ibv_cq *cq, uint64_t id, enum ibv_wc_status st,
 }
 
 /*
- * The mapping of the only CQ ring: the uverbs file below the DM offsets
- * (struct softhca_cq_ring: producer at 0, consumer at 64).
+ * The mapping of the only CQ ring (no DM is mapped here): the uverbs
+ * file (struct softhca_cq_ring: producer at 0, consumer at 64).
  */
 struct ring_view {
 	volatile uint32_t *producer;
@@ -189,7 +189,7 @@ struct ring_view {
 static struct ring_view find_ring(void)
 {
 	struct ring_view v = { NULL, NULL };
-	unsigned long start, end, off;
+	unsigned long start, end;
 	char line[512], path[256];
 	FILE *f = fopen("/proc/self/maps", "r");
 
@@ -197,10 +197,10 @@ static struct ring_view find_ring(void)
 		return v;
 	while (fgets(line, sizeof(line), f)) {
 		path[0] = 0;
-		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %255s", &start, &end,
-			   &off, path) < 3)
+		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &start, &end,
+			   path) < 3)
 			continue;
-		if (!strstr(path, "uverbs") || off >= (1UL << 24) * 4096)
+		if (!strstr(path, "uverbs"))
 			continue;
 		v.producer = (volatile uint32_t *)start;
 		v.consumer = (volatile uint32_t *)(start + 64);

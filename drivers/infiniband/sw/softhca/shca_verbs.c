@@ -17,6 +17,8 @@
 #include <rdma/ib_umem.h>
 #include <rdma/softhca-abi.h>
 #include <rdma/uverbs_ioctl.h>
+#define UVERBS_MODULE_NAME softhca_ib
+#include <rdma/uverbs_named_ioctl.h>
 #include <rdma/uverbs_std_types.h>
 
 #include "shca_verbs.h"
@@ -356,14 +358,14 @@ static int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 }
 
 /*
- * Offer @size bytes at @addr for the process owning @ibuc to map, at page
- * offsets in [@pgoff_min, @pgoff_max]. On success the entry owns the
+ * Offer @size bytes at @addr for the process owning @ibuc to map, at an
+ * offset the core chooses. On success the entry owns the
  * memory: shca_mmap_free() releases it once the object dropped the entry
  * and no mapping call uses it any more.
  */
 static struct shca_mmap_entry *
 shca_mmap_insert(struct ib_ucontext *ibuc, enum shca_mmap_kind kind,
-		 unsigned long addr, u64 size, u32 pgoff_min, u32 pgoff_max)
+		 unsigned long addr, u64 size)
 {
 	struct shca_mmap_entry *entry;
 	int err;
@@ -376,8 +378,7 @@ shca_mmap_insert(struct ib_ucontext *ibuc, enum shca_mmap_kind kind,
 	entry->sdev = to_shca_dev(ibuc->device);
 	entry->addr = addr;
 	entry->size = size;
-	err = rdma_user_mmap_entry_insert_range(ibuc, &entry->rdma_entry,
-						size, pgoff_min, pgoff_max);
+	err = rdma_user_mmap_entry_insert(ibuc, &entry->rdma_entry, size);
 	if (err) {
 		kfree(entry);
 		return ERR_PTR(err);
@@ -385,27 +386,32 @@ shca_mmap_insert(struct ib_ucontext *ibuc, enum shca_mmap_kind kind,
 	return entry;
 }
 
-/* Let the process owning @ibuc map @dm (see SOFTHCA_MMAP_DM_PGOFF_BASE). */
+/*
+ * Let the process owning @ibuc map @dm, and tell it where: the core picks
+ * the offset (SOFTHCA_IB_ATTR_ALLOC_DM_MMAP_OFFSET). The range belongs to
+ * the mmap entry afterwards, or is back in the arena if this fails.
+ */
 static int shca_dm_mmap_insert(struct ib_ucontext *ibuc, struct shca_dm *dm,
 			       struct uverbs_attr_bundle *attrs)
 {
 	struct shca_mmap_entry *entry;
-	struct ib_uobject *uobj;
-	u32 pgoff;
+	u64 offset;
+	int err;
 
-	uobj = uverbs_attr_get_uobject(attrs, UVERBS_ATTR_ALLOC_DM_HANDLE);
-	if (IS_ERR(uobj))
-		return PTR_ERR(uobj);
-	if (uobj->id < 0 || uobj->id > (U32_MAX - SOFTHCA_MMAP_DM_PGOFF_BASE) /
-				       SOFTHCA_MMAP_DM_PGOFF_STRIDE - 1)
-		return -ENOSPC;
-	pgoff = SOFTHCA_MMAP_DM_PGOFF_BASE +
-		uobj->id * SOFTHCA_MMAP_DM_PGOFF_STRIDE;
-
-	entry = shca_mmap_insert(ibuc, SHCA_MMAP_DM, dm->addr, dm->alloc_size,
-				 pgoff, pgoff);
-	if (IS_ERR(entry))
+	entry = shca_mmap_insert(ibuc, SHCA_MMAP_DM, dm->addr, dm->alloc_size);
+	if (IS_ERR(entry)) {
+		shca_dm_free(to_shca_dev(ibuc->device), dm->addr,
+			     dm->alloc_size);
 		return PTR_ERR(entry);
+	}
+	offset = rdma_user_mmap_get_offset(&entry->rdma_entry);
+	err = uverbs_copy_to(attrs, SOFTHCA_IB_ATTR_ALLOC_DM_MMAP_OFFSET,
+			     &offset, sizeof(offset));
+	if (err) {
+		/* The entry owns the range now and returns it to the arena. */
+		rdma_user_mmap_entry_remove(&entry->rdma_entry);
+		return err;
+	}
 	dm->mmap = entry;
 	return 0;
 }
@@ -430,12 +436,10 @@ static struct ib_dm *shca_alloc_dm(struct ib_device *ibdev,
 	if (ibuc) {
 		err = shca_dm_mmap_insert(ibuc, dm, attrs);
 		if (err)
-			goto err_free_range;
+			goto err_free_dm;
 	}
 	return &dm->ibdm;
 
-err_free_range:
-	shca_dm_free(sdev, dm->addr, dm->alloc_size);
 err_free_dm:
 	kfree(dm);
 	return ERR_PTR(err);
@@ -483,7 +487,10 @@ static int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	if (!rdma_entry)
 		return -EINVAL;
 	entry = container_of(rdma_entry, struct shca_mmap_entry, rdma_entry);
-	if (entry->kind == SHCA_MMAP_CQ) {
+	if (!(vma->vm_flags & VM_SHARED)) {
+		/* A private copy of device memory or a ring makes no sense. */
+		err = -EINVAL;
+	} else if (entry->kind == SHCA_MMAP_CQ) {
 		/*
 		 * The mapping holds references on the pages: they outlive
 		 * the CQ (and the vfree() in shca_mmap_free()) until the
@@ -541,8 +548,7 @@ static int shca_cq_mmap_insert(struct shca_cq *cq, struct ib_udata *udata)
 	int err;
 
 	entry = shca_mmap_insert(&uc->ibuc, SHCA_MMAP_CQ,
-				 (unsigned long)cq->uring, size,
-				 0, SOFTHCA_MMAP_DM_PGOFF_BASE - 1);
+				 (unsigned long)cq->uring, size);
 	if (IS_ERR(entry)) {
 		vfree(cq->uring);
 		return PTR_ERR(entry);
@@ -711,6 +717,18 @@ static const struct attribute_group shca_dev_attr_group = {
 	.attrs = shca_dev_attrs,
 };
 
+/* The driver attribute of UVERBS_METHOD_DM_ALLOC: where to map the DM. */
+ADD_UVERBS_ATTRIBUTES_SIMPLE(shca_dm_alloc_attrs, UVERBS_OBJECT_DM,
+			     UVERBS_METHOD_DM_ALLOC,
+			     UVERBS_ATTR_PTR_OUT(SOFTHCA_IB_ATTR_ALLOC_DM_MMAP_OFFSET,
+						 UVERBS_ATTR_TYPE(u64),
+						 UA_MANDATORY));
+
+static const struct uapi_definition shca_uapi_defs[] = {
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &shca_dm_alloc_attrs),
+	{}
+};
+
 static const struct ib_device_ops shca_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -786,6 +804,7 @@ int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
 	shca_mr_table_init(sdev);
 
 	ib_set_device_ops(ibdev, &shca_dev_ops);
+	ibdev->driver_def = shca_uapi_defs;
 	/* The data-path write commands are opt-in for uverbs. */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
