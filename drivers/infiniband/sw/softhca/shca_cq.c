@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * softhca - completion queues.
+/**
+ * DOC: Completion queues
  *
  * A CQ is a ring filled by the QP engine (from its work items, in process
  * context). The ring is a power of two in size and holds one completion

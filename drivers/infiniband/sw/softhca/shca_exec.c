@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * softhca - the execution engine: runs the send queue of each QP and
- * delivers to the peer QP.
+/**
+ * DOC: Execution
+ *
+ * The execution engine runs the send queue of each QP and delivers to
+ * the peer QP.
  *
  * Each QP has one work item on an unbound workqueue. It executes the
  * send queue in order, one WQE at a time: local operations (REG_MR,
@@ -22,7 +24,9 @@
  * IB_WC_LOC_LEN_ERR at the responder. A missing or unconnected peer, or
  * a port that is down, is retried retry_cnt times, one local ACK timeout
  * apart (IB_WC_RETRY_EXC_ERR); a peer without a receive WQE rnr_retry
- * times (7: for ever; IB_WC_RNR_RETRY_EXC_ERR). After an error
+ * times (7: for ever; IB_WC_RNR_RETRY_EXC_ERR), each time after the RNR
+ * NAK timer the responder asks for (its min_rnr_timer, IBTA table); the
+ * two kinds of retries are counted apart. After an error
  * completion the QP is in the error state and its work item flushes
  * every outstanding WQE with IB_WC_WR_FLUSH_ERR.
  *
@@ -30,9 +34,10 @@
  * connected back to this QP, live in the same RDMA network namespace,
  * own the destination GID, and expect the request's PSN (each request
  * takes as many PSNs as it has packets at the path MTU). A request that
- * fails any of these is not accepted and is retried like a lost packet,
- * so a QP that cycled onto a destroyed partner's number cannot reach
- * the partner's peer.
+ * fails any of these is not accepted and is retried like a lost packet:
+ * a QP that gets the number of a destroyed QP (numbers are also held
+ * back for a while, see shca_qp.c) cannot deliver into the connection
+ * that QP had.
  *
  * A run of the work item executes at most SHCA_EXEC_BUDGET WQEs or
  * SHCA_EXEC_BYTES bytes, and bytes move in SHCA_EXEC_CHUNK pieces with a

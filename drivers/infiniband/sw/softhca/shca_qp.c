@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * softhca - reliable-connected queue pairs: the QP table, the state
- * machine, and posting to the send and receive queues.
+/**
+ * DOC: Queue pairs
+ *
+ * The QP table, the state machine, and posting to the send and receive
+ * queues of reliable-connected QPs.
  *
  * QP numbers are unique across every softhca device of the host (one
  * table, 24-bit numbers from a random start): a requester finds its peer
@@ -17,10 +19,10 @@
  * only then drops the table's reference and waits for the others.
  *
  * Queues are rings of fixed-size slots (struct shca_wqe plus room for the
- * scatter/gather list or inline data). The poster fills slot @tail under
- * the QP lock; the QP's work item executes slot @head and advances @head
- * only when the WQE has completed, so a slot is never overwritten while
- * it is being executed.
+ * scatter/gather list or inline data). The poster fills the slot at the
+ * tail under the QP lock; the QP's work item executes the slot at the
+ * head and advances the head only when the WQE has completed, so a slot
+ * is never overwritten while it is being executed.
  *
  * The QP engine takes ib_send_wr, ib_recv_wr and ib_qp_attr directly:
  * they are this HCA's work-queue descriptors, and copying them into a

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-/*
- * softhca - ring arithmetic shared by the work queues and the CQs.
+/**
+ * DOC: Rings
+ *
+ * Ring arithmetic shared by the work queues and the CQs.
  *
  * Every ring of softhca is a power of two of slots indexed by free-running
  * 32-bit producer and consumer counters: slot = counter & mask, entries in
