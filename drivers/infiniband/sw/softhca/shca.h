@@ -2,10 +2,26 @@
 /*
  * softhca - software RDMA host channel adapter: object types.
  *
- * Layering (see Documentation/design.rst): shca_verbs.c is the only file
- * that parses ib_* arguments and udata; the engines (shca_mr.c, ...) work
- * on the types below; shca_main.c owns module init, the rdma link type,
- * the netdev notifier and the driver's registry of devices.
+ * Layering (see Documentation/overview.rst): shca_verbs.c is the only
+ * file that parses ib_* arguments and udata; the engines (shca_mr.c, ...)
+ * work on the types below; shca_main.c owns module init, the rdma link
+ * type, the netdev notifier, the driver's registry of devices and their
+ * lifetime (->dealloc_driver). shca_main.c calls into the verbs layer,
+ * never the other way round.
+ *
+ * Locks, outermost first (a lock is only ever taken with the ones above
+ * it held, never the other way round):
+ *
+ *   RTNL -> shca_devices_lock (shca_main.c)
+ *   shca_qpn_held.lock (shca_qp.c) -> xa_lock(shca_qp_xa)
+ *   shca_atomic_lock (shca_exec.c) -> shca_mr.lock (the 8-byte copy)
+ *   shca_qp.lock, shca_cq.lock, shca_mr.lock: leaves. The execution
+ *	engine holds at most one of them at a time: it takes a peer's QP
+ *	lock only with its own released, pushes completions with no QP
+ *	lock held, and moves bytes with none held at all.
+ *
+ * Lookups by number or key (QPs, MRs) run under RCU and take a kref; the
+ * objects' memory outlives a grace period after they are unpublished.
  */
 #ifndef SHCA_H
 #define SHCA_H
