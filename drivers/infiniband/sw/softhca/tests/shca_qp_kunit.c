@@ -373,6 +373,11 @@ static void shca_qt_where_desc(const bool *two, char *desc)
 
 KUNIT_ARRAY_PARAM(shca_qt_where, shca_qt_where, shca_qt_where_desc);
 
+/* Only "two devices": a and b on devices of their own. */
+static const bool shca_qt_apart[] = { true };
+
+KUNIT_ARRAY_PARAM(shca_qt_apart, shca_qt_apart, shca_qt_where_desc);
+
 /* ------------------------------------------------------------------ */
 /* shca_qp_verbs                                                       */
 
@@ -1468,10 +1473,63 @@ static void shca_qp_exec_yields(struct kunit *test)
 				  NULL);
 }
 
+struct shca_qt_netns {
+	struct ib_device *ibdev;
+	struct net *net;
+};
+
+static void shca_qt_restore_net(void *p)
+{
+	struct shca_qt_netns *n = p;
+
+	write_pnet(&n->ibdev->coredev.rdma_net, n->net);
+}
+
+/*
+ * Finding 5: a peer in another RDMA network namespace is not reachable,
+ * whatever its number, GID and state. (The test moves b's device to a
+ * namespace of its own by setting the core's field, for the length of
+ * one request; nothing dereferences it meanwhile.)
+ */
+static void shca_qp_other_netns(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	static const struct shca_qt_conn c = {
+		.timeout = 1, .retry_cnt = 1, .rnr_retry = 7,
+	};
+	struct shca_qt_netns *n = kunit_kzalloc(test, sizeof(*n), GFP_KERNEL);
+	struct net *other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 8);
+	struct ib_sge dst = shca_qt_sge(&f->b, 0, 8);
+	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_SIGNALED,
+				 .sg_list = &sge, .num_sge = 1 };
+
+	KUNIT_ASSERT_NOT_NULL(test, n);
+	KUNIT_ASSERT_NOT_NULL(test, other);
+	shca_qt_connect(test, &f->a, &f->b, &c);
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 2, &dst, 1), 0);
+	shca_qt_fill(f->a.buf, 8, 4);
+
+	n->ibdev = f->b.ibdev;
+	n->net = read_pnet(&f->b.ibdev->coredev.rdma_net);
+	write_pnet(&f->b.ibdev->coredev.rdma_net, other);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							shca_qt_restore_net,
+							n), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_RETRY_EXC_ERR, 0, NULL);
+	kunit_release_action(test, shca_qt_restore_net, n);
+
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf, 8, 0));
+	shca_qt_expect_empty(test, f->b.cq);
+}
+
 static struct kunit_case shca_qp_review_cases[] = {
 	KUNIT_CASE(shca_qp_destroy_purges_cq),
 	KUNIT_CASE(shca_qp_destroy_waits_grace_period),
 	KUNIT_CASE(shca_qp_number_held),
+	KUNIT_CASE_PARAM(shca_qp_other_netns, shca_qt_apart_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_psn, shca_qt_where_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_reset_reuse, shca_qt_where_gen_params),
 	KUNIT_CASE(shca_qp_atomic_misaligned),
