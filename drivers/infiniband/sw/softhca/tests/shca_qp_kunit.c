@@ -273,6 +273,19 @@ static void shca_qt_connect(struct kunit *test, struct shca_qt_end *x,
 					     c), 0);
 }
 
+/* Bring @e back from any state: RESET, then INIT -> RTS towards @peer. */
+static void shca_qt_restate(struct kunit *test, struct shca_qt_end *e,
+			    struct shca_qt_end *peer,
+			    const struct shca_qt_conn *c)
+{
+	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
+
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(e->qp, &reset, IB_QP_STATE), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_init(e->qp), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(e->qp, peer->ibdev,
+					     peer->qp->qp_num, c), 0);
+}
+
 /* Register @e's MR over its buffer with IB_WR_REG_MR; returns the rkey. */
 static u32 shca_qt_reg(struct kunit *test, struct shca_qt_end *e, int access)
 {
@@ -945,7 +958,6 @@ static void shca_qp_err_other_pd(struct kunit *test)
 	};
 	struct ib_send_wr inv = { .wr_id = 2, .opcode = IB_WR_LOCAL_INV };
 	struct shca_mem_target t = { .access = IB_ACCESS_REMOTE_READ };
-	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
 	struct ib_sge dst;
 	u8 byte;
 
@@ -972,16 +984,14 @@ static void shca_qp_err_other_pd(struct kunit *test)
 
 	/* c cannot invalidate b's key locally ... */
 	inv.ex.invalidate_rkey = t.key;
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(c->qp, &reset, IB_QP_STATE), 0);
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->a.qp, &reset, IB_QP_STATE), 0);
-	shca_qt_connect(test, &f->a, c, &shca_qt_default_conn);
+	shca_qt_restate(test, c, &f->a, &shca_qt_default_conn);
+	shca_qt_restate(test, &f->a, c, &shca_qt_default_conn);
 	KUNIT_ASSERT_EQ(test, shca_qt_post(c, &inv), 0);
 	shca_qt_expect_wc(test, c->cq, 2, IB_WC_LOC_PROT_ERR, 0, NULL);
 
 	/* ... nor can a make c invalidate it with SEND_WITH_INV. */
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(c->qp, &reset, IB_QP_STATE), 0);
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->a.qp, &reset, IB_QP_STATE), 0);
-	shca_qt_connect(test, &f->a, c, &shca_qt_default_conn);
+	shca_qt_restate(test, c, &f->a, &shca_qt_default_conn);
+	shca_qt_restate(test, &f->a, c, &shca_qt_default_conn);
 	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(c, 3, &dst, 1), 0);
 	wr.wr.wr_id = 4;
 	wr.wr.opcode = IB_WR_SEND_WITH_INV;
@@ -1174,7 +1184,6 @@ static void shca_qp_psn(struct kunit *test)
 	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
 				 .send_flags = IB_SEND_SIGNALED,
 				 .sg_list = &sge, .num_sge = 1 };
-	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
 	static const struct shca_qt_conn ahead = {
 		.timeout = 1, .retry_cnt = 1, .rnr_retry = 7, .sq_psn = 6,
 	};
@@ -1202,10 +1211,7 @@ static void shca_qp_psn(struct kunit *test)
 	/* b expects PSN 5: a reconnected with PSN 6 is not accepted. */
 	memset(f->b.buf, 0, SHCA_QT_BUF);
 	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 10, &dst, 1), 0);
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->a.qp, &reset, IB_QP_STATE), 0);
-	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->a.qp), 0);
-	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->a.qp, f->b.ibdev,
-					     f->b.qp->qp_num, &ahead), 0);
+	shca_qt_restate(test, &f->a, &f->b, &ahead);
 	shca_qt_fill(f->a.buf, 64, 3);
 	sge.length = 64;
 	wr.wr_id = 3;
@@ -1224,7 +1230,6 @@ static void shca_qp_psn(struct kunit *test)
 static void shca_qp_reset_reuse(struct kunit *test)
 {
 	struct shca_qt_fix *f = test->priv;
-	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
 	struct ib_sge sge = shca_qt_sge(&f->a, 0, 32);
 	struct ib_sge dst = shca_qt_sge(&f->b, 0, 64);
 	struct ib_sge stale = dst;
@@ -1246,16 +1251,8 @@ static void shca_qp_reset_reuse(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_ERR);
 	msleep(20);	/* the flushes are queued, and not polled */
 
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->b.qp, &reset, IB_QP_STATE), 0);
-	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->b.qp), 0);
-	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->b.qp, f->a.ibdev,
-					     f->a.qp->qp_num,
-					     &shca_qt_default_conn), 0);
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->a.qp, &reset, IB_QP_STATE), 0);
-	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->a.qp), 0);
-	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->a.qp, f->b.ibdev,
-					     f->b.qp->qp_num,
-					     &shca_qt_default_conn), 0);
+	shca_qt_restate(test, &f->b, &f->a, &shca_qt_default_conn);
+	shca_qt_restate(test, &f->a, &f->b, &shca_qt_default_conn);
 
 	/* Old completions are gone; new traffic completes in both ways. */
 	shca_qt_expect_empty(test, f->a.cq);
@@ -1306,7 +1303,6 @@ static void shca_qp_rd_atomic_zero(struct kunit *test)
 		.timeout = 4, .retry_cnt = 3, .rnr_retry = 7,
 		.no_init_rd = true, .no_dest_rd = true,
 	};
-	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
 	struct ib_sge sge = shca_qt_sge(&f->a, 0, 64);
 	struct ib_rdma_wr rd = {
 		.wr = { .wr_id = 1, .opcode = IB_WR_RDMA_READ,
@@ -1330,15 +1326,8 @@ static void shca_qp_rd_atomic_zero(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_RTS);
 
 	/* b has no responder resources. */
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->a.qp, &reset, IB_QP_STATE), 0);
-	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->b.qp, &reset, IB_QP_STATE), 0);
-	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->a.qp), 0);
-	KUNIT_ASSERT_EQ(test, shca_qt_to_init(f->b.qp), 0);
-	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->b.qp, f->a.ibdev,
-					     f->a.qp->qp_num, &none), 0);
-	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(f->a.qp, f->b.ibdev,
-					     f->b.qp->qp_num,
-					     &shca_qt_default_conn), 0);
+	shca_qt_restate(test, &f->b, &f->a, &none);
+	shca_qt_restate(test, &f->a, &f->b, &shca_qt_default_conn);
 	rd.wr.wr_id = 2;
 	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &rd.wr), 0);
 	shca_qt_expect_wc(test, f->a.cq, 2, IB_WC_REM_INV_REQ_ERR, 0, NULL);
