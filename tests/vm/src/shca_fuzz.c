@@ -243,6 +243,8 @@ struct kobj {
 };
 
 static struct kobj tab[MAXH];
+/* Bumped whenever the mappings of cmd_fd may have changed. */
+static unsigned int maps_gen;
 static uint32_t freed[16];	/* recently destroyed handles */
 static unsigned int nfreed;
 
@@ -253,6 +255,7 @@ static int ktype(uint32_t h)
 
 static void kset(uint32_t h, int type)
 {
+	maps_gen++;
 	if (h >= MAXH) {
 		vt_bad("[child %d] the kernel returned handle %u, beyond the model's %u",
 		       child_no, h, MAXH);
@@ -268,6 +271,7 @@ static void kset(uint32_t h, int type)
 
 static void kdel(uint32_t h)
 {
+	maps_gen++;
 	if (h < MAXH)
 		tab[h].type = T_NONE;
 	freed[nfreed++ % 16] = h;
@@ -1399,8 +1403,11 @@ static void op_dm_mr(void)
  */
 static void op_dm_mmap(void)
 {
-	uint64_t addr[64], pg[64], mlen[64], pgoff, len;
-	int shared = rndn(5) != 0, prot, err, n, live = 0, i, j;
+	static uint64_t pg[64], mlen[64];
+	static unsigned int seen = ~0U;
+	static int live;
+	uint64_t addr[64], pgoff, len;
+	int shared = rndn(5) != 0, prot, err, n, i, j;
 	expect_t x = X(EINVAL);
 	unsigned int r;
 	void *p;
@@ -1413,6 +1420,7 @@ static void op_dm_mmap(void)
 	if (rawmaps[r].addr && !rndn(3)) {
 		munmap(rawmaps[r].addr, rawmaps[r].len);
 		rawmaps[r].addr = NULL;
+		maps_gen++;
 	}
 	for (r = 0; r < MAX_RAWMAP && rawmaps[r].addr; r++)
 		;
@@ -1420,16 +1428,21 @@ static void op_dm_mmap(void)
 		r = rndn(MAX_RAWMAP);
 		munmap(rawmaps[r].addr, rawmaps[r].len);
 		rawmaps[r].addr = NULL;
+		maps_gen++;
 	}
 	/* The provider's mappings: those that are not raw ones of ours. */
-	n = uverbs_maps(addr, pg, mlen, 64);
-	for (i = 0; i < n; i++) {
-		for (j = 0; j < MAX_RAWMAP &&
-			    (uintptr_t)rawmaps[j].addr != addr[i]; j++)
-			;
-		if (j == MAX_RAWMAP) {
-			pg[live] = pg[i];
-			mlen[live++] = mlen[i];
+	if (seen != maps_gen) {
+		seen = maps_gen;
+		live = 0;
+		n = uverbs_maps(addr, pg, mlen, 64);
+		for (i = 0; i < n; i++) {
+			for (j = 0; j < MAX_RAWMAP &&
+				    (uintptr_t)rawmaps[j].addr != addr[i]; j++)
+				;
+			if (j == MAX_RAWMAP) {
+				pg[live] = pg[i];
+				mlen[live++] = mlen[i];
+			}
 		}
 	}
 	i = live ? (int)rndn(live) : -1;
@@ -1463,6 +1476,7 @@ static void op_dm_mmap(void)
 		(void)c;
 		rawmaps[r].addr = p;
 		rawmaps[r].len = len;
+		maps_gen++;
 	}
 }
 
