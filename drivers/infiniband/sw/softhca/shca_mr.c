@@ -438,21 +438,23 @@ struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
  * shca_mr_create_dm() - create an MR over device memory
  * @sdev: owning device
  * @dm: the device-memory allocation
- * @offset: offset of the region in @dm
- * @length: bytes of the region
+ * @offset: offset of the region in @dm, at most its size
+ * @length: bytes of the region; 0 is allowed (as on mlx5 and in the
+ *	core's own check): the MR then covers no byte, and only
+ *	zero-length accesses at iova 0 pass through it
  * @access: IB_ACCESS_* flags, already validated
  *
  * DM MRs are zero-based: iova 0 is byte @offset of @dm.
  *
- * Return: the published MR, ERR_PTR(-EINVAL) for a zero length or a range
- * outside @dm, ERR_PTR(-ENOMEM).
+ * Return: the published MR, ERR_PTR(-EINVAL) for a range outside @dm,
+ * ERR_PTR(-ENOMEM).
  */
 struct shca_mr *shca_mr_create_dm(struct shca_dev *sdev, struct shca_dm *dm,
 				  u64 offset, u64 length, int access)
 {
 	struct shca_mr *mr;
 
-	if (!length || offset > dm->size || length > dm->size - offset)
+	if (offset > dm->size || length > dm->size - offset)
 		return ERR_PTR(-EINVAL);
 
 	mr = shca_mr_alloc(sdev, IB_MR_TYPE_DM, access);

@@ -880,10 +880,8 @@ static void shca_mr_dm_roundtrip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 300,
 					   SHCA_COPY_TO_MR), -ERANGE);
 
-	/* Out of the allocation, zero length: refused. */
+	/* Out of the allocation: refused. */
 	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm_mr(f->pd, dm, 4000, 97, 0)),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm_mr(f->pd, dm, 0, 0, 0)),
 			-EINVAL);
 
 	/* Bad sizes and alignment; a full arena says ENOMEM. */
@@ -911,6 +909,50 @@ static void shca_mr_dm_roundtrip(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(dm));
 	KUNIT_EXPECT_TRUE(test, !memchr_inv((void *)to_shca_dm(dm)->addr, 0,
 					    SHCA_DM_SIZE));
+}
+
+/*
+ * Pass: a zero-length DM MR is accepted anywhere within the allocation,
+ * up to its very end (as on mlx5): it covers no byte, so only zero-length
+ * accesses pass; an offset past the end is refused and leaves no MR.
+ */
+static void shca_mr_dm_zero_length(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	u32 before = shca_count_mrs(f->sdev);
+	struct shca_mem_target t;
+	static const u64 offs[] = { 0, 1000, 4096 };
+	struct ib_dm *dm;
+	struct ib_mr *mr;
+	u8 byte = 0x5a;
+	int i;
+
+	dm = shca_test_dm(test, f->ibdev, 4096, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(dm));
+	for (i = 0; i < ARRAY_SIZE(offs); i++) {
+		mr = shca_track_mr(test, shca_test_dm_mr(f->pd, dm, offs[i], 0,
+							 SHCA_RW));
+		KUNIT_EXPECT_EQ(test, mr->iova, 0);
+		KUNIT_EXPECT_EQ(test, mr->length, 0);
+		t = shca_target(f->pd, mr->rkey, 0, IB_ACCESS_REMOTE_WRITE);
+		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, &byte, 0,
+						   SHCA_COPY_TO_MR), 0);
+		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, &byte, 1,
+						   SHCA_COPY_TO_MR), -ERANGE);
+		t.iova = 1;
+		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, &byte, 0,
+						   SHCA_COPY_TO_MR), -ERANGE);
+	}
+	KUNIT_EXPECT_TRUE(test, !memchr_inv((void *)to_shca_dm(dm)->addr, 0,
+					    4096));
+	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev),
+			before + ARRAY_SIZE(offs));
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm_mr(f->pd, dm, 4097, 0, 0)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm_mr(f->pd, dm, U64_MAX, 0,
+						      0)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev),
+			before + ARRAY_SIZE(offs));
 }
 
 /* Pass: the PD's local_dma_lkey reads and writes kernel memory. */
@@ -1046,6 +1088,7 @@ static struct kunit_case shca_mr_types_cases[] = {
 	KUNIT_CASE(shca_mr_user_rereg),
 	KUNIT_CASE(shca_mr_dmabuf_roundtrip),
 	KUNIT_CASE(shca_mr_dm_roundtrip),
+	KUNIT_CASE(shca_mr_dm_zero_length),
 	KUNIT_CASE(shca_mr_dma_roundtrip),
 	KUNIT_CASE(shca_mr_integrity_roundtrip),
 	{}
