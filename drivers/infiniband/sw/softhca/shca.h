@@ -12,6 +12,7 @@
 
 #include <linux/completion.h>
 #include <linux/genalloc.h>
+#include <linux/iosys-map.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/xarray.h>
@@ -19,6 +20,8 @@
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/signature.h>
+
+struct dma_buf;
 
 #define SHCA_DRV_VERSION	"0.1.0"
 #define SHCA_VENDOR_ID		0xffffff	/* no IEEE OUI: software device */
@@ -215,7 +218,9 @@ struct shca_sig_state {
  * @xlat_mem: one allocation holding every page or segment list of @maps
  * @max_data: fast-reg types: capacity of the data translation
  * @max_meta: INTEGRITY: capacity of the metadata translation
- * @umem: USER: the pinned user memory
+ * @umem: USER: the pinned user memory (NULL for a dma-buf MR)
+ * @dmabuf: USER over a dma-buf: the buffer, referenced while registered
+ * @dmabuf_map: its kernel mapping (dma_buf_vmap()), held while registered
  * @sig: INTEGRITY: signature status
  * @rcu: defers the free past RCU readers of &shca_dev.mr_xa
  *
@@ -242,6 +247,8 @@ struct shca_mr {
 	u32 max_data;
 	u32 max_meta;
 	struct ib_umem *umem;
+	struct dma_buf *dmabuf;
+	struct iosys_map dmabuf_map;
 	struct shca_sig_state *sig;
 	struct rcu_head rcu;
 };

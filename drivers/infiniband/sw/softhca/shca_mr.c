@@ -19,7 +19,7 @@
  * still uses, and never fails.
  *
  * Translations. Every MR maps region offsets [0, length) through a
- * struct shca_map: identity (DMA MR, device memory), fixed-size blocks
+ * struct shca_map: identity (DMA MR, device memory, dma-buf), fixed-size blocks
  * (MEM_REG with any page size in SHCA_PAGE_SIZE_CAP, USER with PAGE_SIZE
  * blocks of the pinned umem) or byte-granular segments (SG_GAPS, and the
  * data and metadata lists of INTEGRITY). Fast-reg MRs own two maps:
@@ -36,7 +36,7 @@
  * outside the region (-ERANGE).
  */
 
-#include <linux/dma-direct.h>
+#include <linux/dma-buf.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -47,6 +47,8 @@
 #include <rdma/iter.h>
 
 #include "shca_verbs.h"
+
+MODULE_IMPORT_NS(DMA_BUF);
 
 #define SHCA_MR_KEY_BITS	8
 
@@ -193,6 +195,10 @@ void shca_mr_destroy(struct shca_mr *mr)
 
 	if (mr->umem)
 		ib_umem_release(mr->umem);
+	if (mr->dmabuf) {
+		dma_buf_vunmap_unlocked(mr->dmabuf, &mr->dmabuf_map);
+		dma_buf_put(mr->dmabuf);
+	}
 	kvfree(mr->xlat_mem);
 	kfree(mr->sig);
 	/* A reader may still hold the pointer from xa_load() under RCU. */
@@ -224,6 +230,7 @@ struct shca_mr *shca_mr_create_dma(struct shca_dev *sdev, int access)
 	shca_mr_publish(mr);
 	return mr;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_destroy);
 
 static size_t shca_xlat_entry_size(enum shca_xlat_kind kind)
 {
@@ -321,33 +328,13 @@ err_abort:
 }
 
 /*
- * Kernel virtual address of a DMA block of a umem. Without @dma_dev the
- * umem was mapped for this virtual-DMA device: the address is already a
- * kernel virtual address. With @dma_dev (dma-buf attachments) it is a
- * bus address of @dma_dev; only memory in the kernel's linear map can be
- * reached by the CPU copy path.
+ * Build the PAGE_SIZE block list of a umem pinned by ib_umem_get() into
+ * @mr's map. The umem was DMA-mapped for this virtual-DMA device, so its
+ * DMA addresses are kernel virtual addresses. The blocks are counted from
+ * the pinned address; the umem itself is the core's and is only read
+ * (its iova is not this MR's business).
  */
-static int shca_umem_block_va(struct device *dma_dev, dma_addr_t addr,
-			      u64 *va)
-{
-	phys_addr_t phys;
-
-	if (!dma_dev) {
-		*va = addr;
-		return 0;
-	}
-	phys = dma_to_phys(dma_dev, addr);
-	if (!pfn_valid(PHYS_PFN(phys)) ||
-	    is_zone_device_page(pfn_to_page(PHYS_PFN(phys))) ||
-	    PageHighMem(pfn_to_page(PHYS_PFN(phys))))
-		return -EOPNOTSUPP;
-	*va = (uintptr_t)phys_to_virt(phys);
-	return 0;
-}
-
-/* Build a PAGE_SIZE block list over a pinned umem into @mr's map. */
-static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem,
-			       struct device *dma_dev)
+static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem)
 {
 	struct shca_xlat *x = &mr->cur->data;
 	u64 first = umem->address & PAGE_MASK;
@@ -355,30 +342,20 @@ static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem,
 		PAGE_SHIFT;
 	struct ib_block_iter biter;
 	u8 *mem;
-	int err;
 
 	if (n > U32_MAX)
 		return -EINVAL;
-	/*
-	 * The block iterator counts blocks from umem->iova; a dma-buf umem
-	 * leaves it 0. Blocks follow the pinned address here.
-	 */
-	umem->iova = umem->address;
 	mem = shca_inject_fault() ? NULL : kvcalloc(n, sizeof(u64), GFP_KERNEL);
 	if (!mem)
 		return -ENOMEM;
 	mr->xlat_mem = mem;
 	shca_xlat_carve(x, SHCA_XLAT_PAGES, n, &mem);
 
-	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE) {
+	rdma_for_each_block(umem->sgt_append.sgt.sgl, &biter,
+			    umem->sgt_append.sgt.nents, PAGE_SIZE) {
 		if (x->n >= x->max)
 			break;
-		err = shca_umem_block_va(dma_dev,
-					 rdma_block_iter_dma_address(&biter),
-					 &x->pages[x->n]);
-		if (err)
-			return err;
-		x->n++;
+		x->pages[x->n++] = rdma_block_iter_dma_address(&biter);
 	}
 	if (x->n != x->max)
 		return -EFAULT;
@@ -388,24 +365,31 @@ static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem,
 	return 0;
 }
 
+/* Publish a USER MR whose translation is built. */
+static void shca_mr_publish_user(struct shca_mr *mr, u64 iova, u64 length)
+{
+	mr->iova = iova;
+	mr->length = length;
+	/* The core sets these for reg_user_mr, not for an MR rereg makes. */
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	mr->state = SHCA_MR_VALID;
+	shca_mr_publish(mr);
+}
+
 /**
  * shca_mr_create_user() - create a user MR over pinned memory
  * @sdev: owning device
- * @umem: pinned memory from ib_umem_get() or a pinned dma-buf umem;
- *	owned by the MR on success
+ * @umem: memory pinned by ib_umem_get() for this device; owned by the MR
+ *	on success, never modified
  * @iova: address of the region's first byte in the MR's address space
  * @access: IB_ACCESS_* flags, already validated
- * @dma_dev: for a dma-buf umem, the device it was mapped for; NULL for
- *	memory pinned by ib_umem_get()
  *
  * Return: the published MR, ERR_PTR(-EINVAL) if @iova + length wraps or
- * the region exceeds SHCA_MAX_MR_SIZE, ERR_PTR(-EOPNOTSUPP) for dma-buf
- * memory outside the kernel's linear map (device memory),
- * ERR_PTR(-ENOMEM).
+ * the region exceeds SHCA_MAX_MR_SIZE, ERR_PTR(-ENOMEM).
  */
 struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
-				    struct ib_umem *umem, u64 iova, int access,
-				    struct device *dma_dev)
+				    struct ib_umem *umem, u64 iova, int access)
 {
 	struct shca_mr *mr;
 	u64 end;
@@ -418,21 +402,108 @@ struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
 	mr = shca_mr_alloc(sdev, IB_MR_TYPE_USER, access);
 	if (IS_ERR(mr))
 		return mr;
-	err = shca_xlat_from_umem(mr, umem, dma_dev);
+	err = shca_xlat_from_umem(mr, umem);
 	if (err) {
 		shca_mr_abort(mr);
 		return ERR_PTR(err);
 	}
 	mr->umem = umem;
-	mr->iova = iova;
-	mr->length = umem->length;
-	/* The core sets these for reg_user_mr, not for an MR rereg makes. */
-	mr->ibmr.iova = iova;
-	mr->ibmr.length = umem->length;
-	mr->state = SHCA_MR_VALID;
-	shca_mr_publish(mr);
+	shca_mr_publish_user(mr, iova, umem->length);
 	return mr;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_create_user);
+
+/**
+ * shca_mr_create_dmabuf() - create a user MR over a dma-buf
+ * @sdev: owning device
+ * @fd: file descriptor of the dma-buf
+ * @offset: offset of the region in the dma-buf
+ * @length: bytes of the region
+ * @iova: address of the region's first byte in the MR's address space
+ * @access: IB_ACCESS_* flags, already validated
+ *
+ * A device importer attaches to a dma-buf and DMAs to the bus addresses
+ * the exporter maps for it. softhca has no DMA engine: the CPU moves
+ * every byte, so what it needs is the CPU's view of the buffer, and that
+ * is what dma_buf_vmap() gives - the exporter's own kernel mapping of
+ * its memory, whatever that memory is (pages outside the linear map,
+ * vmalloc, carve-outs). Bus addresses would be the wrong thing even if
+ * they could be turned back into kernel addresses: with an IOMMU they
+ * are IOVAs, with swiotlb bounce buffers whose contents reach the
+ * exporter's memory only on a sync the CPU path never makes. So there is
+ * no attachment at all (attaching to a non-dynamic exporter would make
+ * it map the buffer for a device that does not exist): the MR holds a
+ * reference to the dma-buf and its vmap for as long as it is registered.
+ * The exporter keeps a vmap valid, and the memory behind it in place,
+ * until it is unmapped (exporters of movable buffers pin them for the
+ * life of a vmap), which is the pinning an RDMA MR needs; a dma-buf MR
+ * is the identity over the mapped range. Exporters that cannot give the
+ * CPU a mapping of system memory are refused.
+ *
+ * Context: process context; takes the dma-buf's reservation lock.
+ * Return: the published MR; ERR_PTR(-EBADF) or ERR_PTR(-EINVAL) for an
+ * @fd that is not a dma-buf (dma_buf_get()); ERR_PTR(-EINVAL) for a zero
+ * @length, a region past the end of the dma-buf or beyond
+ * SHCA_MAX_MR_SIZE, or an @iova + @length that wraps;
+ * ERR_PTR(-EOPNOTSUPP) for a dma-buf without a kernel mapping or whose
+ * mapping is I/O memory; ERR_PTR(-ENOMEM), or another error of the
+ * exporter's vmap. Nothing is left behind on error.
+ */
+struct shca_mr *shca_mr_create_dmabuf(struct shca_dev *sdev, int fd,
+				      u64 offset, u64 length, u64 iova,
+				      int access)
+{
+	struct dma_buf *dmabuf;
+	struct iosys_map map;
+	struct shca_mr *mr;
+	u64 end, last;
+	int err;
+
+	if (!length || length > SHCA_MAX_MR_SIZE ||
+	    check_add_overflow(iova, length, &last) ||
+	    check_add_overflow(offset, length, &end))
+		return ERR_PTR(-EINVAL);
+
+	dmabuf = dma_buf_get(fd);
+	if (IS_ERR(dmabuf))
+		return ERR_CAST(dmabuf);
+	if (end > dmabuf->size) {
+		err = -EINVAL;
+		goto err_put;
+	}
+	/* dma_buf_vmap() says -EINVAL when the exporter has no vmap. */
+	err = dma_buf_vmap_unlocked(dmabuf, &map);
+	if (err) {
+		if (err == -EINVAL)
+			err = -EOPNOTSUPP;
+		goto err_put;
+	}
+	/* The copy path uses memcpy(): not valid on __iomem. */
+	if (map.is_iomem) {
+		err = -EOPNOTSUPP;
+		goto err_vunmap;
+	}
+
+	mr = shca_mr_alloc(sdev, IB_MR_TYPE_USER, access);
+	if (IS_ERR(mr)) {
+		err = PTR_ERR(mr);
+		goto err_vunmap;
+	}
+	mr->dmabuf = dmabuf;
+	mr->dmabuf_map = map;
+	mr->cur->data.kind = SHCA_XLAT_IDENTITY;
+	mr->cur->data.base = (uintptr_t)map.vaddr + offset;
+	mr->cur->data.len = length;
+	shca_mr_publish_user(mr, iova, length);
+	return mr;
+
+err_vunmap:
+	dma_buf_vunmap_unlocked(dmabuf, &map);
+err_put:
+	dma_buf_put(dmabuf);
+	return ERR_PTR(err);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_create_dmabuf);
 
 /**
  * shca_mr_create_dm() - create an MR over device memory

@@ -10,7 +10,6 @@
 
 #include "shca.h"
 
-struct device;
 struct ib_umem;
 struct net_device;
 struct scatterlist;
@@ -37,7 +36,6 @@ static inline bool shca_inject_fault(void)
 
 /* shca_main.c */
 void shca_dev_release(struct shca_dev *sdev);
-struct device *shca_dmabuf_device(void);
 /* reached by the KUnit suites to create devices */
 #if IS_ENABLED(CONFIG_KUNIT)
 int shca_newlink(const char *ibdev_name, struct net_device *ndev);
@@ -52,8 +50,10 @@ struct shca_mr *shca_mr_create_fast(struct shca_dev *sdev,
 				    enum ib_mr_type type, u32 max_data,
 				    u32 max_meta);
 struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
-				    struct ib_umem *umem, u64 iova, int access,
-				    struct device *dma_dev);
+				    struct ib_umem *umem, u64 iova, int access);
+struct shca_mr *shca_mr_create_dmabuf(struct shca_dev *sdev, int fd,
+				      u64 offset, u64 length, u64 iova,
+				      int access);
 struct shca_mr *shca_mr_create_dm(struct shca_dev *sdev, struct shca_dm *dm,
 				  u64 offset, u64 length, int access);
 void shca_mr_destroy(struct shca_mr *mr);

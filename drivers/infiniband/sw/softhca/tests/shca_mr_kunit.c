@@ -25,6 +25,7 @@
 #include <linux/vmalloc.h>
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
 #include "shca_kunit.h"
@@ -59,6 +60,12 @@ static void shca_dealloc_pd_action(void *pd)
 static void shca_dereg_mr_action(void *mr)
 {
 	ib_dereg_mr(mr);
+}
+
+/* MRs made by the engine directly, without the core's bookkeeping. */
+static void shca_destroy_mr_action(void *mr)
+{
+	shca_mr_destroy(mr);
 }
 
 static struct ib_pd *shca_test_pd(struct kunit *test, struct ib_device *ibdev)
@@ -533,10 +540,30 @@ static void shca_mr_user_roundtrip(struct kunit *test)
 					   SHCA_COPY_TO_MR), -ERANGE);
 }
 
-/* A minimal dma-buf exporter over separate pages, for reg_user_mr_dmabuf. */
+/*
+ * A minimal dma-buf exporter over separate pages, for reg_user_mr_dmabuf.
+ * Its kernel mapping is a vmap() of the pages (vmalloc space, not the
+ * linear map). Variants: SHCA_EXP_BOUNCE hands devices bounce copies of
+ * the pages, as swiotlb=force does (what a device writes reaches the
+ * pages only on a sync, never here); SHCA_EXP_IOMEM claims its mapping
+ * is I/O memory; SHCA_EXP_NO_VMAP has no kernel mapping at all.
+ */
+enum shca_exp_mode {
+	SHCA_EXP_PLAIN,
+	SHCA_EXP_BOUNCE,
+	SHCA_EXP_IOMEM,
+	SHCA_EXP_NO_VMAP,
+};
+
 struct shca_test_dmabuf {
 	struct page *pages[4];
+	struct page *bounce[4];
 	unsigned int n;
+	enum shca_exp_mode mode;
+	void *vaddr;
+	int vmaps;
+	int vunmaps;
+	struct dma_buf *dmabuf;
 };
 
 static struct sg_table *shca_exp_map(struct dma_buf_attachment *at,
@@ -544,11 +571,21 @@ static struct sg_table *shca_exp_map(struct dma_buf_attachment *at,
 {
 	struct shca_test_dmabuf *b = at->dmabuf->priv;
 	struct sg_table *sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	struct page **pages = b->pages;
 	int err;
 
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
-	err = sg_alloc_table_from_pages(sgt, b->pages, b->n, 0,
+	if (b->mode == SHCA_EXP_BOUNCE) {
+		unsigned int i;
+
+		/* Copy in, as a DMA_TO_DEVICE sync of a bounce buffer. */
+		for (i = 0; i < b->n; i++)
+			memcpy(page_address(b->bounce[i]),
+			       page_address(b->pages[i]), PAGE_SIZE);
+		pages = b->bounce;
+	}
+	err = sg_alloc_table_from_pages(sgt, pages, b->n, 0,
 					b->n * PAGE_SIZE, GFP_KERNEL);
 	if (err) {
 		kfree(sgt);
@@ -571,17 +608,51 @@ static void shca_exp_unmap(struct dma_buf_attachment *at,
 	kfree(sgt);
 }
 
+static int shca_exp_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
+{
+	struct shca_test_dmabuf *b = dmabuf->priv;
+
+	b->vaddr = vmap(b->pages, b->n, VM_MAP, PAGE_KERNEL);
+	if (!b->vaddr)
+		return -ENOMEM;
+	b->vmaps++;
+	if (b->mode == SHCA_EXP_IOMEM)
+		iosys_map_set_vaddr_iomem(map, (void __iomem __force *)b->vaddr);
+	else
+		iosys_map_set_vaddr(map, b->vaddr);
+	return 0;
+}
+
+static void shca_exp_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
+{
+	struct shca_test_dmabuf *b = dmabuf->priv;
+
+	vunmap(b->vaddr);
+	b->vaddr = NULL;
+	b->vunmaps++;
+}
+
 static void shca_exp_release(struct dma_buf *dmabuf)
 {
 	struct shca_test_dmabuf *b = dmabuf->priv;
 	unsigned int i;
 
-	for (i = 0; i < b->n; i++)
+	for (i = 0; i < b->n; i++) {
 		__free_page(b->pages[i]);
+		__free_page(b->bounce[i]);
+	}
 	kfree(b);
 }
 
 static const struct dma_buf_ops shca_exp_ops = {
+	.map_dma_buf = shca_exp_map,
+	.unmap_dma_buf = shca_exp_unmap,
+	.vmap = shca_exp_vmap,
+	.vunmap = shca_exp_vunmap,
+	.release = shca_exp_release,
+};
+
+static const struct dma_buf_ops shca_exp_novmap_ops = {
 	.map_dma_buf = shca_exp_map,
 	.unmap_dma_buf = shca_exp_unmap,
 	.release = shca_exp_release,
@@ -593,8 +664,9 @@ static void shca_close_fd_action(void *fd)
 }
 
 /* Export @n fresh pages (filled with a pattern) and return an fd. */
-static int shca_test_dmabuf_fd(struct kunit *test, unsigned int n,
-			       struct page ***pages)
+static int shca_test_dmabuf_fd_mode(struct kunit *test, unsigned int n,
+				    enum shca_exp_mode mode,
+				    struct shca_test_dmabuf **exp)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(info);
 	struct shca_test_dmabuf *b;
@@ -604,14 +676,22 @@ static int shca_test_dmabuf_fd(struct kunit *test, unsigned int n,
 
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, b);
+	b->mode = mode;
 	for (i = 0; i < n; i++) {
 		b->pages[i] = alloc_page(GFP_KERNEL);
-		if (!b->pages[i])
+		b->bounce[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!b->pages[i] || !b->bounce[i]) {
+			if (b->pages[i])
+				__free_page(b->pages[i]);
+			if (b->bounce[i])
+				__free_page(b->bounce[i]);
 			break;
+		}
 		b->n++;
 		shca_fill(page_address(b->pages[i]), 30 + i, PAGE_SIZE, 0);
 	}
-	info.ops = &shca_exp_ops;
+	info.ops = mode == SHCA_EXP_NO_VMAP ? &shca_exp_novmap_ops :
+					      &shca_exp_ops;
 	info.size = (size_t)n * PAGE_SIZE;
 	info.flags = O_RDWR;
 	info.priv = b;
@@ -621,12 +701,23 @@ static int shca_test_dmabuf_fd(struct kunit *test, unsigned int n,
 		KUNIT_FAIL_AND_ABORT(test, "dma_buf_export: %ld",
 				     PTR_ERR(dmabuf));
 	}
+	b->dmabuf = dmabuf;
 	fd = dma_buf_fd(dmabuf, O_CLOEXEC);
 	if (fd < 0) {
 		dma_buf_put(dmabuf);
 		KUNIT_FAIL_AND_ABORT(test, "dma_buf_fd: %d", fd);
 	}
 	shca_defer(test, shca_close_fd_action, (void *)(uintptr_t)fd);
+	*exp = b;
+	return fd;
+}
+
+static int shca_test_dmabuf_fd(struct kunit *test, unsigned int n,
+			       struct page ***pages)
+{
+	struct shca_test_dmabuf *b;
+	int fd = shca_test_dmabuf_fd_mode(test, n, SHCA_EXP_PLAIN, &b);
+
 	*pages = b->pages;
 	return fd;
 }
@@ -702,6 +793,139 @@ static void shca_mr_dmabuf_roundtrip(struct kunit *test)
 						      fd,
 						      IB_ACCESS_REMOTE_WRITE)),
 			-EINVAL);
+}
+
+/*
+ * Pass: the exporter hands devices bounce copies of its pages (as
+ * swiotlb=force does), yet a write through a dma-buf MR lands in the
+ * exporter's own memory and a read sees what the exporter holds now: the
+ * MR goes through the buffer's kernel mapping, not through DMA
+ * addresses. Deregistration gives the mapping and the reference back.
+ */
+static void shca_mr_dmabuf_bounced(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	const u64 iova = 0x600000000ULL;
+	struct shca_test_dmabuf *b;
+	struct shca_mem_target t;
+	long refs;
+	u8 in[64], out[64];
+	struct ib_mr *mr;
+	int fd;
+
+	fd = shca_test_dmabuf_fd_mode(test, 2, SHCA_EXP_BOUNCE, &b);
+	refs = file_count(b->dmabuf->file);
+	mr = shca_track_mr(test, shca_reg_dmabuf(f->pd, 0, 2 * PAGE_SIZE, iova,
+						 fd, SHCA_RW));
+	KUNIT_EXPECT_EQ(test, b->vmaps, 1);
+
+	/* A remote write across the page boundary reaches the pages. */
+	memset(in, 0xc3, sizeof(in));
+	t = shca_target(f->pd, mr->rkey, iova + PAGE_SIZE - 32,
+			IB_ACCESS_REMOTE_WRITE);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, in, sizeof(in),
+					   SHCA_COPY_TO_MR), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv((u8 *)page_address(b->pages[0]) +
+					    PAGE_SIZE - 32, 0xc3, 32));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(page_address(b->pages[1]), 0xc3,
+					    32));
+
+	/* What the exporter writes now is what a remote read returns. */
+	memset(page_address(b->pages[1]) + 100, 0x3c, sizeof(out));
+	t = shca_target(f->pd, mr->rkey, iova + PAGE_SIZE + 100,
+			IB_ACCESS_REMOTE_READ);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(out, 0x3c, sizeof(out)));
+
+	shca_untrack_dereg(test, mr);
+	KUNIT_EXPECT_EQ(test, b->vunmaps, 1);
+	KUNIT_EXPECT_EQ(test, b->dmabuf->vmapping_counter, 0);
+	KUNIT_EXPECT_EQ(test, file_count(b->dmabuf->file), refs);
+}
+
+/*
+ * Pass: a dma-buf the CPU cannot map as memory - no kernel mapping, or
+ * one of I/O memory - is refused with EOPNOTSUPP, and the refusal leaves
+ * no MR, no mapping and no reference behind.
+ */
+static void shca_mr_dmabuf_refused(struct kunit *test)
+{
+	static const enum shca_exp_mode modes[] = { SHCA_EXP_NO_VMAP,
+						    SHCA_EXP_IOMEM };
+	struct shca_mr_fix *f = test->priv;
+	u32 before = shca_count_mrs(f->sdev);
+	struct shca_test_dmabuf *b;
+	int i, fd;
+	long refs;
+
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		struct ib_mr *mr;
+
+		fd = shca_test_dmabuf_fd_mode(test, 1, modes[i], &b);
+		refs = file_count(b->dmabuf->file);
+		mr = shca_reg_dmabuf(f->pd, 0, PAGE_SIZE, 0, fd, SHCA_RW);
+		KUNIT_EXPECT_EQ_MSG(test, PTR_ERR(mr), -EOPNOTSUPP,
+				    "exporter mode %d", modes[i]);
+		if (!IS_ERR(mr)) {
+			ib_dereg_mr(mr);
+			continue;
+		}
+		KUNIT_EXPECT_EQ(test, b->vmaps, b->vunmaps);
+		KUNIT_EXPECT_EQ(test, b->dmabuf->vmapping_counter, 0);
+		KUNIT_EXPECT_EQ(test, file_count(b->dmabuf->file), refs);
+	}
+	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev), before);
+}
+
+/*
+ * Pass: registering a user MR reads the core's umem and never writes it
+ * (here its iova was set by ib_umem_find_best_pgsz(), as the core's
+ * helpers do), and the MR still translates every byte.
+ */
+static void shca_mr_user_umem_untouched(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	const size_t len = 3 * PAGE_SIZE - 200;
+	const u64 iova = 0x4400000000ULL + 100;	/* same page offset */
+	struct shca_mem_target t;
+	struct ib_umem *umem, *snap;
+	unsigned long uaddr;
+	struct shca_mr *mr;
+	u8 *src, *dst;
+
+	uaddr = kunit_vm_mmap(test, NULL, 0, 3 * PAGE_SIZE,
+			      PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, uaddr, 0);
+	uaddr += 100;
+	src = kunit_kmalloc(test, len, GFP_KERNEL);
+	dst = kunit_kzalloc(test, len, GFP_KERNEL);
+	snap = kunit_kmalloc(test, sizeof(*snap), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	KUNIT_ASSERT_NOT_NULL(test, snap);
+	shca_fill(src, 11, len, 2);
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)uaddr, src, len), 0);
+
+	umem = ib_umem_get(f->ibdev, uaddr, len, IB_ACCESS_LOCAL_WRITE);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(umem));
+	KUNIT_EXPECT_EQ(test, ib_umem_find_best_pgsz(umem, PAGE_SIZE, iova),
+			PAGE_SIZE);
+	memcpy(snap, umem, sizeof(*snap));
+	mr = shca_mr_create_user(f->sdev, umem, iova, SHCA_RW);
+	if (IS_ERR(mr)) {
+		ib_umem_release(umem);
+		KUNIT_FAIL_AND_ABORT(test, "shca_mr_create_user: %ld",
+				     PTR_ERR(mr));
+	}
+	shca_defer(test, shca_destroy_mr_action, mr);
+	KUNIT_EXPECT_MEMEQ(test, umem, snap, sizeof(*snap));
+
+	t = shca_target(NULL, mr->key, iova, 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, dst, len,
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_MEMEQ(test, dst, src, len);
 }
 
 /* Pass: rereg of access applies in place; TRANS makes a new key. */
@@ -1087,6 +1311,9 @@ static struct kunit_case shca_mr_types_cases[] = {
 	KUNIT_CASE(shca_mr_user_roundtrip),
 	KUNIT_CASE(shca_mr_user_rereg),
 	KUNIT_CASE(shca_mr_dmabuf_roundtrip),
+	KUNIT_CASE(shca_mr_dmabuf_bounced),
+	KUNIT_CASE(shca_mr_dmabuf_refused),
+	KUNIT_CASE(shca_mr_user_umem_untouched),
 	KUNIT_CASE(shca_mr_dm_roundtrip),
 	KUNIT_CASE(shca_mr_dm_zero_length),
 	KUNIT_CASE(shca_mr_dma_roundtrip),
