@@ -198,14 +198,20 @@ struct shca_sig_state {
  * @sdev: owning device
  * @ref: held by the key table (initial reference) and by each lookup
  * @released: completed when the last reference is gone
- * @lock: protects @key, @state, @access, @iova, @length, @cur, @next,
- *	@next_fresh and @sig; held only briefly (the copy path checks and
- *	snapshots under it, then moves bytes without it)
+ * @lock: protects @key, @state, @gen, @access, @iova, @length, @cur,
+ *	@next, @next_fresh, the contents of @maps, ibmr.iova/length while a
+ *	map builds them, and @sig. Held briefly: the copy path checks and
+ *	snapshots under it; for fast-reg MRs, whose translation can change
+ *	while they are published, it also moves each chunk of bytes under
+ *	it (see shca_mr.c). Innermost lock; two MR locks nest only in
+ *	address order.
  * @key: the key the device honours. ib_update_fast_reg_key() changes
  *	ibmr.lkey at once, but the device takes the new key byte only when
  *	IB_WR_REG_MR executes.
  * @type: translation type, set at creation and never changed
  * @state: see enum shca_mr_state
+ * @gen: bumped whenever a registration executes or is invalidated; a
+ *	transfer that started under another generation stops
  * @access: IB_ACCESS_* flags the key grants
  * @iova: first address of the region in the MR's address space
  * @length: bytes covered by the region
@@ -236,6 +242,7 @@ struct shca_mr {
 	u32 key;
 	enum ib_mr_type type;
 	enum shca_mr_state state;
+	u32 gen;
 	int access;
 	u64 iova;
 	u64 length;

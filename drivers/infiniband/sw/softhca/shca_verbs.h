@@ -84,6 +84,9 @@ int shca_mr_copy_xdev(struct shca_dev *dst_sdev,
 int shca_mr_probe(struct shca_dev *sdev, const struct shca_mem_target *t,
 		  u64 len);
 void shca_mr_sig_error(struct shca_mr *mr, const struct ib_sig_err *err);
+#if IS_ENABLED(CONFIG_KUNIT)
+void shca_mr_copy_chunk_done(struct shca_mr *mr);
+#endif
 int shca_mr_check_status(struct shca_mr *mr, u32 check_mask,
 			 struct ib_mr_status *status);
 

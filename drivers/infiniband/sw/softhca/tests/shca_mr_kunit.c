@@ -1473,6 +1473,124 @@ static void shca_mr_refuse_copy(struct kunit *test)
 #undef SHCA_EXPECT_REFUSED
 }
 
+/*
+ * Pass: a translation shorter than its region (an engine bug, made here
+ * by hand) fails the copy with EFAULT before any byte moves - never a
+ * silent short copy reported as success. The part it does translate
+ * still works.
+ */
+static void shca_mr_refuse_hole(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	u8 *buf = shca_block(test, 4 * PAGE_SIZE), *in;
+	struct shca_mem_target t;
+	struct scatterlist sg;
+	struct ib_mr *mr;
+
+	in = shca_vbuf(test, 4 * PAGE_SIZE);
+	memset(in, 0xe7, 4 * PAGE_SIZE);
+	sg_init_one(&sg, buf, 4 * PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sg, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 4));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, SHCA_RW), 0);
+	KUNIT_ASSERT_EQ(test, to_shca_mr(mr)->cur->data.n, 4);
+
+	to_shca_mr(mr)->cur->data.n = 2;
+	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 4 * PAGE_SIZE,
+					   SHCA_COPY_TO_MR), -EFAULT);
+	t.iova = mr->iova + 2 * PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 1,
+					   SHCA_COPY_TO_MR), -EFAULT);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy_mr(f->sdev, &t,
+					      &(struct shca_mem_target){
+						.pd = f->pd,
+						.key = f->pd->local_dma_lkey,
+						.iova = (uintptr_t)in },
+					      1), -EFAULT);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf, 0, 4 * PAGE_SIZE));
+
+	t.iova = mr->iova;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 2 * PAGE_SIZE,
+					   SHCA_COPY_TO_MR), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf, 0xe7, 2 * PAGE_SIZE));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf + 2 * PAGE_SIZE, 0,
+					    2 * PAGE_SIZE));
+	to_shca_mr(mr)->cur->data.n = 4;
+}
+
+/*
+ * Pass: a map that fails after a good one (an empty entry, a list too
+ * short) does not leave a half-built list for the next registration:
+ * that registration grants an empty region, so a copy over the length
+ * the good map had is refused with ERANGE and touches neither buffer.
+ * A good map afterwards works again.
+ */
+static void shca_mr_refuse_failed_map(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	u8 *a = shca_block(test, PAGE_SIZE), *b = shca_block(test, PAGE_SIZE);
+	u8 *in = shca_block(test, PAGE_SIZE);
+	struct scatterlist sa[3], sb[2];
+	struct shca_mem_target t;
+	struct ib_mr *mr, *pi;
+	int i;
+
+	memset(in, 0x99, PAGE_SIZE);
+	sg_init_table(sa, 3);
+	for (i = 0; i < 3; i++)
+		sg_set_buf(&sa[i], a + i * 1024, 512);
+	sg_init_table(sb, 2);
+	sg_set_buf(&sb[0], b, 512);
+	sg_set_buf(&sb[1], b + 1024, 512);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, sa, 3,
+					    DMA_BIDIRECTIONAL), 3);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, sb, 2,
+					    DMA_BIDIRECTIONAL), 2);
+
+	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_SG_GAPS, 4));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, sa, 3, NULL, SZ_4K), 3);
+	KUNIT_EXPECT_EQ(test, mr->length, 3 * 512);
+	sg_dma_len(&sb[1]) = 0;
+	KUNIT_EXPECT_EQ(test, ib_map_mr_sg(mr, sb, 2, NULL, SZ_4K), -EINVAL);
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, SHCA_RW), 0);
+	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 3 * 512,
+					   SHCA_COPY_TO_MR), -ERANGE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 1,
+					   SHCA_COPY_TO_MR), -ERANGE);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(a, 0, PAGE_SIZE));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(b, 0, PAGE_SIZE));
+
+	/* A good map and registration work again. */
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, sa, 3, NULL, SZ_4K), 3);
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, SHCA_RW), 0);
+	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 3 * 512,
+					   SHCA_COPY_TO_MR), 0);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_TRUE(test, !memchr_inv(a + i * 1024, 0x99, 512));
+
+	/* The same for an integrity MR whose metadata list is too short. */
+	sg_dma_len(&sb[1]) = 512;
+	pi = shca_track_mr(test, ib_alloc_mr_integrity(f->pd, 3, 1));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg_pi(pi, sa, 3, NULL, sb, 1, NULL,
+					      SZ_4K), 0);
+	KUNIT_EXPECT_EQ(test, ib_map_mr_sg_pi(pi, sa, 3, NULL, sb, 2, NULL,
+					      SZ_4K), -ENOMEM);
+	shca_sig_attrs_t10(pi->sig_attrs);
+	ib_update_fast_reg_key(pi, ib_inc_rkey(pi->rkey));
+	KUNIT_ASSERT_EQ(test, shca_mr_fast_reg_pi(to_shca_mr(pi), pi->rkey,
+						  SHCA_RW, pi->sig_attrs), 0);
+	t = shca_target(f->pd, pi->rkey, 0, IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 1,
+					   SHCA_COPY_TO_MR), -ERANGE);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(b, 0, PAGE_SIZE));
+}
+
 /* Pass: registration and invalidation refuse what the IBTA forbids. */
 static void shca_mr_refuse_reg(struct kunit *test)
 {
@@ -1565,6 +1683,8 @@ static struct kunit_case shca_mr_refuse_cases[] = {
 	KUNIT_CASE(shca_mr_refuse_alloc),
 	KUNIT_CASE(shca_mr_refuse_map),
 	KUNIT_CASE(shca_mr_refuse_copy),
+	KUNIT_CASE(shca_mr_refuse_hole),
+	KUNIT_CASE(shca_mr_refuse_failed_map),
 	KUNIT_CASE(shca_mr_refuse_reg),
 	KUNIT_CASE(shca_mr_refuse_user),
 	{}
@@ -1876,6 +1996,135 @@ static void shca_mr_lifetime_remap(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, out, 0xbb);
 }
 
+/* What the stub does to a fast-reg MR between two chunks of a transfer. */
+struct shca_inflight {
+	struct shca_mr_fix *f;
+	struct ib_mr *mr;
+	struct scatterlist *remap;	/* mapped and registered */
+	struct scatterlist *spare;	/* mapped, never registered */
+	int steps;
+	int err;
+};
+
+static struct shca_inflight *shca_inflight_ctx;
+
+/*
+ * After the first chunk: invalidate the MR, map and register another
+ * buffer, invalidate again and map a third buffer without registering
+ * it - which rebuilds the very list the transfer was resolved with.
+ */
+static void shca_inflight_stub(struct shca_mr *smr)
+{
+	struct shca_inflight *c = shca_inflight_ctx;
+	struct shca_mr_fix *f = c->f;
+	int err;
+
+	if (smr != to_shca_mr(c->mr) || c->steps++)
+		return;
+	err = shca_mr_invalidate(f->sdev, f->pd, c->mr->rkey);
+	if (!err && ib_map_mr_sg(c->mr, c->remap, 1, NULL, PAGE_SIZE) != 1)
+		err = -EIO;
+	if (!err)
+		err = shca_reg(c->mr, SHCA_RW);
+	if (!err)
+		err = shca_mr_invalidate(f->sdev, f->pd, c->mr->rkey);
+	if (!err && ib_map_mr_sg(c->mr, c->spare, 1, NULL, PAGE_SIZE) != 1)
+		err = -EIO;
+	c->err = err;
+}
+
+/*
+ * Pass: a transfer through a fast-reg MR that is invalidated, remapped
+ * and re-registered while its bytes move stops at the next chunk with
+ * EKEYREVOKED: after the invalidation no byte reaches the old buffer,
+ * and none ever reaches a buffer mapped (but not registered) meanwhile,
+ * whether the transfer comes from a kernel buffer, a DMA MR or another
+ * fast-reg MR.
+ */
+static void shca_mr_lifetime_inflight(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	const size_t len = 8 * PAGE_SIZE;
+	struct scatterlist sa, sr, ss, so;
+	struct shca_mem_target t, src;
+	struct shca_inflight *c;
+	u8 *a, *r, *sp, *in;
+	struct ib_mr *other;
+	int pass;
+
+	a = shca_block(test, len);
+	r = shca_block(test, len);
+	sp = shca_block(test, len);
+	in = shca_block(test, len);
+	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	memset(in, 0x6b, len);
+	sg_init_one(&sa, a, len);
+	sg_init_one(&sr, r, len);
+	sg_init_one(&ss, sp, len);
+	sg_init_one(&so, in, len);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sa, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sr, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &ss, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &so, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	other = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 8));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(other, &so, 1, NULL, PAGE_SIZE), 1);
+	KUNIT_ASSERT_EQ(test, shca_reg(other, SHCA_RW), 0);
+
+	c->f = f;
+	c->remap = &sr;
+	c->spare = &ss;
+	shca_inflight_ctx = c;
+	kunit_activate_static_stub(test, shca_mr_copy_chunk_done,
+				   shca_inflight_stub);
+
+	for (pass = 0; pass < 3; pass++) {
+		int err;
+
+		memset(a, 0, len);
+		memset(r, 0, len);
+		memset(sp, 0, len);
+		c->mr = shca_track_mr(test, ib_alloc_mr(f->pd,
+							IB_MR_TYPE_MEM_REG, 8));
+		c->steps = 0;
+		c->err = 0;
+		KUNIT_ASSERT_EQ(test, ib_map_mr_sg(c->mr, &sa, 1, NULL,
+						   PAGE_SIZE), 1);
+		KUNIT_ASSERT_EQ(test, shca_reg(c->mr, SHCA_RW), 0);
+		t = shca_target(f->pd, c->mr->rkey, c->mr->iova,
+				IB_ACCESS_REMOTE_WRITE);
+		if (pass == 0) {
+			err = shca_mr_copy(f->sdev, &t, in, len,
+					   SHCA_COPY_TO_MR);
+		} else {
+			src = pass == 1 ?
+			      shca_target(f->pd, f->pd->local_dma_lkey,
+					  (uintptr_t)in, 0) :
+			      shca_target(f->pd, other->rkey, other->iova, 0);
+			err = shca_mr_copy_mr(f->sdev, &t, &src, len);
+		}
+		KUNIT_EXPECT_EQ_MSG(test, err, -EKEYREVOKED, "pass %d", pass);
+		KUNIT_EXPECT_EQ(test, c->steps, 1);
+		KUNIT_EXPECT_EQ(test, c->err, 0);
+		/* The first chunk moved, before the invalidation. */
+		KUNIT_EXPECT_TRUE(test, !memchr_inv(a, 0x6b, PAGE_SIZE));
+		KUNIT_EXPECT_TRUE_MSG(test, !memchr_inv(a + len / 2, 0,
+							len / 2),
+				      "pass %d: bytes after the invalidation",
+				      pass);
+		KUNIT_EXPECT_TRUE(test, !memchr_inv(r, 0, len));
+		KUNIT_EXPECT_TRUE_MSG(test, !memchr_inv(sp, 0, len),
+				      "pass %d: bytes in an unregistered map",
+				      pass);
+		shca_untrack_dereg(test, c->mr);
+	}
+	kunit_deactivate_static_stub(test, shca_mr_copy_chunk_done);
+}
+
 /*
  * Pass: thousands of alloc/dereg cycles of every kernel-allocatable type
  * leave exactly the objects that were there before; keys are not
@@ -2054,6 +2303,7 @@ static struct kunit_case shca_mr_lifetime_cases[] = {
 	KUNIT_CASE(shca_mr_lifetime_dereg_waits),
 	KUNIT_CASE(shca_mr_lifetime_key_rotation),
 	KUNIT_CASE(shca_mr_lifetime_remap),
+	KUNIT_CASE(shca_mr_lifetime_inflight),
 	KUNIT_CASE_SLOW(shca_mr_lifetime_cycles),
 	KUNIT_CASE_SLOW(shca_mr_lifetime_stress),
 	{}
