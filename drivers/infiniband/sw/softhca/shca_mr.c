@@ -1126,11 +1126,12 @@ static int shca_mr_resolve(struct shca_dev *sdev,
  * Lock what the next chunk of a transfer from @b to @a needs: the MRs
  * whose translation can change, in address order (the same MR once), and
  * check that the registration each side was resolved under is still in
- * force. IRQs stay off until shca_spans_unlock(). For sparse, every path
- * takes both contexts, real or not.
+ * force (*@a_failed says whether @a's is not). IRQs stay off until
+ * shca_spans_unlock(). For sparse, every path takes both contexts, real
+ * or not.
  */
 static int shca_spans_lock(struct shca_span *a, struct shca_span *b,
-			   unsigned long *flags)
+			   unsigned long *flags, bool *a_failed)
 	__acquires(&a->mr->lock) __acquires(&b->mr->lock)
 {
 	struct shca_mr *x = a->locked ? a->mr : NULL;
@@ -1153,8 +1154,8 @@ static int shca_spans_lock(struct shca_span *a, struct shca_span *b,
 	else
 		__acquire(&b->mr->lock);
 
-	if ((a->locked && a->mr->gen != a->gen) ||
-	    (b->locked && b->mr->gen != b->gen))
+	*a_failed = a->locked && a->mr->gen != a->gen;
+	if (*a_failed || (b->locked && b->mr->gen != b->gen))
 		return -EKEYREVOKED;
 	return 0;
 }
@@ -1252,16 +1253,18 @@ static int shca_span_copy(struct shca_span *span, void *buf, u64 len,
 
 /* Move @len bytes from @src to @dst, advancing both. */
 static int shca_span_move(struct shca_span *dst, struct shca_span *src,
-			  u64 len)
+			  u64 len, bool *dst_failed)
 {
 	while (len) {
 		u64 contig, n;
 		void *p = shca_map_ptr(src->map, src->off, &contig);
 		int err;
 
+		*dst_failed = false;
 		if (!p)
 			return -EFAULT;
 		n = min(len, contig);
+		*dst_failed = true;
 		err = shca_map_copy(dst->map, dst->off, p, n, SHCA_COPY_TO_MR);
 		if (err)
 			return err;
@@ -1274,20 +1277,20 @@ static int shca_span_move(struct shca_span *dst, struct shca_span *src,
 
 /* Move @len bytes from @src to @dst, chunk by chunk when either can change. */
 static int shca_span_copy_span(struct shca_span *dst, struct shca_span *src,
-			       u64 len)
+			       u64 len, bool *dst_failed)
 {
 	unsigned long flags;
 	int err;
 
 	if (!dst->locked && !src->locked)
-		return shca_span_move(dst, src, len);
+		return shca_span_move(dst, src, len, dst_failed);
 
 	while (len) {
 		u64 n = min_t(u64, len, SHCA_COPY_CHUNK);
 
-		err = shca_spans_lock(dst, src, &flags);
+		err = shca_spans_lock(dst, src, &flags, dst_failed);
 		if (!err)
-			err = shca_span_move(dst, src, n);
+			err = shca_span_move(dst, src, n, dst_failed);
 		shca_spans_unlock(dst, src, flags);
 		if (err)
 			return err;
@@ -1336,8 +1339,8 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy);
  * @src_sdev: device of the source key
  * @src: source key, iova, PD and required access
  * @len: bytes to move
- * @dst_failed: set on error: true if the destination was refused, false
- *	if the source was (or a registration changed under the transfer)
+ * @dst_failed: set on error: true if the destination was refused (or its
+ *	registration changed under the transfer), false if the source was
  *
  * Both regions are resolved and checked before any byte moves.
  *
@@ -1362,12 +1365,13 @@ int shca_mr_copy_xdev(struct shca_dev *dst_sdev,
 		*dst_failed = true;
 		goto out_src;
 	}
-	err = shca_span_copy_span(&d, &s, len);
+	err = shca_span_copy_span(&d, &s, len, dst_failed);
 	shca_mr_put(d.mr);
 out_src:
 	shca_mr_put(s.mr);
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_xdev);
 
 /**
  * shca_mr_copy_mr() - move bytes from one keyed region to another

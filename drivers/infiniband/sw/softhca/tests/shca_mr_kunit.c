@@ -2083,6 +2083,7 @@ static void shca_mr_lifetime_inflight(struct kunit *test)
 				   shca_inflight_stub);
 
 	for (pass = 0; pass < 3; pass++) {
+		bool dst_failed;
 		int err;
 
 		memset(a, 0, len);
@@ -2105,7 +2106,10 @@ static void shca_mr_lifetime_inflight(struct kunit *test)
 			      shca_target(f->pd, f->pd->local_dma_lkey,
 					  (uintptr_t)in, 0) :
 			      shca_target(f->pd, other->rkey, other->iova, 0);
-			err = shca_mr_copy_mr(f->sdev, &t, &src, len);
+			err = shca_mr_copy_xdev(f->sdev, &t, f->sdev, &src,
+						len, &dst_failed);
+			/* The destination's registration changed. */
+			KUNIT_EXPECT_TRUE(test, dst_failed);
 		}
 		KUNIT_EXPECT_EQ_MSG(test, err, -EKEYREVOKED, "pass %d", pass);
 		KUNIT_EXPECT_EQ(test, c->steps, 1);
