@@ -965,10 +965,12 @@ static expect_t rereg_expect(uint32_t h, uint32_t flags, uint64_t start,
 		e = drv_access_err(access);
 		if (e)
 			return X(e);
-		/* Write access over a read-only pin: the driver re-pins. */
-		if ((access & A_WRITABLE) && !tab[h].wpin)
-			return tab[h].dmabuf ? X(EOPNOTSUPP) :
-			       range_expect(tab[h].start, tab[h].len,
+		/*
+		 * Write access over a read-only pin: the driver re-pins. A
+		 * dma-buf MR has no pin direction: it changes in place.
+		 */
+		if ((access & A_WRITABLE) && !tab[h].wpin && !tab[h].dmabuf)
+			return range_expect(tab[h].start, tab[h].len,
 					    tab[h].iova, access);
 		return XOK;
 	}
@@ -1380,9 +1382,7 @@ static void op_dm_mr(void)
 		x = X(EINVAL);
 	else if ((e = drv_access_err(access)))
 		x = X(e);
-	else if (!n)
-		x = X(EINVAL);
-	else
+	else	/* length 0 is accepted, as on mlx5 */
 		x = XOK;
 	errno = 0;
 	mr = ibv_reg_dm_mr(pd, dms[i], off, n, access);

@@ -28,6 +28,7 @@
 
 #include <linux/completion.h>
 #include <linux/genalloc.h>
+#include <linux/iosys-map.h>
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
@@ -39,6 +40,8 @@
 #include <rdma/softhca-abi.h>
 
 #include "shca_queue.h"
+
+struct dma_buf;
 
 #define SHCA_DRV_VERSION	"0.1.0"
 #define SHCA_VENDOR_ID		0xffffff	/* no IEEE OUI: software device */
@@ -225,14 +228,20 @@ struct shca_sig_state {
  * @sdev: owning device
  * @ref: held by the key table (initial reference) and by each lookup
  * @released: completed when the last reference is gone
- * @lock: protects @key, @state, @access, @iova, @length, @cur, @next,
- *	@next_fresh and @sig; held only briefly (the copy path checks and
- *	snapshots under it, then moves bytes without it)
+ * @lock: protects @key, @state, @gen, @access, @iova, @length, @cur,
+ *	@next, @next_fresh, the contents of @maps, ibmr.iova/length while a
+ *	map builds them, and @sig. Held briefly: the copy path checks and
+ *	snapshots under it; for fast-reg MRs, whose translation can change
+ *	while they are published, it also moves each chunk of bytes under
+ *	it (see shca_mr.c). Innermost lock; two MR locks nest only in
+ *	address order.
  * @key: the key the device honours. ib_update_fast_reg_key() changes
  *	ibmr.lkey at once, but the device takes the new key byte only when
  *	IB_WR_REG_MR executes.
  * @type: translation type, set at creation and never changed
  * @state: see enum shca_mr_state
+ * @gen: bumped whenever a registration executes or is invalidated; a
+ *	transfer that started under another generation stops
  * @access: IB_ACCESS_* flags the key grants
  * @iova: first address of the region in the MR's address space
  * @length: bytes covered by the region
@@ -245,7 +254,9 @@ struct shca_sig_state {
  * @xlat_mem: one allocation holding every page or segment list of @maps
  * @max_data: fast-reg types: capacity of the data translation
  * @max_meta: INTEGRITY: capacity of the metadata translation
- * @umem: USER: the pinned user memory
+ * @umem: USER: the pinned user memory (NULL for a dma-buf MR)
+ * @dmabuf: USER over a dma-buf: the buffer, referenced while registered
+ * @dmabuf_map: its kernel mapping (dma_buf_vmap()), held while registered
  * @sig: INTEGRITY: signature status
  * @rcu: defers the free past RCU readers of &shca_dev.mr_xa
  *
@@ -261,6 +272,7 @@ struct shca_mr {
 	u32 key;
 	enum ib_mr_type type;
 	enum shca_mr_state state;
+	u32 gen;
 	int access;
 	u64 iova;
 	u64 length;
@@ -272,6 +284,8 @@ struct shca_mr {
 	u32 max_data;
 	u32 max_meta;
 	struct ib_umem *umem;
+	struct dma_buf *dmabuf;
+	struct iosys_map dmabuf_map;
 	struct shca_sig_state *sig;
 	struct rcu_head rcu;
 };

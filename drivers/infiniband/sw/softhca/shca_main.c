@@ -18,9 +18,7 @@
 #include <linux/if_vlan.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
-#include <linux/dma-mapping.h>
 #include <linux/netdevice.h>
-#include <linux/platform_device.h>
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
 #include <kunit/static_stub.h>
@@ -44,40 +42,6 @@ EXPORT_SYMBOL_IF_KUNIT(shca_inject_fault);
 
 static DEFINE_MUTEX(shca_devices_lock);
 static LIST_HEAD(shca_devices);
-
-/*
- * dma-buf exporters map their buffers for a struct device. A software
- * device has no DMA hardware, so one platform device with a 64-bit mask
- * and direct mapping stands in as the importer of every softhca device;
- * the MR engine turns its bus addresses back into kernel addresses.
- */
-static struct platform_device *shca_dmabuf_pdev;
-
-/**
- * shca_dmabuf_device() - the device dma-buf attachments are made for
- *
- * Return: the device, or NULL if it could not be set up (dma-buf MRs are
- * then refused with -EOPNOTSUPP).
- */
-struct device *shca_dmabuf_device(void)
-{
-	return shca_dmabuf_pdev ? &shca_dmabuf_pdev->dev : NULL;
-}
-
-static void shca_dmabuf_device_init(void)
-{
-	struct platform_device *pdev;
-
-	pdev = platform_device_register_simple(KBUILD_MODNAME "-dmabuf",
-					       PLATFORM_DEVID_NONE, NULL, 0);
-	if (IS_ERR(pdev))
-		return;
-	if (dma_coerce_mask_and_coherent(&pdev->dev, DMA_BIT_MASK(64))) {
-		platform_device_unregister(pdev);
-		return;
-	}
-	shca_dmabuf_pdev = pdev;
-}
 
 static struct shca_dev *shca_find_by_netdev(struct net_device *ndev)
 {
@@ -333,7 +297,6 @@ static int __init shca_init(void)
 		shca_exec_fini();
 		return err;
 	}
-	shca_dmabuf_device_init();
 	rdma_link_register(&shca_link_ops);
 	return 0;
 }
@@ -343,8 +306,6 @@ static void __exit shca_exit(void)
 	/* Waits for newlink calls in flight; no new device after this. */
 	rdma_link_unregister(&shca_link_ops);
 	shca_unregister_all();
-	if (shca_dmabuf_pdev)
-		platform_device_unregister(shca_dmabuf_pdev);
 	unregister_netdevice_notifier(&shca_netdev_notifier);
 	shca_exec_fini();
 	shca_qp_table_fini();

@@ -19,24 +19,37 @@
  * still uses, and never fails.
  *
  * Translations. Every MR maps region offsets [0, length) through a
- * struct shca_map: identity (DMA MR, device memory), fixed-size blocks
- * (MEM_REG with any page size in SHCA_PAGE_SIZE_CAP, USER with PAGE_SIZE
- * blocks of the pinned umem) or byte-granular segments (SG_GAPS, and the
- * data and metadata lists of INTEGRITY). Fast-reg MRs own two maps:
- * map_mr_sg() fills the spare one, and the registration work request
- * installs it, so mapping while a previous registration is still valid
- * (iSER maps, then posts LOCAL_INV + REG_MR) never disturbs it.
+ * struct shca_map: identity (DMA MR, device memory, dma-buf), fixed-size
+ * blocks (MEM_REG with any page size in SHCA_PAGE_SIZE_CAP, USER with
+ * PAGE_SIZE blocks of the pinned umem) or byte-granular segments
+ * (SG_GAPS, and the data and metadata lists of INTEGRITY). Fast-reg MRs
+ * own two maps: map_mr_sg() fills the spare one, and the registration
+ * work request installs it, so mapping while a previous registration is
+ * still valid (iSER maps, then posts LOCAL_INV + REG_MR) never disturbs
+ * it. A map is built under the MR's lock, and a map that fails leaves an
+ * empty translation behind: a registration that follows it grants
+ * nothing, never a half-built list.
  *
  * The copy path. shca_mr_copy() and shca_mr_copy_mr() are the only
  * functions that move bytes through an MR. They resolve (key, iova,
  * length, access, PD) under the MR's lock and refuse, with distinct
  * errors: an unknown or stale key (-ENOKEY), an invalidated or never
  * registered MR (-EKEYREVOKED), another PD (-EACCES), missing access
- * rights (-EPERM), an iova + length that wraps (-EOVERFLOW) and a range
- * outside the region (-ERANGE).
+ * rights (-EPERM), an iova + length that wraps (-EOVERFLOW), a range
+ * outside the region (-ERANGE) and a range the translation does not
+ * cover (-EFAULT, an engine bug: never a silent short copy). The
+ * translations of DMA, USER and DM MRs never change while published, so
+ * their bytes move without the lock. Those of fast-reg MRs change with
+ * every registration: their bytes move in chunks of SHCA_COPY_CHUNK,
+ * each under the MR's lock and only while the registration the transfer
+ * was resolved under is still the one in force (mr->gen). A transfer
+ * racing an invalidation or re-registration therefore stops with
+ * -EKEYREVOKED at a chunk boundary, and once shca_mr_invalidate() has
+ * returned no byte moves through the old translation - what a ULP that
+ * unmaps its buffers after LOCAL_INV completes relies on.
  */
 
-#include <linux/dma-direct.h>
+#include <linux/dma-buf.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -45,10 +58,16 @@
 #include <linux/string.h>
 #include <rdma/ib_umem.h>
 #include <rdma/iter.h>
+#include <kunit/static_stub.h>
 
 #include "shca_verbs.h"
 
+MODULE_IMPORT_NS(DMA_BUF);
+
 #define SHCA_MR_KEY_BITS	8
+
+/* Bytes a transfer through a fast-reg MR moves per hold of its lock. */
+#define SHCA_COPY_CHUNK		SZ_16K
 
 static u32 shca_mr_index(u32 key)
 {
@@ -193,11 +212,16 @@ void shca_mr_destroy(struct shca_mr *mr)
 
 	if (mr->umem)
 		ib_umem_release(mr->umem);
+	if (mr->dmabuf) {
+		dma_buf_vunmap_unlocked(mr->dmabuf, &mr->dmabuf_map);
+		dma_buf_put(mr->dmabuf);
+	}
 	kvfree(mr->xlat_mem);
 	kfree(mr->sig);
 	/* A reader may still hold the pointer from xa_load() under RCU. */
 	kfree_rcu(mr, rcu);
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_destroy);
 
 /**
  * shca_mr_create_dma() - create a DMA MR
@@ -321,33 +345,13 @@ err_abort:
 }
 
 /*
- * Kernel virtual address of a DMA block of a umem. Without @dma_dev the
- * umem was mapped for this virtual-DMA device: the address is already a
- * kernel virtual address. With @dma_dev (dma-buf attachments) it is a
- * bus address of @dma_dev; only memory in the kernel's linear map can be
- * reached by the CPU copy path.
+ * Build the PAGE_SIZE block list of a umem pinned by ib_umem_get() into
+ * @mr's map. The umem was DMA-mapped for this virtual-DMA device, so its
+ * DMA addresses are kernel virtual addresses. The blocks are counted from
+ * the pinned address; the umem itself is the core's and is only read
+ * (its iova is not this MR's business).
  */
-static int shca_umem_block_va(struct device *dma_dev, dma_addr_t addr,
-			      u64 *va)
-{
-	phys_addr_t phys;
-
-	if (!dma_dev) {
-		*va = addr;
-		return 0;
-	}
-	phys = dma_to_phys(dma_dev, addr);
-	if (!pfn_valid(PHYS_PFN(phys)) ||
-	    is_zone_device_page(pfn_to_page(PHYS_PFN(phys))) ||
-	    PageHighMem(pfn_to_page(PHYS_PFN(phys))))
-		return -EOPNOTSUPP;
-	*va = (uintptr_t)phys_to_virt(phys);
-	return 0;
-}
-
-/* Build a PAGE_SIZE block list over a pinned umem into @mr's map. */
-static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem,
-			       struct device *dma_dev)
+static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem)
 {
 	struct shca_xlat *x = &mr->cur->data;
 	u64 first = umem->address & PAGE_MASK;
@@ -355,30 +359,20 @@ static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem,
 		PAGE_SHIFT;
 	struct ib_block_iter biter;
 	u8 *mem;
-	int err;
 
 	if (n > U32_MAX)
 		return -EINVAL;
-	/*
-	 * The block iterator counts blocks from umem->iova; a dma-buf umem
-	 * leaves it 0. Blocks follow the pinned address here.
-	 */
-	umem->iova = umem->address;
 	mem = shca_inject_fault() ? NULL : kvcalloc(n, sizeof(u64), GFP_KERNEL);
 	if (!mem)
 		return -ENOMEM;
 	mr->xlat_mem = mem;
 	shca_xlat_carve(x, SHCA_XLAT_PAGES, n, &mem);
 
-	rdma_umem_for_each_dma_block(umem, &biter, PAGE_SIZE) {
+	rdma_for_each_block(umem->sgt_append.sgt.sgl, &biter,
+			    umem->sgt_append.sgt.nents, PAGE_SIZE) {
 		if (x->n >= x->max)
 			break;
-		err = shca_umem_block_va(dma_dev,
-					 rdma_block_iter_dma_address(&biter),
-					 &x->pages[x->n]);
-		if (err)
-			return err;
-		x->n++;
+		x->pages[x->n++] = rdma_block_iter_dma_address(&biter);
 	}
 	if (x->n != x->max)
 		return -EFAULT;
@@ -388,24 +382,31 @@ static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem,
 	return 0;
 }
 
+/* Publish a USER MR whose translation is built. */
+static void shca_mr_publish_user(struct shca_mr *mr, u64 iova, u64 length)
+{
+	mr->iova = iova;
+	mr->length = length;
+	/* The core sets these for reg_user_mr, not for an MR rereg makes. */
+	mr->ibmr.iova = iova;
+	mr->ibmr.length = length;
+	mr->state = SHCA_MR_VALID;
+	shca_mr_publish(mr);
+}
+
 /**
  * shca_mr_create_user() - create a user MR over pinned memory
  * @sdev: owning device
- * @umem: pinned memory from ib_umem_get() or a pinned dma-buf umem;
- *	owned by the MR on success
+ * @umem: memory pinned by ib_umem_get() for this device; owned by the MR
+ *	on success, never modified
  * @iova: address of the region's first byte in the MR's address space
  * @access: IB_ACCESS_* flags, already validated
- * @dma_dev: for a dma-buf umem, the device it was mapped for; NULL for
- *	memory pinned by ib_umem_get()
  *
  * Return: the published MR, ERR_PTR(-EINVAL) if @iova + length wraps or
- * the region exceeds SHCA_MAX_MR_SIZE, ERR_PTR(-EOPNOTSUPP) for dma-buf
- * memory outside the kernel's linear map (device memory),
- * ERR_PTR(-ENOMEM).
+ * the region exceeds SHCA_MAX_MR_SIZE, ERR_PTR(-ENOMEM).
  */
 struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
-				    struct ib_umem *umem, u64 iova, int access,
-				    struct device *dma_dev)
+				    struct ib_umem *umem, u64 iova, int access)
 {
 	struct shca_mr *mr;
 	u64 end;
@@ -418,41 +419,130 @@ struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
 	mr = shca_mr_alloc(sdev, IB_MR_TYPE_USER, access);
 	if (IS_ERR(mr))
 		return mr;
-	err = shca_xlat_from_umem(mr, umem, dma_dev);
+	err = shca_xlat_from_umem(mr, umem);
 	if (err) {
 		shca_mr_abort(mr);
 		return ERR_PTR(err);
 	}
 	mr->umem = umem;
-	mr->iova = iova;
-	mr->length = umem->length;
-	/* The core sets these for reg_user_mr, not for an MR rereg makes. */
-	mr->ibmr.iova = iova;
-	mr->ibmr.length = umem->length;
-	mr->state = SHCA_MR_VALID;
-	shca_mr_publish(mr);
+	shca_mr_publish_user(mr, iova, umem->length);
 	return mr;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_create_user);
+
+/**
+ * shca_mr_create_dmabuf() - create a user MR over a dma-buf
+ * @sdev: owning device
+ * @fd: file descriptor of the dma-buf
+ * @offset: offset of the region in the dma-buf
+ * @length: bytes of the region
+ * @iova: address of the region's first byte in the MR's address space
+ * @access: IB_ACCESS_* flags, already validated
+ *
+ * A device importer attaches to a dma-buf and DMAs to the bus addresses
+ * the exporter maps for it. softhca has no DMA engine: the CPU moves
+ * every byte, so what it needs is the CPU's view of the buffer, and that
+ * is what dma_buf_vmap() gives - the exporter's own kernel mapping of
+ * its memory, whatever that memory is (pages outside the linear map,
+ * vmalloc, carve-outs). Bus addresses would be the wrong thing even if
+ * they could be turned back into kernel addresses: with an IOMMU they
+ * are IOVAs, with swiotlb bounce buffers whose contents reach the
+ * exporter's memory only on a sync the CPU path never makes. So there is
+ * no attachment at all (attaching to a non-dynamic exporter would make
+ * it map the buffer for a device that does not exist): the MR holds a
+ * reference to the dma-buf and its vmap for as long as it is registered.
+ * The exporter keeps a vmap valid, and the memory behind it in place,
+ * until it is unmapped (exporters of movable buffers pin them for the
+ * life of a vmap), which is the pinning an RDMA MR needs; a dma-buf MR
+ * is the identity over the mapped range. Exporters that cannot give the
+ * CPU a mapping of system memory are refused.
+ *
+ * Context: process context; takes the dma-buf's reservation lock.
+ * Return: the published MR; ERR_PTR(-EBADF) or ERR_PTR(-EINVAL) for an
+ * @fd that is not a dma-buf (dma_buf_get()); ERR_PTR(-EINVAL) for a zero
+ * @length, a region past the end of the dma-buf or beyond
+ * SHCA_MAX_MR_SIZE, or an @iova + @length that wraps;
+ * ERR_PTR(-EOPNOTSUPP) for a dma-buf without a kernel mapping or whose
+ * mapping is I/O memory; ERR_PTR(-ENOMEM), or another error of the
+ * exporter's vmap. Nothing is left behind on error.
+ */
+struct shca_mr *shca_mr_create_dmabuf(struct shca_dev *sdev, int fd,
+				      u64 offset, u64 length, u64 iova,
+				      int access)
+{
+	struct dma_buf *dmabuf;
+	struct iosys_map map;
+	struct shca_mr *mr;
+	u64 end, last;
+	int err;
+
+	if (!length || length > SHCA_MAX_MR_SIZE ||
+	    check_add_overflow(iova, length, &last) ||
+	    check_add_overflow(offset, length, &end))
+		return ERR_PTR(-EINVAL);
+
+	dmabuf = dma_buf_get(fd);
+	if (IS_ERR(dmabuf))
+		return ERR_CAST(dmabuf);
+	if (end > dmabuf->size) {
+		err = -EINVAL;
+		goto err_put;
+	}
+	/* dma_buf_vmap() says -EINVAL when the exporter has no vmap. */
+	err = dma_buf_vmap_unlocked(dmabuf, &map);
+	if (err) {
+		if (err == -EINVAL)
+			err = -EOPNOTSUPP;
+		goto err_put;
+	}
+	/* The copy path uses memcpy(): not valid on __iomem. */
+	if (map.is_iomem) {
+		err = -EOPNOTSUPP;
+		goto err_vunmap;
+	}
+
+	mr = shca_mr_alloc(sdev, IB_MR_TYPE_USER, access);
+	if (IS_ERR(mr)) {
+		err = PTR_ERR(mr);
+		goto err_vunmap;
+	}
+	mr->dmabuf = dmabuf;
+	mr->dmabuf_map = map;
+	mr->cur->data.kind = SHCA_XLAT_IDENTITY;
+	mr->cur->data.base = (uintptr_t)map.vaddr + offset;
+	mr->cur->data.len = length;
+	shca_mr_publish_user(mr, iova, length);
+	return mr;
+
+err_vunmap:
+	dma_buf_vunmap_unlocked(dmabuf, &map);
+err_put:
+	dma_buf_put(dmabuf);
+	return ERR_PTR(err);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_create_dmabuf);
 
 /**
  * shca_mr_create_dm() - create an MR over device memory
  * @sdev: owning device
  * @dm: the device-memory allocation
- * @offset: offset of the region in @dm
- * @length: bytes of the region
+ * @offset: offset of the region in @dm, at most its size
+ * @length: bytes of the region; 0 is allowed (as on mlx5 and in the
+ *	core's own check): the MR then covers no byte, and only
+ *	zero-length accesses at iova 0 pass through it
  * @access: IB_ACCESS_* flags, already validated
  *
  * DM MRs are zero-based: iova 0 is byte @offset of @dm.
  *
- * Return: the published MR, ERR_PTR(-EINVAL) for a zero length or a range
- * outside @dm, ERR_PTR(-ENOMEM).
+ * Return: the published MR, ERR_PTR(-EINVAL) for a range outside @dm,
+ * ERR_PTR(-ENOMEM).
  */
 struct shca_mr *shca_mr_create_dm(struct shca_dev *sdev, struct shca_dm *dm,
 				  u64 offset, u64 length, int access)
 {
 	struct shca_mr *mr;
 
-	if (!length || offset > dm->size || length > dm->size - offset)
+	if (offset > dm->size || length > dm->size - offset)
 		return ERR_PTR(-EINVAL);
 
 	mr = shca_mr_alloc(sdev, IB_MR_TYPE_DM, access);
@@ -481,6 +571,30 @@ static int shca_set_page(struct ib_mr *ibmr, u64 addr)
 	return 0;
 }
 
+/*
+ * Start building @mr's next translation: whatever happens, a
+ * registration that executes from now on installs what this map leaves
+ * in @mr->next, which is empty until the map succeeds.
+ */
+static void shca_map_begin(struct shca_mr *mr)
+{
+	struct shca_map *m = mr->next;
+
+	lockdep_assert_held(&mr->lock);
+	m->data.n = 0;
+	m->data.len = 0;
+	m->meta.n = 0;
+	m->meta.len = 0;
+	mr->next_fresh = true;
+}
+
+/* A map failed: leave an empty region that grants nothing. */
+static void shca_map_fail(struct shca_mr *mr)
+{
+	shca_map_begin(mr);
+	mr->ibmr.length = 0;
+}
+
 /**
  * shca_mr_map_pages() - build the page list of a MEM_REG MR
  * @mr: a MEM_REG MR
@@ -490,29 +604,38 @@ static int shca_set_page(struct ib_mr *ibmr, u64 addr)
  * @page_size: block size, a power of two within SHCA_PAGE_SIZE_CAP
  *
  * Follows the ib_sg_to_pages() rules: a gap that is not page aligned, or
- * a full list, ends the mapping. The list is installed by the next
- * registration.
+ * a full list, ends the mapping. The list is built under the MR's lock
+ * and installed by the next registration; the translation in force is
+ * not touched.
  *
- * Return: number of entries mapped, or -EINVAL for an unsupported page
- * size or an MR of another type.
+ * Context: any context; does not sleep.
+ * Return: number of entries mapped; -EINVAL for an unsupported page
+ * size or an MR of another type (nothing changes); -ENOMEM if not even
+ * the first entry fits (the next registration then grants an empty
+ * region).
  */
 int shca_mr_map_pages(struct shca_mr *mr, struct scatterlist *sg, int nents,
 		      unsigned int *sg_offset, u32 page_size)
 {
 	struct shca_xlat *x = &mr->next->data;
+	unsigned long flags;
 	int n;
 
 	if (mr->type != IB_MR_TYPE_MEM_REG || !is_power_of_2(page_size) ||
 	    !(page_size & SHCA_PAGE_SIZE_CAP))
 		return -EINVAL;
 
-	x->n = 0;
-	x->len = 0;
+	spin_lock_irqsave(&mr->lock, flags);
+	shca_map_begin(mr);
 	x->page_shift = ilog2(page_size);
 	n = ib_sg_to_pages(&mr->ibmr, sg, nents, sg_offset, shca_set_page);
-	x->fbo = mr->ibmr.iova & (page_size - 1);
-	x->len = mr->ibmr.length;
-	mr->next_fresh = true;
+	if (n < 0) {
+		shca_map_fail(mr);
+	} else {
+		x->fbo = mr->ibmr.iova & (page_size - 1);
+		x->len = mr->ibmr.length;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
 	return n;
 }
 
@@ -560,30 +683,36 @@ static int shca_xlat_add_sg(struct shca_xlat *x, struct scatterlist *sg,
  * @sg_offset: offset into the first entry, or NULL
  *
  * The region's iova is the DMA address of its first byte; the region is
- * the concatenation of the entries. The list is installed by the next
- * registration.
+ * the concatenation of the entries. The list is built under the MR's
+ * lock and installed by the next registration.
  *
+ * Context: any context; does not sleep.
  * Return: number of entries mapped (fewer than @nents when the list is
- * full), or -EINVAL for an empty entry or an MR of another type.
+ * full); -EINVAL for an MR of another type or no entries (nothing
+ * changes) or an empty entry (the next registration then grants an
+ * empty region).
  */
 int shca_mr_map_segs(struct shca_mr *mr, struct scatterlist *sg, int nents,
 		     unsigned int *sg_offset)
 {
 	struct shca_xlat *x = &mr->next->data;
 	unsigned int offset = sg_offset ? *sg_offset : 0;
+	unsigned long flags;
 	int n;
 
 	if (mr->type != IB_MR_TYPE_SG_GAPS || nents <= 0)
 		return -EINVAL;
 
-	x->n = 0;
-	x->len = 0;
+	spin_lock_irqsave(&mr->lock, flags);
+	shca_map_begin(mr);
 	n = shca_xlat_add_sg(x, sg, nents, offset);
-	if (n < 0)
-		return n;
-	mr->ibmr.iova = sg_dma_address(sg) + offset;
-	mr->ibmr.length = x->len;
-	mr->next_fresh = true;
+	if (n < 0) {
+		shca_map_fail(mr);
+	} else {
+		mr->ibmr.iova = sg_dma_address(sg) + offset;
+		mr->ibmr.length = x->len;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
 	return n;
 }
 
@@ -601,8 +730,14 @@ int shca_mr_map_segs(struct shca_mr *mr, struct scatterlist *sg, int nents,
  * first and the metadata follows at offset data length; ibmr.length is
  * data + metadata and sig_attrs->meta_length the metadata length.
  *
- * Return: 0 when every entry is mapped, -ENOMEM when a list is too
- * short, -EINVAL for an empty entry or an MR of another type.
+ * The lists are built under the MR's lock and installed by the next
+ * registration.
+ *
+ * Context: any context; does not sleep.
+ * Return: 0 when every entry is mapped; -EINVAL for an MR of another
+ * type or missing lists (nothing changes); -ENOMEM when a list is too
+ * short or -EINVAL for an empty entry (the next registration then
+ * grants an empty region).
  */
 int shca_mr_map_pi(struct shca_mr *mr, struct scatterlist *data_sg,
 		   int data_nents, unsigned int *data_offset,
@@ -610,16 +745,15 @@ int shca_mr_map_pi(struct shca_mr *mr, struct scatterlist *data_sg,
 		   unsigned int *meta_offset)
 {
 	struct shca_map *m = mr->next;
+	unsigned long flags;
 	int n;
 
 	if (mr->type != IB_MR_TYPE_INTEGRITY || data_nents <= 0 ||
 	    meta_nents < 0 || (meta_nents && !meta_sg))
 		return -EINVAL;
 
-	m->data.n = 0;
-	m->data.len = 0;
-	m->meta.n = 0;
-	m->meta.len = 0;
+	spin_lock_irqsave(&mr->lock, flags);
+	shca_map_begin(mr);
 	n = shca_xlat_add_sg(&m->data, data_sg, data_nents,
 			     data_offset ? *data_offset : 0);
 	if (n >= 0 && n < data_nents)
@@ -631,17 +765,16 @@ int shca_mr_map_pi(struct shca_mr *mr, struct scatterlist *data_sg,
 			n = -ENOMEM;
 	}
 	if (n < 0) {
-		m->data.n = 0;
-		m->meta.n = 0;
-		return n;
+		shca_map_fail(mr);
+	} else {
+		n = 0;
+		mr->ibmr.iova = 0;
+		mr->ibmr.length = m->data.len + m->meta.len;
+		if (mr->ibmr.sig_attrs)
+			mr->ibmr.sig_attrs->meta_length = m->meta.len;
 	}
-
-	mr->ibmr.iova = 0;
-	mr->ibmr.length = m->data.len + m->meta.len;
-	if (mr->ibmr.sig_attrs)
-		mr->ibmr.sig_attrs->meta_length = m->meta.len;
-	mr->next_fresh = true;
-	return 0;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return n;
 }
 
 /**
@@ -693,6 +826,7 @@ static int shca_mr_fast_reg_locked(struct shca_mr *mr, u32 key, int access)
 	mr->iova = mr->ibmr.iova;
 	mr->length = mr->ibmr.length;
 	mr->state = SHCA_MR_VALID;
+	mr->gen++;
 	return 0;
 }
 
@@ -795,8 +929,11 @@ int shca_mr_invalidate(struct shca_dev *sdev, struct ib_pd *pd, u32 key)
 		err = -EINVAL;
 	else if (mr->ibmr.pd != pd)
 		err = -EACCES;
-	else
+	if (!err) {
 		mr->state = SHCA_MR_FREE;
+		/* Transfers in flight through the MR stop at their next chunk. */
+		mr->gen++;
+	}
 	spin_unlock_irqrestore(&mr->lock, flags);
 
 	shca_mr_put(mr);
@@ -827,20 +964,21 @@ int shca_mr_set_access(struct shca_mr *mr, int access)
 
 /*
  * Translate region offset @off of @x into a kernel pointer; *@contig is
- * set to the number of bytes contiguous from there. The caller has
- * bounds-checked @off against the region. A kernel ULP remapping a
- * fast-reg MR under a transfer can shrink the list: never index past
- * what is in use, never past the storage.
+ * set to the number of bytes contiguous from there. NULL when @x does
+ * not translate @off: never index past what is in use, nor past the
+ * storage.
  */
 static void *shca_xlat_ptr(const struct shca_xlat *x, u64 off, u64 *contig)
 {
-	u32 n = min(READ_ONCE(x->n), x->max);
+	u32 n = min(x->n, x->max);
 	const struct shca_seg *s;
 	u64 pos, mask;
 	u32 lo, hi;
 
 	switch (x->kind) {
 	case SHCA_XLAT_IDENTITY:
+		if (off >= x->len)
+			return NULL;
 		*contig = x->len - off;
 		return (void *)(uintptr_t)(x->base + off);
 	case SHCA_XLAT_PAGES:
@@ -864,7 +1002,7 @@ static void *shca_xlat_ptr(const struct shca_xlat *x, u64 off, u64 *contig)
 				hi = mid;
 		}
 		s = &x->segs[lo];
-		if (!n || off - s->off >= s->len)
+		if (!n || off < s->off || off - s->off >= s->len)
 			return NULL;
 		*contig = s->len - (off - s->off);
 		return (void *)(uintptr_t)(s->addr + (off - s->off));
@@ -874,28 +1012,77 @@ static void *shca_xlat_ptr(const struct shca_xlat *x, u64 off, u64 *contig)
 
 static void *shca_map_ptr(const struct shca_map *m, u64 off, u64 *contig)
 {
+	void *p;
+
 	if (m->meta.max && off >= m->data.len)
 		return shca_xlat_ptr(&m->meta, off - m->data.len, contig);
-	return shca_xlat_ptr(&m->data, off, contig);
+	p = shca_xlat_ptr(&m->data, off, contig);
+	/* The data part ends where the metadata begins. */
+	if (p && m->meta.max)
+		*contig = min(*contig, m->data.len - off);
+	return p;
 }
+
+/* Bytes from offset 0 that @x translates without a hole. */
+static u64 shca_xlat_len(const struct shca_xlat *x)
+{
+	u32 n = min(x->n, x->max);
+
+	switch (x->kind) {
+	case SHCA_XLAT_IDENTITY:
+		return x->len;
+	case SHCA_XLAT_PAGES:
+		if (((u64)n << x->page_shift) <= x->fbo)
+			return 0;
+		return min(x->len, ((u64)n << x->page_shift) - x->fbo);
+	case SHCA_XLAT_SEGS:
+		/* Segments are contiguous in region offsets. */
+		if (!n)
+			return 0;
+		return min(x->len, x->segs[n - 1].off + x->segs[n - 1].len);
+	}
+	return 0;
+}
+
+/* Bytes from region offset 0 that @m translates without a hole. */
+static u64 shca_map_len(const struct shca_map *m)
+{
+	u64 data = shca_xlat_len(&m->data);
+
+	if (!m->meta.max || data < m->data.len)
+		return data;
+	return data + shca_xlat_len(&m->meta);
+}
+
+/**
+ * struct shca_span - a resolved range of one MR, as a transfer uses it
+ * @mr: the MR, with a reference held
+ * @map: the translation in force when the range was resolved
+ * @off: region offset of the next byte to move
+ * @gen: @mr->gen when the range was resolved
+ * @locked: @map can change while the MR is published (fast-reg types):
+ *	every chunk moves under @mr->lock, and only while @mr->gen is @gen
+ */
+struct shca_span {
+	struct shca_mr *mr;
+	const struct shca_map *map;
+	u64 off;
+	u32 gen;
+	bool locked;
+};
 
 /*
  * Resolve @t for @len bytes: find the MR and check key, state, PD, access
- * and range under its lock. On success the MR is returned with a
- * reference held, *@map is the translation in force and *@off the region
- * offset of t->iova. The bytes then move without the lock: translation
- * storage lives as long as the MR, and a fast-reg MR re-registered while
- * a transfer through it is in flight behaves as on hardware (the
- * transfer may see either translation).
+ * and range under its lock. On success @span holds a reference to the
+ * MR and the translation in force.
  */
 static int shca_mr_resolve(struct shca_dev *sdev,
 			   const struct shca_mem_target *t, u64 len,
-			   struct shca_mr **mrp, const struct shca_map **map,
-			   u64 *off)
+			   struct shca_span *span)
 {
 	unsigned long flags;
 	struct shca_mr *mr;
-	u64 end;
+	u64 end, off;
 	int err;
 
 	if (check_add_overflow(t->iova, len, &end))
@@ -906,6 +1093,7 @@ static int shca_mr_resolve(struct shca_dev *sdev,
 		return -ENOKEY;
 
 	spin_lock_irqsave(&mr->lock, flags);
+	off = t->iova - mr->iova;
 	if (mr->key != t->key)
 		err = -ENOKEY;
 	else if (mr->state != SHCA_MR_VALID)
@@ -914,26 +1102,105 @@ static int shca_mr_resolve(struct shca_dev *sdev,
 		err = -EACCES;
 	else if ((mr->access & t->access) != t->access)
 		err = -EPERM;
-	else if (t->iova < mr->iova || t->iova - mr->iova > mr->length ||
-		 len > mr->length - (t->iova - mr->iova))
+	else if (t->iova < mr->iova || off > mr->length ||
+		 len > mr->length - off)
 		err = -ERANGE;
+	else if (len && (off > shca_map_len(mr->cur) ||
+			 len > shca_map_len(mr->cur) - off))
+		err = -EFAULT;
 	else
 		err = 0;
-	*off = t->iova - mr->iova;
-	*map = mr->cur;
+	span->mr = mr;
+	span->map = mr->cur;
+	span->off = off;
+	span->gen = mr->gen;
+	span->locked = shca_mr_is_fast_reg(mr);
 	spin_unlock_irqrestore(&mr->lock, flags);
 
-	if (err) {
+	if (err)
 		shca_mr_put(mr);
-		return err;
-	}
-	*mrp = mr;
+	return err;
+}
+
+/*
+ * Lock what the next chunk of a transfer from @b to @a needs: the MRs
+ * whose translation can change, in address order (the same MR once), and
+ * check that the registration each side was resolved under is still in
+ * force (*@a_failed says whether @a's is not). IRQs stay off until
+ * shca_spans_unlock(). For sparse, every path takes both contexts, real
+ * or not.
+ */
+static int shca_spans_lock(struct shca_span *a, struct shca_span *b,
+			   unsigned long *flags, bool *a_failed)
+	__acquires(&a->mr->lock) __acquires(&b->mr->lock)
+{
+	struct shca_mr *x = a->locked ? a->mr : NULL;
+	struct shca_mr *y = b->locked ? b->mr : NULL;
+
+	if (x == y)
+		y = NULL;
+	if (!x)
+		swap(x, y);
+	if (y && y < x)
+		swap(x, y);
+
+	local_irq_save(*flags);
+	if (x)
+		spin_lock(&x->lock);
+	else
+		__acquire(&a->mr->lock);
+	if (y)
+		spin_lock_nested(&y->lock, SINGLE_DEPTH_NESTING);
+	else
+		__acquire(&b->mr->lock);
+
+	*a_failed = a->locked && a->mr->gen != a->gen;
+	if (*a_failed || (b->locked && b->mr->gen != b->gen))
+		return -EKEYREVOKED;
 	return 0;
 }
 
-/* Copy between a resolved region and a kernel buffer. */
-static void shca_map_copy(const struct shca_map *m, u64 off, void *buf,
-			  u64 len, enum shca_copy_dir dir)
+static void shca_spans_unlock(struct shca_span *a, struct shca_span *b,
+			      unsigned long flags)
+	__releases(&a->mr->lock) __releases(&b->mr->lock)
+{
+	if (b->locked && b->mr != a->mr)
+		spin_unlock(&b->mr->lock);
+	else
+		__release(&b->mr->lock);
+	if (a->locked)
+		spin_unlock(&a->mr->lock);
+	else
+		__release(&a->mr->lock);
+	local_irq_restore(flags);
+}
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * shca_mr_copy_chunk_done() - a transfer moved a chunk (KUnit hook)
+ * @mr: the MR the chunk moved through
+ *
+ * Called between chunks, without locks. KUnit tests redirect it to
+ * change the MR in the middle of a transfer.
+ */
+void shca_mr_copy_chunk_done(struct shca_mr *mr)
+{
+	KUNIT_STATIC_STUB_REDIRECT(shca_mr_copy_chunk_done, mr);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_chunk_done);
+#else
+static inline void shca_mr_copy_chunk_done(struct shca_mr *mr)
+{
+}
+#endif
+
+/*
+ * Copy @len bytes between @m at region offset @off and @buf. Only a
+ * translation that breaks its own invariants has a hole here
+ * (shca_mr_resolve() checked the range against the map's length).
+ */
+static int shca_map_copy(const struct shca_map *m, u64 off, void *buf,
+			 u64 len, enum shca_copy_dir dir)
 {
 	while (len) {
 		u64 contig;
@@ -941,7 +1208,7 @@ static void shca_map_copy(const struct shca_map *m, u64 off, void *buf,
 		u64 n;
 
 		if (!p)
-			return;
+			return -EFAULT;
 		n = min(len, contig);
 		if (dir == SHCA_COPY_TO_MR)
 			memcpy(p, buf, n);
@@ -951,6 +1218,86 @@ static void shca_map_copy(const struct shca_map *m, u64 off, void *buf,
 		off += n;
 		len -= n;
 	}
+	return 0;
+}
+
+/* Move @len bytes between @span and @buf, chunk by chunk. */
+static int shca_span_copy(struct shca_span *span, void *buf, u64 len,
+			  enum shca_copy_dir dir)
+{
+	struct shca_mr *mr = span->mr;
+	unsigned long flags;
+	int err;
+
+	if (!span->locked)
+		return shca_map_copy(span->map, span->off, buf, len, dir);
+
+	while (len) {
+		u64 n = min_t(u64, len, SHCA_COPY_CHUNK);
+
+		spin_lock_irqsave(&mr->lock, flags);
+		if (mr->gen != span->gen)
+			err = -EKEYREVOKED;
+		else
+			err = shca_map_copy(span->map, span->off, buf, n, dir);
+		spin_unlock_irqrestore(&mr->lock, flags);
+		if (err)
+			return err;
+		span->off += n;
+		buf += n;
+		len -= n;
+		shca_mr_copy_chunk_done(mr);
+	}
+	return 0;
+}
+
+/* Move @len bytes from @src to @dst, advancing both. */
+static int shca_span_move(struct shca_span *dst, struct shca_span *src,
+			  u64 len, bool *dst_failed)
+{
+	while (len) {
+		u64 contig, n;
+		void *p = shca_map_ptr(src->map, src->off, &contig);
+		int err;
+
+		*dst_failed = false;
+		if (!p)
+			return -EFAULT;
+		n = min(len, contig);
+		*dst_failed = true;
+		err = shca_map_copy(dst->map, dst->off, p, n, SHCA_COPY_TO_MR);
+		if (err)
+			return err;
+		src->off += n;
+		dst->off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Move @len bytes from @src to @dst, chunk by chunk when either can change. */
+static int shca_span_copy_span(struct shca_span *dst, struct shca_span *src,
+			       u64 len, bool *dst_failed)
+{
+	unsigned long flags;
+	int err;
+
+	if (!dst->locked && !src->locked)
+		return shca_span_move(dst, src, len, dst_failed);
+
+	while (len) {
+		u64 n = min_t(u64, len, SHCA_COPY_CHUNK);
+
+		err = shca_spans_lock(dst, src, &flags, dst_failed);
+		if (!err)
+			err = shca_span_move(dst, src, n, dst_failed);
+		shca_spans_unlock(dst, src, flags);
+		if (err)
+			return err;
+		len -= n;
+		shca_mr_copy_chunk_done(dst->mr);
+	}
+	return 0;
 }
 
 /**
@@ -965,22 +1312,23 @@ static void shca_map_copy(const struct shca_map *m, u64 off, void *buf,
  *
  * Context: any context; does not sleep.
  * Return: 0, or -ENOKEY, -EKEYREVOKED, -EACCES, -EPERM, -EOVERFLOW,
- * -ERANGE (see the file comment). Nothing is copied on error.
+ * -ERANGE, -EFAULT (see the file comment); nothing is copied then. A
+ * fast-reg MR invalidated or re-registered while the bytes move stops
+ * the transfer at a chunk boundary with -EKEYREVOKED; the chunks before
+ * it have moved.
  */
 int shca_mr_copy(struct shca_dev *sdev, const struct shca_mem_target *t,
 		 void *buf, u64 len, enum shca_copy_dir dir)
 {
-	const struct shca_map *map;
-	struct shca_mr *mr;
-	u64 off;
+	struct shca_span span;
 	int err;
 
-	err = shca_mr_resolve(sdev, t, len, &mr, &map, &off);
+	err = shca_mr_resolve(sdev, t, len, &span);
 	if (err)
 		return err;
-	shca_map_copy(map, off, buf, len, dir);
-	shca_mr_put(mr);
-	return 0;
+	err = shca_span_copy(&span, buf, len, dir);
+	shca_mr_put(span.mr);
+	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy);
 
@@ -991,8 +1339,8 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy);
  * @src_sdev: device of the source key
  * @src: source key, iova, PD and required access
  * @len: bytes to move
- * @dst_failed: set on error: true if the destination was refused, false
- *	if the source was
+ * @dst_failed: set on error: true if the destination was refused (or its
+ *	registration changed under the transfer), false if the source was
  *
  * Both regions are resolved and checked before any byte moves.
  *
@@ -1005,39 +1353,25 @@ int shca_mr_copy_xdev(struct shca_dev *dst_sdev,
 		      const struct shca_mem_target *src, u64 len,
 		      bool *dst_failed)
 {
-	const struct shca_map *smap, *dmap;
-	struct shca_mr *smr, *dmr;
-	u64 soff, doff;
+	struct shca_span s, d;
 	int err;
 
 	*dst_failed = false;
-	err = shca_mr_resolve(src_sdev, src, len, &smr, &smap, &soff);
+	err = shca_mr_resolve(src_sdev, src, len, &s);
 	if (err)
 		return err;
-	err = shca_mr_resolve(dst_sdev, dst, len, &dmr, &dmap, &doff);
+	err = shca_mr_resolve(dst_sdev, dst, len, &d);
 	if (err) {
 		*dst_failed = true;
 		goto out_src;
 	}
-
-	while (len) {
-		u64 contig;
-		void *p = shca_map_ptr(smap, soff, &contig);
-		u64 n;
-
-		if (!p)
-			break;
-		n = min(len, contig);
-		shca_map_copy(dmap, doff, p, n, SHCA_COPY_TO_MR);
-		soff += n;
-		doff += n;
-		len -= n;
-	}
-	shca_mr_put(dmr);
+	err = shca_span_copy_span(&d, &s, len, dst_failed);
+	shca_mr_put(d.mr);
 out_src:
-	shca_mr_put(smr);
+	shca_mr_put(s.mr);
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_xdev);
 
 /**
  * shca_mr_copy_mr() - move bytes from one keyed region to another
@@ -1070,14 +1404,12 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_mr);
 int shca_mr_probe(struct shca_dev *sdev, const struct shca_mem_target *t,
 		  u64 len)
 {
-	const struct shca_map *map;
-	struct shca_mr *mr;
-	u64 off;
+	struct shca_span span;
 	int err;
 
-	err = shca_mr_resolve(sdev, t, len, &mr, &map, &off);
+	err = shca_mr_resolve(sdev, t, len, &span);
 	if (!err)
-		shca_mr_put(mr);
+		shca_mr_put(span.mr);
 	return err;
 }
 

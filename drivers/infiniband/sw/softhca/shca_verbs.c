@@ -268,7 +268,7 @@ static struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	umem = ib_umem_get(&sdev->ibdev, start, length, access);
 	if (IS_ERR(umem))
 		return ERR_CAST(umem);
-	mr = shca_mr_create_user(sdev, umem, iova, access, NULL);
+	mr = shca_mr_create_user(sdev, umem, iova, access);
 	if (IS_ERR(mr)) {
 		ib_umem_release(umem);
 		return ERR_CAST(mr);
@@ -281,31 +281,15 @@ static struct ib_mr *shca_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 					     int access,
 					     struct uverbs_attr_bundle *attrs)
 {
-	struct shca_dev *sdev = to_shca_dev(ibpd->device);
-	struct device *dma_dev = shca_dmabuf_device();
-	struct ib_umem_dmabuf *umem_dmabuf;
 	struct shca_mr *mr;
 	int err;
 
-	if (!dma_dev)
-		return ERR_PTR(-EOPNOTSUPP);
 	err = shca_check_user_range(offset, length, iova, access);
 	if (err)
 		return ERR_PTR(err);
-
-	umem_dmabuf = ib_umem_dmabuf_get_pinned_with_dma_device(&sdev->ibdev,
-								dma_dev,
-								offset, length,
-								fd, access);
-	if (IS_ERR(umem_dmabuf))
-		return ERR_CAST(umem_dmabuf);
-	mr = shca_mr_create_user(sdev, &umem_dmabuf->umem, iova, access,
-				 dma_dev);
-	if (IS_ERR(mr)) {
-		ib_umem_release(&umem_dmabuf->umem);
-		return ERR_CAST(mr);
-	}
-	return &mr->ibmr;
+	mr = shca_mr_create_dmabuf(to_shca_dev(ibpd->device), fd, offset,
+				   length, iova, access);
+	return IS_ERR(mr) ? ERR_CAST(mr) : &mr->ibmr;
 }
 
 static struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
@@ -332,15 +316,14 @@ static struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	 * Write access over pages pinned for reading needs a writable pin of
 	 * the same range, refused as a fresh registration would be (EFAULT
 	 * for read-only memory): never grant writes to a read-only mapping,
-	 * the shared zero page or a file's page cache.
+	 * the shared zero page or a file's page cache. A dma-buf MR (no
+	 * umem) has no pin direction: registering it writable again is no
+	 * more than a fresh registration would give, so it changes in place.
 	 */
-	if (ib_access_writable(access) && !mr->umem->writable) {
-		if (mr->umem->is_dmabuf)
-			return ERR_PTR(-EOPNOTSUPP);
+	if (ib_access_writable(access) && mr->umem && !mr->umem->writable)
 		return shca_reg_user_mr(ibpd, mr->umem->address,
 					mr->umem->length, mr->iova, access,
 					udata);
-	}
 
 	/* PD and access change in place; the core updates ibmr->pd. */
 	if (flags & IB_MR_REREG_ACCESS) {

@@ -10,7 +10,6 @@
 
 #include "shca.h"
 
-struct device;
 struct ib_umem;
 struct net_device;
 struct scatterlist;
@@ -35,7 +34,6 @@ static inline bool shca_inject_fault(void)
 #endif
 
 /* shca_main.c */
-struct device *shca_dmabuf_device(void);
 /* reached by the KUnit suites to create devices */
 #if IS_ENABLED(CONFIG_KUNIT)
 int shca_newlink(const char *ibdev_name, struct net_device *ndev);
@@ -50,8 +48,10 @@ struct shca_mr *shca_mr_create_fast(struct shca_dev *sdev,
 				    enum ib_mr_type type, u32 max_data,
 				    u32 max_meta);
 struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
-				    struct ib_umem *umem, u64 iova, int access,
-				    struct device *dma_dev);
+				    struct ib_umem *umem, u64 iova, int access);
+struct shca_mr *shca_mr_create_dmabuf(struct shca_dev *sdev, int fd,
+				      u64 offset, u64 length, u64 iova,
+				      int access);
 struct shca_mr *shca_mr_create_dm(struct shca_dev *sdev, struct shca_dm *dm,
 				  u64 offset, u64 length, int access);
 void shca_mr_destroy(struct shca_mr *mr);
@@ -82,6 +82,9 @@ int shca_mr_copy_xdev(struct shca_dev *dst_sdev,
 int shca_mr_probe(struct shca_dev *sdev, const struct shca_mem_target *t,
 		  u64 len);
 void shca_mr_sig_error(struct shca_mr *mr, const struct ib_sig_err *err);
+#if IS_ENABLED(CONFIG_KUNIT)
+void shca_mr_copy_chunk_done(struct shca_mr *mr);
+#endif
 int shca_mr_check_status(struct shca_mr *mr, u32 check_mask,
 			 struct ib_mr_status *status);
 

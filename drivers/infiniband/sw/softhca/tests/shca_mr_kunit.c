@@ -25,6 +25,7 @@
 #include <linux/vmalloc.h>
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
 #include "shca_kunit.h"
@@ -59,6 +60,12 @@ static void shca_dealloc_pd_action(void *pd)
 static void shca_dereg_mr_action(void *mr)
 {
 	ib_dereg_mr(mr);
+}
+
+/* MRs made by the engine directly, without the core's bookkeeping. */
+static void shca_destroy_mr_action(void *mr)
+{
+	shca_mr_destroy(mr);
 }
 
 static struct ib_pd *shca_test_pd(struct kunit *test, struct ib_device *ibdev)
@@ -533,10 +540,30 @@ static void shca_mr_user_roundtrip(struct kunit *test)
 					   SHCA_COPY_TO_MR), -ERANGE);
 }
 
-/* A minimal dma-buf exporter over separate pages, for reg_user_mr_dmabuf. */
+/*
+ * A minimal dma-buf exporter over separate pages, for reg_user_mr_dmabuf.
+ * Its kernel mapping is a vmap() of the pages (vmalloc space, not the
+ * linear map). Variants: SHCA_EXP_BOUNCE hands devices bounce copies of
+ * the pages, as swiotlb=force does (what a device writes reaches the
+ * pages only on a sync, never here); SHCA_EXP_IOMEM claims its mapping
+ * is I/O memory; SHCA_EXP_NO_VMAP has no kernel mapping at all.
+ */
+enum shca_exp_mode {
+	SHCA_EXP_PLAIN,
+	SHCA_EXP_BOUNCE,
+	SHCA_EXP_IOMEM,
+	SHCA_EXP_NO_VMAP,
+};
+
 struct shca_test_dmabuf {
 	struct page *pages[4];
+	struct page *bounce[4];
 	unsigned int n;
+	enum shca_exp_mode mode;
+	void *vaddr;
+	int vmaps;
+	int vunmaps;
+	struct dma_buf *dmabuf;
 };
 
 static struct sg_table *shca_exp_map(struct dma_buf_attachment *at,
@@ -544,11 +571,21 @@ static struct sg_table *shca_exp_map(struct dma_buf_attachment *at,
 {
 	struct shca_test_dmabuf *b = at->dmabuf->priv;
 	struct sg_table *sgt = kzalloc(sizeof(*sgt), GFP_KERNEL);
+	struct page **pages = b->pages;
 	int err;
 
 	if (!sgt)
 		return ERR_PTR(-ENOMEM);
-	err = sg_alloc_table_from_pages(sgt, b->pages, b->n, 0,
+	if (b->mode == SHCA_EXP_BOUNCE) {
+		unsigned int i;
+
+		/* Copy in, as a DMA_TO_DEVICE sync of a bounce buffer. */
+		for (i = 0; i < b->n; i++)
+			memcpy(page_address(b->bounce[i]),
+			       page_address(b->pages[i]), PAGE_SIZE);
+		pages = b->bounce;
+	}
+	err = sg_alloc_table_from_pages(sgt, pages, b->n, 0,
 					b->n * PAGE_SIZE, GFP_KERNEL);
 	if (err) {
 		kfree(sgt);
@@ -571,17 +608,51 @@ static void shca_exp_unmap(struct dma_buf_attachment *at,
 	kfree(sgt);
 }
 
+static int shca_exp_vmap(struct dma_buf *dmabuf, struct iosys_map *map)
+{
+	struct shca_test_dmabuf *b = dmabuf->priv;
+
+	b->vaddr = vmap(b->pages, b->n, VM_MAP, PAGE_KERNEL);
+	if (!b->vaddr)
+		return -ENOMEM;
+	b->vmaps++;
+	if (b->mode == SHCA_EXP_IOMEM)
+		iosys_map_set_vaddr_iomem(map, (void __iomem __force *)b->vaddr);
+	else
+		iosys_map_set_vaddr(map, b->vaddr);
+	return 0;
+}
+
+static void shca_exp_vunmap(struct dma_buf *dmabuf, struct iosys_map *map)
+{
+	struct shca_test_dmabuf *b = dmabuf->priv;
+
+	vunmap(b->vaddr);
+	b->vaddr = NULL;
+	b->vunmaps++;
+}
+
 static void shca_exp_release(struct dma_buf *dmabuf)
 {
 	struct shca_test_dmabuf *b = dmabuf->priv;
 	unsigned int i;
 
-	for (i = 0; i < b->n; i++)
+	for (i = 0; i < b->n; i++) {
 		__free_page(b->pages[i]);
+		__free_page(b->bounce[i]);
+	}
 	kfree(b);
 }
 
 static const struct dma_buf_ops shca_exp_ops = {
+	.map_dma_buf = shca_exp_map,
+	.unmap_dma_buf = shca_exp_unmap,
+	.vmap = shca_exp_vmap,
+	.vunmap = shca_exp_vunmap,
+	.release = shca_exp_release,
+};
+
+static const struct dma_buf_ops shca_exp_novmap_ops = {
 	.map_dma_buf = shca_exp_map,
 	.unmap_dma_buf = shca_exp_unmap,
 	.release = shca_exp_release,
@@ -593,8 +664,9 @@ static void shca_close_fd_action(void *fd)
 }
 
 /* Export @n fresh pages (filled with a pattern) and return an fd. */
-static int shca_test_dmabuf_fd(struct kunit *test, unsigned int n,
-			       struct page ***pages)
+static int shca_test_dmabuf_fd_mode(struct kunit *test, unsigned int n,
+				    enum shca_exp_mode mode,
+				    struct shca_test_dmabuf **exp)
 {
 	DEFINE_DMA_BUF_EXPORT_INFO(info);
 	struct shca_test_dmabuf *b;
@@ -604,14 +676,22 @@ static int shca_test_dmabuf_fd(struct kunit *test, unsigned int n,
 
 	b = kzalloc(sizeof(*b), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, b);
+	b->mode = mode;
 	for (i = 0; i < n; i++) {
 		b->pages[i] = alloc_page(GFP_KERNEL);
-		if (!b->pages[i])
+		b->bounce[i] = alloc_page(GFP_KERNEL | __GFP_ZERO);
+		if (!b->pages[i] || !b->bounce[i]) {
+			if (b->pages[i])
+				__free_page(b->pages[i]);
+			if (b->bounce[i])
+				__free_page(b->bounce[i]);
 			break;
+		}
 		b->n++;
 		shca_fill(page_address(b->pages[i]), 30 + i, PAGE_SIZE, 0);
 	}
-	info.ops = &shca_exp_ops;
+	info.ops = mode == SHCA_EXP_NO_VMAP ? &shca_exp_novmap_ops :
+					      &shca_exp_ops;
 	info.size = (size_t)n * PAGE_SIZE;
 	info.flags = O_RDWR;
 	info.priv = b;
@@ -621,12 +701,23 @@ static int shca_test_dmabuf_fd(struct kunit *test, unsigned int n,
 		KUNIT_FAIL_AND_ABORT(test, "dma_buf_export: %ld",
 				     PTR_ERR(dmabuf));
 	}
+	b->dmabuf = dmabuf;
 	fd = dma_buf_fd(dmabuf, O_CLOEXEC);
 	if (fd < 0) {
 		dma_buf_put(dmabuf);
 		KUNIT_FAIL_AND_ABORT(test, "dma_buf_fd: %d", fd);
 	}
 	shca_defer(test, shca_close_fd_action, (void *)(uintptr_t)fd);
+	*exp = b;
+	return fd;
+}
+
+static int shca_test_dmabuf_fd(struct kunit *test, unsigned int n,
+			       struct page ***pages)
+{
+	struct shca_test_dmabuf *b;
+	int fd = shca_test_dmabuf_fd_mode(test, n, SHCA_EXP_PLAIN, &b);
+
 	*pages = b->pages;
 	return fd;
 }
@@ -702,6 +793,139 @@ static void shca_mr_dmabuf_roundtrip(struct kunit *test)
 						      fd,
 						      IB_ACCESS_REMOTE_WRITE)),
 			-EINVAL);
+}
+
+/*
+ * Pass: the exporter hands devices bounce copies of its pages (as
+ * swiotlb=force does), yet a write through a dma-buf MR lands in the
+ * exporter's own memory and a read sees what the exporter holds now: the
+ * MR goes through the buffer's kernel mapping, not through DMA
+ * addresses. Deregistration gives the mapping and the reference back.
+ */
+static void shca_mr_dmabuf_bounced(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	const u64 iova = 0x600000000ULL;
+	struct shca_test_dmabuf *b;
+	struct shca_mem_target t;
+	long refs;
+	u8 in[64], out[64];
+	struct ib_mr *mr;
+	int fd;
+
+	fd = shca_test_dmabuf_fd_mode(test, 2, SHCA_EXP_BOUNCE, &b);
+	refs = file_count(b->dmabuf->file);
+	mr = shca_track_mr(test, shca_reg_dmabuf(f->pd, 0, 2 * PAGE_SIZE, iova,
+						 fd, SHCA_RW));
+	KUNIT_EXPECT_EQ(test, b->vmaps, 1);
+
+	/* A remote write across the page boundary reaches the pages. */
+	memset(in, 0xc3, sizeof(in));
+	t = shca_target(f->pd, mr->rkey, iova + PAGE_SIZE - 32,
+			IB_ACCESS_REMOTE_WRITE);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, in, sizeof(in),
+					   SHCA_COPY_TO_MR), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv((u8 *)page_address(b->pages[0]) +
+					    PAGE_SIZE - 32, 0xc3, 32));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(page_address(b->pages[1]), 0xc3,
+					    32));
+
+	/* What the exporter writes now is what a remote read returns. */
+	memset(page_address(b->pages[1]) + 100, 0x3c, sizeof(out));
+	t = shca_target(f->pd, mr->rkey, iova + PAGE_SIZE + 100,
+			IB_ACCESS_REMOTE_READ);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(out, 0x3c, sizeof(out)));
+
+	shca_untrack_dereg(test, mr);
+	KUNIT_EXPECT_EQ(test, b->vunmaps, 1);
+	KUNIT_EXPECT_EQ(test, b->dmabuf->vmapping_counter, 0);
+	KUNIT_EXPECT_EQ(test, file_count(b->dmabuf->file), refs);
+}
+
+/*
+ * Pass: a dma-buf the CPU cannot map as memory - no kernel mapping, or
+ * one of I/O memory - is refused with EOPNOTSUPP, and the refusal leaves
+ * no MR, no mapping and no reference behind.
+ */
+static void shca_mr_dmabuf_refused(struct kunit *test)
+{
+	static const enum shca_exp_mode modes[] = { SHCA_EXP_NO_VMAP,
+						    SHCA_EXP_IOMEM };
+	struct shca_mr_fix *f = test->priv;
+	u32 before = shca_count_mrs(f->sdev);
+	struct shca_test_dmabuf *b;
+	int i, fd;
+	long refs;
+
+	for (i = 0; i < ARRAY_SIZE(modes); i++) {
+		struct ib_mr *mr;
+
+		fd = shca_test_dmabuf_fd_mode(test, 1, modes[i], &b);
+		refs = file_count(b->dmabuf->file);
+		mr = shca_reg_dmabuf(f->pd, 0, PAGE_SIZE, 0, fd, SHCA_RW);
+		KUNIT_EXPECT_EQ_MSG(test, PTR_ERR(mr), -EOPNOTSUPP,
+				    "exporter mode %d", modes[i]);
+		if (!IS_ERR(mr)) {
+			ib_dereg_mr(mr);
+			continue;
+		}
+		KUNIT_EXPECT_EQ(test, b->vmaps, b->vunmaps);
+		KUNIT_EXPECT_EQ(test, b->dmabuf->vmapping_counter, 0);
+		KUNIT_EXPECT_EQ(test, file_count(b->dmabuf->file), refs);
+	}
+	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev), before);
+}
+
+/*
+ * Pass: registering a user MR reads the core's umem and never writes it
+ * (here its iova was set by ib_umem_find_best_pgsz(), as the core's
+ * helpers do), and the MR still translates every byte.
+ */
+static void shca_mr_user_umem_untouched(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	const size_t len = 3 * PAGE_SIZE - 200;
+	const u64 iova = 0x4400000000ULL + 100;	/* same page offset */
+	struct shca_mem_target t;
+	struct ib_umem *umem, *snap;
+	unsigned long uaddr;
+	struct shca_mr *mr;
+	u8 *src, *dst;
+
+	uaddr = kunit_vm_mmap(test, NULL, 0, 3 * PAGE_SIZE,
+			      PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	KUNIT_ASSERT_NE(test, uaddr, 0);
+	uaddr += 100;
+	src = kunit_kmalloc(test, len, GFP_KERNEL);
+	dst = kunit_kzalloc(test, len, GFP_KERNEL);
+	snap = kunit_kmalloc(test, sizeof(*snap), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, src);
+	KUNIT_ASSERT_NOT_NULL(test, dst);
+	KUNIT_ASSERT_NOT_NULL(test, snap);
+	shca_fill(src, 11, len, 2);
+	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)uaddr, src, len), 0);
+
+	umem = ib_umem_get(f->ibdev, uaddr, len, IB_ACCESS_LOCAL_WRITE);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(umem));
+	KUNIT_EXPECT_EQ(test, ib_umem_find_best_pgsz(umem, PAGE_SIZE, iova),
+			PAGE_SIZE);
+	memcpy(snap, umem, sizeof(*snap));
+	mr = shca_mr_create_user(f->sdev, umem, iova, SHCA_RW);
+	if (IS_ERR(mr)) {
+		ib_umem_release(umem);
+		KUNIT_FAIL_AND_ABORT(test, "shca_mr_create_user: %ld",
+				     PTR_ERR(mr));
+	}
+	shca_defer(test, shca_destroy_mr_action, mr);
+	KUNIT_EXPECT_MEMEQ(test, umem, snap, sizeof(*snap));
+
+	t = shca_target(NULL, mr->key, iova, 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, dst, len,
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_MEMEQ(test, dst, src, len);
 }
 
 /* Pass: rereg of access applies in place; TRANS makes a new key. */
@@ -880,10 +1104,8 @@ static void shca_mr_dm_roundtrip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 300,
 					   SHCA_COPY_TO_MR), -ERANGE);
 
-	/* Out of the allocation, zero length: refused. */
+	/* Out of the allocation: refused. */
 	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm_mr(f->pd, dm, 4000, 97, 0)),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm_mr(f->pd, dm, 0, 0, 0)),
 			-EINVAL);
 
 	/* Bad sizes and alignment; a full arena says ENOMEM. */
@@ -911,6 +1133,50 @@ static void shca_mr_dm_roundtrip(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(dm));
 	KUNIT_EXPECT_TRUE(test, !memchr_inv((void *)to_shca_dm(dm)->addr, 0,
 					    SHCA_DM_SIZE));
+}
+
+/*
+ * Pass: a zero-length DM MR is accepted anywhere within the allocation,
+ * up to its very end (as on mlx5): it covers no byte, so only zero-length
+ * accesses pass; an offset past the end is refused and leaves no MR.
+ */
+static void shca_mr_dm_zero_length(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	u32 before = shca_count_mrs(f->sdev);
+	struct shca_mem_target t;
+	static const u64 offs[] = { 0, 1000, 4096 };
+	struct ib_dm *dm;
+	struct ib_mr *mr;
+	u8 byte = 0x5a;
+	int i;
+
+	dm = shca_test_dm(test, f->ibdev, 4096, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(dm));
+	for (i = 0; i < ARRAY_SIZE(offs); i++) {
+		mr = shca_track_mr(test, shca_test_dm_mr(f->pd, dm, offs[i], 0,
+							 SHCA_RW));
+		KUNIT_EXPECT_EQ(test, mr->iova, 0);
+		KUNIT_EXPECT_EQ(test, mr->length, 0);
+		t = shca_target(f->pd, mr->rkey, 0, IB_ACCESS_REMOTE_WRITE);
+		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, &byte, 0,
+						   SHCA_COPY_TO_MR), 0);
+		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, &byte, 1,
+						   SHCA_COPY_TO_MR), -ERANGE);
+		t.iova = 1;
+		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, &byte, 0,
+						   SHCA_COPY_TO_MR), -ERANGE);
+	}
+	KUNIT_EXPECT_TRUE(test, !memchr_inv((void *)to_shca_dm(dm)->addr, 0,
+					    4096));
+	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev),
+			before + ARRAY_SIZE(offs));
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm_mr(f->pd, dm, 4097, 0, 0)),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm_mr(f->pd, dm, U64_MAX, 0,
+						      0)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev),
+			before + ARRAY_SIZE(offs));
 }
 
 /* Pass: the PD's local_dma_lkey reads and writes kernel memory. */
@@ -1045,7 +1311,11 @@ static struct kunit_case shca_mr_types_cases[] = {
 	KUNIT_CASE(shca_mr_user_roundtrip),
 	KUNIT_CASE(shca_mr_user_rereg),
 	KUNIT_CASE(shca_mr_dmabuf_roundtrip),
+	KUNIT_CASE(shca_mr_dmabuf_bounced),
+	KUNIT_CASE(shca_mr_dmabuf_refused),
+	KUNIT_CASE(shca_mr_user_umem_untouched),
 	KUNIT_CASE(shca_mr_dm_roundtrip),
+	KUNIT_CASE(shca_mr_dm_zero_length),
 	KUNIT_CASE(shca_mr_dma_roundtrip),
 	KUNIT_CASE(shca_mr_integrity_roundtrip),
 	{}
@@ -1203,6 +1473,124 @@ static void shca_mr_refuse_copy(struct kunit *test)
 #undef SHCA_EXPECT_REFUSED
 }
 
+/*
+ * Pass: a translation shorter than its region (an engine bug, made here
+ * by hand) fails the copy with EFAULT before any byte moves - never a
+ * silent short copy reported as success. The part it does translate
+ * still works.
+ */
+static void shca_mr_refuse_hole(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	u8 *buf = shca_block(test, 4 * PAGE_SIZE), *in;
+	struct shca_mem_target t;
+	struct scatterlist sg;
+	struct ib_mr *mr;
+
+	in = shca_vbuf(test, 4 * PAGE_SIZE);
+	memset(in, 0xe7, 4 * PAGE_SIZE);
+	sg_init_one(&sg, buf, 4 * PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sg, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 4));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, SHCA_RW), 0);
+	KUNIT_ASSERT_EQ(test, to_shca_mr(mr)->cur->data.n, 4);
+
+	to_shca_mr(mr)->cur->data.n = 2;
+	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 4 * PAGE_SIZE,
+					   SHCA_COPY_TO_MR), -EFAULT);
+	t.iova = mr->iova + 2 * PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 1,
+					   SHCA_COPY_TO_MR), -EFAULT);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy_mr(f->sdev, &t,
+					      &(struct shca_mem_target){
+						.pd = f->pd,
+						.key = f->pd->local_dma_lkey,
+						.iova = (uintptr_t)in },
+					      1), -EFAULT);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf, 0, 4 * PAGE_SIZE));
+
+	t.iova = mr->iova;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 2 * PAGE_SIZE,
+					   SHCA_COPY_TO_MR), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf, 0xe7, 2 * PAGE_SIZE));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf + 2 * PAGE_SIZE, 0,
+					    2 * PAGE_SIZE));
+	to_shca_mr(mr)->cur->data.n = 4;
+}
+
+/*
+ * Pass: a map that fails after a good one (an empty entry, a list too
+ * short) does not leave a half-built list for the next registration:
+ * that registration grants an empty region, so a copy over the length
+ * the good map had is refused with ERANGE and touches neither buffer.
+ * A good map afterwards works again.
+ */
+static void shca_mr_refuse_failed_map(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	u8 *a = shca_block(test, PAGE_SIZE), *b = shca_block(test, PAGE_SIZE);
+	u8 *in = shca_block(test, PAGE_SIZE);
+	struct scatterlist sa[3], sb[2];
+	struct shca_mem_target t;
+	struct ib_mr *mr, *pi;
+	int i;
+
+	memset(in, 0x99, PAGE_SIZE);
+	sg_init_table(sa, 3);
+	for (i = 0; i < 3; i++)
+		sg_set_buf(&sa[i], a + i * 1024, 512);
+	sg_init_table(sb, 2);
+	sg_set_buf(&sb[0], b, 512);
+	sg_set_buf(&sb[1], b + 1024, 512);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, sa, 3,
+					    DMA_BIDIRECTIONAL), 3);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, sb, 2,
+					    DMA_BIDIRECTIONAL), 2);
+
+	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_SG_GAPS, 4));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, sa, 3, NULL, SZ_4K), 3);
+	KUNIT_EXPECT_EQ(test, mr->length, 3 * 512);
+	sg_dma_len(&sb[1]) = 0;
+	KUNIT_EXPECT_EQ(test, ib_map_mr_sg(mr, sb, 2, NULL, SZ_4K), -EINVAL);
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, SHCA_RW), 0);
+	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 3 * 512,
+					   SHCA_COPY_TO_MR), -ERANGE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 1,
+					   SHCA_COPY_TO_MR), -ERANGE);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(a, 0, PAGE_SIZE));
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(b, 0, PAGE_SIZE));
+
+	/* A good map and registration work again. */
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, sa, 3, NULL, SZ_4K), 3);
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, SHCA_RW), 0);
+	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 3 * 512,
+					   SHCA_COPY_TO_MR), 0);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_TRUE(test, !memchr_inv(a + i * 1024, 0x99, 512));
+
+	/* The same for an integrity MR whose metadata list is too short. */
+	sg_dma_len(&sb[1]) = 512;
+	pi = shca_track_mr(test, ib_alloc_mr_integrity(f->pd, 3, 1));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg_pi(pi, sa, 3, NULL, sb, 1, NULL,
+					      SZ_4K), 0);
+	KUNIT_EXPECT_EQ(test, ib_map_mr_sg_pi(pi, sa, 3, NULL, sb, 2, NULL,
+					      SZ_4K), -ENOMEM);
+	shca_sig_attrs_t10(pi->sig_attrs);
+	ib_update_fast_reg_key(pi, ib_inc_rkey(pi->rkey));
+	KUNIT_ASSERT_EQ(test, shca_mr_fast_reg_pi(to_shca_mr(pi), pi->rkey,
+						  SHCA_RW, pi->sig_attrs), 0);
+	t = shca_target(f->pd, pi->rkey, 0, IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 1,
+					   SHCA_COPY_TO_MR), -ERANGE);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(b, 0, PAGE_SIZE));
+}
+
 /* Pass: registration and invalidation refuse what the IBTA forbids. */
 static void shca_mr_refuse_reg(struct kunit *test)
 {
@@ -1295,6 +1683,8 @@ static struct kunit_case shca_mr_refuse_cases[] = {
 	KUNIT_CASE(shca_mr_refuse_alloc),
 	KUNIT_CASE(shca_mr_refuse_map),
 	KUNIT_CASE(shca_mr_refuse_copy),
+	KUNIT_CASE(shca_mr_refuse_hole),
+	KUNIT_CASE(shca_mr_refuse_failed_map),
 	KUNIT_CASE(shca_mr_refuse_reg),
 	KUNIT_CASE(shca_mr_refuse_user),
 	{}
@@ -1606,6 +1996,139 @@ static void shca_mr_lifetime_remap(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, out, 0xbb);
 }
 
+/* What the stub does to a fast-reg MR between two chunks of a transfer. */
+struct shca_inflight {
+	struct shca_mr_fix *f;
+	struct ib_mr *mr;
+	struct scatterlist *remap;	/* mapped and registered */
+	struct scatterlist *spare;	/* mapped, never registered */
+	int steps;
+	int err;
+};
+
+static struct shca_inflight *shca_inflight_ctx;
+
+/*
+ * After the first chunk: invalidate the MR, map and register another
+ * buffer, invalidate again and map a third buffer without registering
+ * it - which rebuilds the very list the transfer was resolved with.
+ */
+static void shca_inflight_stub(struct shca_mr *smr)
+{
+	struct shca_inflight *c = shca_inflight_ctx;
+	struct shca_mr_fix *f = c->f;
+	int err;
+
+	if (smr != to_shca_mr(c->mr) || c->steps++)
+		return;
+	err = shca_mr_invalidate(f->sdev, f->pd, c->mr->rkey);
+	if (!err && ib_map_mr_sg(c->mr, c->remap, 1, NULL, PAGE_SIZE) != 1)
+		err = -EIO;
+	if (!err)
+		err = shca_reg(c->mr, SHCA_RW);
+	if (!err)
+		err = shca_mr_invalidate(f->sdev, f->pd, c->mr->rkey);
+	if (!err && ib_map_mr_sg(c->mr, c->spare, 1, NULL, PAGE_SIZE) != 1)
+		err = -EIO;
+	c->err = err;
+}
+
+/*
+ * Pass: a transfer through a fast-reg MR that is invalidated, remapped
+ * and re-registered while its bytes move stops at the next chunk with
+ * EKEYREVOKED: after the invalidation no byte reaches the old buffer,
+ * and none ever reaches a buffer mapped (but not registered) meanwhile,
+ * whether the transfer comes from a kernel buffer, a DMA MR or another
+ * fast-reg MR.
+ */
+static void shca_mr_lifetime_inflight(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	const size_t len = 8 * PAGE_SIZE;
+	struct scatterlist sa, sr, ss, so;
+	struct shca_mem_target t, src;
+	struct shca_inflight *c;
+	u8 *a, *r, *sp, *in;
+	struct ib_mr *other;
+	int pass;
+
+	a = shca_block(test, len);
+	r = shca_block(test, len);
+	sp = shca_block(test, len);
+	in = shca_block(test, len);
+	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, c);
+	memset(in, 0x6b, len);
+	sg_init_one(&sa, a, len);
+	sg_init_one(&sr, r, len);
+	sg_init_one(&ss, sp, len);
+	sg_init_one(&so, in, len);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sa, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sr, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &ss, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &so, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	other = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 8));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(other, &so, 1, NULL, PAGE_SIZE), 1);
+	KUNIT_ASSERT_EQ(test, shca_reg(other, SHCA_RW), 0);
+
+	c->f = f;
+	c->remap = &sr;
+	c->spare = &ss;
+	shca_inflight_ctx = c;
+	kunit_activate_static_stub(test, shca_mr_copy_chunk_done,
+				   shca_inflight_stub);
+
+	for (pass = 0; pass < 3; pass++) {
+		bool dst_failed;
+		int err;
+
+		memset(a, 0, len);
+		memset(r, 0, len);
+		memset(sp, 0, len);
+		c->mr = shca_track_mr(test, ib_alloc_mr(f->pd,
+							IB_MR_TYPE_MEM_REG, 8));
+		c->steps = 0;
+		c->err = 0;
+		KUNIT_ASSERT_EQ(test, ib_map_mr_sg(c->mr, &sa, 1, NULL,
+						   PAGE_SIZE), 1);
+		KUNIT_ASSERT_EQ(test, shca_reg(c->mr, SHCA_RW), 0);
+		t = shca_target(f->pd, c->mr->rkey, c->mr->iova,
+				IB_ACCESS_REMOTE_WRITE);
+		if (pass == 0) {
+			err = shca_mr_copy(f->sdev, &t, in, len,
+					   SHCA_COPY_TO_MR);
+		} else {
+			src = pass == 1 ?
+			      shca_target(f->pd, f->pd->local_dma_lkey,
+					  (uintptr_t)in, 0) :
+			      shca_target(f->pd, other->rkey, other->iova, 0);
+			err = shca_mr_copy_xdev(f->sdev, &t, f->sdev, &src,
+						len, &dst_failed);
+			/* The destination's registration changed. */
+			KUNIT_EXPECT_TRUE(test, dst_failed);
+		}
+		KUNIT_EXPECT_EQ_MSG(test, err, -EKEYREVOKED, "pass %d", pass);
+		KUNIT_EXPECT_EQ(test, c->steps, 1);
+		KUNIT_EXPECT_EQ(test, c->err, 0);
+		/* The first chunk moved, before the invalidation. */
+		KUNIT_EXPECT_TRUE(test, !memchr_inv(a, 0x6b, PAGE_SIZE));
+		KUNIT_EXPECT_TRUE_MSG(test, !memchr_inv(a + len / 2, 0,
+							len / 2),
+				      "pass %d: bytes after the invalidation",
+				      pass);
+		KUNIT_EXPECT_TRUE(test, !memchr_inv(r, 0, len));
+		KUNIT_EXPECT_TRUE_MSG(test, !memchr_inv(sp, 0, len),
+				      "pass %d: bytes in an unregistered map",
+				      pass);
+		shca_untrack_dereg(test, c->mr);
+	}
+	kunit_deactivate_static_stub(test, shca_mr_copy_chunk_done);
+}
+
 /*
  * Pass: thousands of alloc/dereg cycles of every kernel-allocatable type
  * leave exactly the objects that were there before; keys are not
@@ -1784,6 +2307,7 @@ static struct kunit_case shca_mr_lifetime_cases[] = {
 	KUNIT_CASE(shca_mr_lifetime_dereg_waits),
 	KUNIT_CASE(shca_mr_lifetime_key_rotation),
 	KUNIT_CASE(shca_mr_lifetime_remap),
+	KUNIT_CASE(shca_mr_lifetime_inflight),
 	KUNIT_CASE_SLOW(shca_mr_lifetime_cycles),
 	KUNIT_CASE_SLOW(shca_mr_lifetime_stress),
 	{}
