@@ -12,7 +12,7 @@
 . /tests/lib.sh
 
 D0=${DRV_TYPE}0
-command -v shca_review >/dev/null || die "shca_review missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_review
 
 vm_setup "$D0"
 

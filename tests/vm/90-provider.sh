@@ -18,9 +18,7 @@ if [ "$DRV_TYPE" != softhca ]; then
 fi
 [ -r "$PROVIDER_SO" ] || die "$PROVIDER_SO missing: build it with 'make -C providers/softhca'"
 [ -r /etc/libibverbs.d/softhca.driver ] || die "/etc/libibverbs.d/softhca.driver missing"
-for p in shca_open shca_mr shca_dm shca_mr_many; do
-	command -v "$p" >/dev/null || die "$p missing: build tests/vm/bin with 'make -C tests/vm/src'"
-done
+need_progs shca_open shca_mr shca_dm shca_mr_many
 
 vm_setup $DEV
 expect_eq "softhca_abi_version" 2 "$(cat "$IB/$DEV/softhca_abi_version" 2>/dev/null)"

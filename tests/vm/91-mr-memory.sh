@@ -10,9 +10,7 @@
 . /tests/lib.sh
 
 DEV=${DRV_TYPE}0
-for p in shca_mr_mem shca_mr_many; do
-	command -v "$p" >/dev/null || die "$p missing: build tests/vm/bin with 'make vm-programs'"
-done
+need_progs shca_mr_mem shca_mr_many
 
 vm_setup "$DEV"
 

@@ -10,7 +10,7 @@
 . /tests/lib.sh
 
 DEV=${DRV_TYPE}0
-command -v shca_mr_refuse >/dev/null || die "shca_mr_refuse missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_mr_refuse
 
 vm_setup "$DEV"
 

@@ -14,7 +14,7 @@ DEV=${DRV_TYPE}0
 MIB=1024
 PAGES=$((MIB * 256))
 hold=/tmp/shca_mr_hold.hold
-command -v shca_mr_hold >/dev/null || die "shca_mr_hold missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_mr_hold
 
 vm_setup "$DEV"
 

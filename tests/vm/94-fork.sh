@@ -11,7 +11,7 @@
 . /tests/lib.sh
 
 DEV=${DRV_TYPE}0
-command -v shca_mr_fork >/dev/null || die "shca_mr_fork missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_mr_fork
 
 vm_setup "$DEV"
 

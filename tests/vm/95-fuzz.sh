@@ -30,7 +30,7 @@ if [ "$DRV_TYPE" != softhca ]; then
 	info "shca_fuzz knows softhca's rules (errnos, device memory); nothing to do for $DRV_TYPE"
 	exit 0
 fi
-command -v shca_fuzz >/dev/null || die "shca_fuzz missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_fuzz
 
 vm_setup "$DEV"
 

@@ -21,7 +21,7 @@ if [ "$DRV_TYPE" != softhca ]; then
 	info "shca_keys expects softhca's rereg semantics (rdma_rxe refuses rereg of access); nothing to do for $DRV_TYPE"
 	exit 0
 fi
-command -v shca_keys >/dev/null || die "shca_keys missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_keys
 
 vm_setup "$DEV"
 

@@ -17,7 +17,7 @@
 D0=${DRV_TYPE}0
 D1=${DRV_TYPE}1
 ITERS=${DATAPATH_ITERS:-200}
-command -v shca_qp >/dev/null || die "shca_qp missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_qp
 
 vm_setup "$D0" "$D1"
 # rdma_rxe cannot reach another local device's address (the route goes

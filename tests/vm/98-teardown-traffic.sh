@@ -36,7 +36,7 @@ ST=/tmp/traffic
 # what a worker's clean-up returns when its device is there (rxe: no DM)
 DESTROY_OK="qp=0 cq=0,0 mr=0 dm=0,0 pd=0 close=0"
 [ "$DRV_TYPE" != rxe ] || DESTROY_OK="qp=0 cq=0,0 mr=0 dm=-,- pd=0 close=0"
-command -v shca_traffic >/dev/null || die "shca_traffic missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_traffic
 
 # traffic_start A B [SECS]: start shca_traffic; 0 once both workers run
 traffic_start() {

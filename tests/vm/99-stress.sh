@@ -41,7 +41,7 @@ NK=${VMT_STRESS_TARGETS:-8}
 # kernel log lines that fail a test: scripts/vm/init's list, and lockdep's and the
 # hung-task detector's reports
 KBAD='WARNING:|BUG:|Oops|Call Trace|general protection|refcount_t|KASAN|UBSAN|kernel BUG|blocked for more than|detected stall|possible circular locking|lock held when returning|INFO: task'
-command -v shca_stress >/dev/null || die "shca_stress missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_stress
 case $SECS$LOOP_SECS$SEED$NP$NR$NK in
 *[!0-9]*) die "VMT_STRESS_SECS, _LOOP_SECS, _SEED, _POSTERS, _REGISTRARS and _TARGETS must be whole numbers" ;;
 esac

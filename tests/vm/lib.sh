@@ -127,6 +127,14 @@ wait_for() {
 	"$@"
 }
 
+# need_progs PROG...: the test programs of tests/vm/bin it needs, else it stops
+need_progs() {
+	for _p; do
+		command -v "$_p" >/dev/null ||
+			die "$_p missing: build tests/vm/bin with 'make vm-programs'"
+	done
+}
+
 # ---- driver ------------------------------------------------------------------
 
 drv_loaded() { grep -q "^$DRV_MOD " /proc/modules; }
