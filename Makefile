@@ -83,4 +83,4 @@ vm:
 bench:
 	scripts/deps.sh vm build
 	$(MAKE) modules vm-programs KDIR=$(DEBIAN_KDIR)
-	scripts/vm.sh --bench
+	tests/bench/run.sh

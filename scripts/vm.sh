@@ -10,28 +10,8 @@
 #   TEST             run only these tests (10-link, 10-link.sh, link or 10);
 #                    default: every tests/vm/NN-*.sh in order
 #   --tour           run the demonstration tests/vm/tour.sh instead of tests
-#   --bench          run the benchmarks instead of tests (eth0 and eth1 then
-#                    share one QEMU hub instead of two user-mode networks):
-#                    build tests/bench/shca_mr_bench.ko, run tests/bench/mr-bench.sh
-#                    in the guest (softhca0 vs rxe0, both on eth0), print
-#                    its table and save it to build/bench/mr-bench.txt;
-#                    BENCH_ITERS (default 2000) and BENCH_PAGES (default 16)
-#                    in the environment set the module's iters= and pages=;
-#                    then the userspace benchmark tests/vm/bin/shca_reg_bench
-#                    (ibv_reg_mr + ibv_dereg_mr, 4 KiB .. 1 GiB, same two
-#                    devices), printed as a second table and also saved to
-#                    build/bench/reg-bench.txt; BENCH_REG_SECS (default 0.5)
-#                    is its time per cell; then the data-path benchmark
-#                    tests/bench/dp-bench.sh (RDMA WRITE/READ/SEND throughput
-#                    and latency, softhca0 -> softhca1 vs rxe0 -> rxe1 vs
-#                    memcpy, from the kernel with tests/bench/shca_dp_bench.ko
-#                    and from userspace with perftest), a third table saved
-#                    to build/bench/dp-bench.txt; BENCH_DP_MS (default 300:
-#                    kernel ms per cell), BENCH_DP_SECS (default 1: s per
-#                    perftest run), BENCH_DP_BUDGET (default 200: s after
-#                    which remaining perftest runs are skipped) and
-#                    BENCH_DP_PERFTEST=0 (no perftest) tune it; every table
-#                    also goes to build/bench/mr-bench.txt
+#   --run SCRIPT     run SCRIPT (POSIX sh, as a tests/vm/*.sh) in the guest
+#                    as the only test, named after its file
 #   --shell          boot into an interactive guest shell (debugging)
 #   --module PATH    module to test (default drivers/infiniband/sw/softhca/softhca.ko)
 #   --provider PATH  rdma-core provider libsofthca-rdmav34.so to install in
@@ -41,9 +21,20 @@
 #   --tests-dir DIR  take the tests from DIR instead of tests/vm
 #   --timeout SECS   bound for the whole VM run (default: 120 s plus
 #                    test-timeout + 40 s per test, at most 900 s; --shell: 1 h)
-#   --test-timeout SECS  bound for each guest test (default 120; --bench: 420)
+#   --test-timeout SECS  bound for each guest test (default 120)
 #   -v, --verbose    stream the whole serial console
 #   --rebuild        rebuild the cached base initramfs
+#
+# For other harnesses that boot this guest (the benchmarks, tests/bench/run.sh):
+#   --hub            eth0 and eth1 on one QEMU hub, as two ports of a switch,
+#                    instead of two user-mode networks
+#   --overlay DIR    copy DIR's files into the guest's root as well (kernel
+#                    modules without debug info; the libraries that its
+#                    programs need come along)
+#   --env NAME=VALUE export NAME=VALUE to the guest's tests (plain values)
+#   --show REGEX     stream the guest's console lines (from the first test
+#                    on) that match REGEX, instead of one line per test
+#   --console FILE   save the guest's console (without CRs) to FILE
 #
 # Environment variables named FUZZ_* or VMT_* are passed to the guest tests
 # (e.g. FUZZ_ITERS=1000000 make vm for a long fuzz run; see tests/vm/*.sh).
@@ -69,11 +60,6 @@ LIBDIR=/usr/lib/x86_64-linux-gnu
 BASE_FORMAT=3	# bump when the layout of the base archive changes
 
 MODE=tests
-BENCH_DIR=$ROOT/tests/bench
-BENCH_OUT=$ROOT/build/bench/mr-bench.txt
-REG_OUT=$ROOT/build/bench/reg-bench.txt
-DP_OUT=$ROOT/build/bench/dp-bench.txt
-BENCH_BIN=$ROOT/build/bench/bin
 MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
 PROVIDER=
 DRIVER=softhca
@@ -83,6 +69,12 @@ VERBOSE=0
 REBUILD=0
 SELECT=()
 TESTDIR=$ROOT/tests/vm
+RUN_SCRIPT=
+HUB=0
+OVERLAYS=()
+GUEST_ENV=()
+SHOW=
+CONSOLE_OUT=
 
 die() { echo "vm: error: $*" >&2; exit 2; }
 TESTS=()
@@ -92,10 +84,7 @@ SUMMARY_DONE=0
 on_exit() {
 	local rc=$?
 	if [ -n "$RUN" ]; then rm -rf "$RUN"; fi
-	if [ $SUMMARY_DONE = 0 ] && [ "$MODE" = bench ]; then
-		echo "vm: bench: no table produced"
-		[ $rc -ne 0 ] || rc=1
-	elif [ $SUMMARY_DONE = 0 ] && [ "$MODE" != shell ]; then
+	if [ $SUMMARY_DONE = 0 ] && [ "$MODE" != shell ]; then
 		local n=${#TESTS[@]}
 		[ "$n" -gt 0 ] || n=1
 		echo "vm: 0 passed, $n failed"
@@ -110,7 +99,14 @@ note() { echo "vm: $*"; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tour) MODE=tour ;;
-	--bench) MODE=bench ;;
+	--run) RUN_SCRIPT=${2:?--run needs a script}; shift ;;
+	--run=*) RUN_SCRIPT=${1#*=} ;;
+	--hub) HUB=1 ;;
+	--bench) die "the benchmarks are tests/bench/run.sh now (make bench)" ;;
+	--overlay) OVERLAYS+=("${2:?--overlay needs a directory}"); shift ;;
+	--env) GUEST_ENV+=("${2:?--env needs NAME=VALUE}"); shift ;;
+	--show) SHOW=${2:?--show needs a regular expression}; shift ;;
+	--console) CONSOLE_OUT=${2:?--console needs a file}; shift ;;
 	--shell) MODE=shell ;;
 	--module) MODULE=${2:?--module needs a path}; shift ;;
 	--module=*) MODULE=${1#*=} ;;
@@ -138,6 +134,13 @@ case $MODULE in
 /*) ;;
 *) MODULE=$PWD/$MODULE ;;
 esac
+for d in ${OVERLAYS[@]+"${OVERLAYS[@]}"}; do
+	[ -d "$d" ] || die "--overlay $d: not a directory"
+done
+for e in ${GUEST_ENV[@]+"${GUEST_ENV[@]}"}; do
+	[[ $e =~ ^[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9._,:-]*$ ]] ||
+		die "--env $e: expected NAME=VALUE, the value plain (letters, digits, . _ , : -)"
+done
 
 for tool in qemu-system-x86_64 cpio gzip xz modinfo depmod ldd timeout flock; do
 	command -v "$tool" >/dev/null || die "$tool not found"
@@ -158,12 +161,10 @@ done
 if [ "$MODE" = tour ]; then
 	[ -r "$TESTDIR/tour.sh" ] || die "$TESTDIR/tour.sh not found"
 	TESTS=(tour)
-elif [ "$MODE" = bench ]; then
-	[ ${#SELECT[@]} -eq 0 ] || die "--bench takes no test names"
-	[ "$DRIVER" = softhca ] || die "--bench compares softhca with rxe; it takes no --driver"
-	[ -r "$BENCH_DIR/mr-bench.sh" ] || die "$BENCH_DIR/mr-bench.sh not found"
-	[ -r "$BENCH_DIR/dp-bench.sh" ] || die "$BENCH_DIR/dp-bench.sh not found"
-	TESTS=(mr-bench)
+elif [ "$MODE" = tests ] && [ -n "$RUN_SCRIPT" ]; then
+	[ ${#SELECT[@]} -eq 0 ] || die "--run takes no test names"
+	[ -r "$RUN_SCRIPT" ] || die "$RUN_SCRIPT not found"
+	TESTS=("$(basename "$RUN_SCRIPT" .sh)")
 elif [ "$MODE" = tests ]; then
 	if [ ${#SELECT[@]} -eq 0 ]; then
 		TESTS=("${ALL_TESTS[@]}")
@@ -185,10 +186,7 @@ elif [ "$MODE" = tests ]; then
 	[ ${#TESTS[@]} -gt 0 ] || die "no tests in $TESTDIR"
 fi
 
-if [ -z "$TEST_TIMEOUT" ]; then
-	TEST_TIMEOUT=120
-	[ "$MODE" != bench ] || TEST_TIMEOUT=420
-fi
+TEST_TIMEOUT=${TEST_TIMEOUT:-120}
 case $TEST_TIMEOUT$TOTAL_TIMEOUT in
 *[!0-9]*) die "timeouts are whole seconds" ;;
 esac
@@ -211,8 +209,6 @@ if [ "$DRIVER" = softhca ]; then
 		"$KVER "*) ;;
 		*) note "warning: $MODULE has vermagic '$vermagic', guest kernel is $KVER" ;;
 		esac
-	elif [ "$MODE" = bench ]; then
-		die "module $MODULE not found (build it with 'make')"
 	else
 		note "warning: module $MODULE not found (build it with 'make'); tests needing it will fail"
 	fi
@@ -223,58 +219,6 @@ if [ "$DRIVER" = softhca ]; then
 fi
 if [ -n "$PROVIDER" ]; then
 	[ -r "$PROVIDER" ] || die "provider $PROVIDER not found"
-fi
-
-# ---- the benchmark module (--bench) -----------------------------------------
-
-BENCH_ITERS=${BENCH_ITERS:-2000}
-BENCH_PAGES=${BENCH_PAGES:-16}
-BENCH_REG_SECS=${BENCH_REG_SECS:-0.5}
-BENCH_DP_MS=${BENCH_DP_MS:-300}
-BENCH_DP_SECS=${BENCH_DP_SECS:-1}
-BENCH_DP_BUDGET=${BENCH_DP_BUDGET:-200}
-BENCH_DP_PERFTEST=${BENCH_DP_PERFTEST:-1}
-BENCH_KO=$BENCH_DIR/shca_mr_bench.ko
-DP_KO=$BENCH_DIR/shca_dp_bench.ko
-if [ "$MODE" = bench ]; then
-	case $BENCH_ITERS$BENCH_PAGES in
-	*[!0-9]*) die "BENCH_ITERS='$BENCH_ITERS' and BENCH_PAGES='$BENCH_PAGES' must be whole numbers" ;;
-	esac
-	[ "$BENCH_ITERS" -gt 0 ] || die "BENCH_ITERS must be at least 1"
-	if [ "$BENCH_PAGES" -lt 1 ] || [ "$BENCH_PAGES" -gt 256 ]; then
-		die "BENCH_PAGES must be 1..256 (the module's limit)"
-	fi
-	[[ $BENCH_REG_SECS =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_REG_SECS='$BENCH_REG_SECS' must be a number of seconds"
-	case $BENCH_DP_MS$BENCH_DP_SECS$BENCH_DP_BUDGET$BENCH_DP_PERFTEST in
-	*[!0-9]*) die "BENCH_DP_MS, BENCH_DP_SECS, BENCH_DP_BUDGET and BENCH_DP_PERFTEST must be whole numbers" ;;
-	esac
-	if [ "$BENCH_DP_MS" -lt 1 ] || [ "$BENCH_DP_MS" -gt 10000 ]; then
-		die "BENCH_DP_MS must be 1..10000"
-	fi
-	if [ "$BENCH_DP_SECS" -lt 1 ] || [ "$BENCH_DP_SECS" -gt 60 ]; then
-		die "BENCH_DP_SECS must be 1..60"
-	fi
-	[ -x "$TESTDIR/bin/shca_reg_bench" ] ||
-		note "warning: $TESTDIR/bin/shca_reg_bench missing (make vm-programs): no userspace table"
-	BENCH_KDIR=/usr/src/linux-headers-$KVER
-	[ -r "$BENCH_KDIR/Makefile" ] || die "$BENCH_KDIR not found (install linux-headers-$KVER)"
-	command -v make >/dev/null || die "make not found"
-	note "building $BENCH_KO, $DP_KO and the benchmark programs"
-	blog=$CACHE/logs/bench-build.log
-	# Serialise with other --bench runs building the same directory.
-	if ! flock "$CACHE/.bench-build.lock" \
-		make -C "$BENCH_KDIR" M="$BENCH_DIR" modules >"$blog" 2>&1; then
-		cat "$blog" >&2
-		die "building the benchmark module failed (log: $blog)"
-	fi
-	[ -r "$BENCH_KO" ] || die "$BENCH_KO was not built (log: $blog)"
-	[ -r "$DP_KO" ] || die "$DP_KO was not built (log: $blog)"
-	if ! flock "$CACHE/.bench-build.lock" \
-		make -C "$BENCH_DIR" OUT="$BENCH_BIN" >>"$blog" 2>&1; then
-		cat "$blog" >&2
-		die "building the benchmark programs failed (log: $blog)"
-	fi
-	grep -E 'warning:|error:' "$blog" >&2 || true
 fi
 
 # ---- kernel modules: dependency closure -----------------------------------
@@ -495,33 +439,28 @@ if [ $HAVE_MODULE = 1 ]; then
 	cp "$dm/lib/modules/$KVER"/modules.* "$ov/lib/modules/$KVER/"
 	ln -s /softhca.ko "$ov/lib/modules/$KVER/extra/softhca.ko"
 fi
-if [ "$MODE" = bench ]; then
-	install -m 0755 "$BENCH_DIR/mr-bench.sh" "$ov/tests/mr-bench.sh"
-	install -m 0755 "$BENCH_DIR/dp-bench.sh" "$ov/tests/dp-bench.sh"
-	if command -v strip >/dev/null; then
-		strip --strip-debug -o "$ov/shca_dp_bench.ko" "$DP_KO"
-	else
-		cp "$DP_KO" "$ov/shca_dp_bench.ko"
-	fi
-	mkdir -p "$ov/tests/bin"
-	bbins=()
-	for f in "$BENCH_BIN"/*; do
-		if [ -f "$f" ] && [ -x "$f" ]; then
-			cp -L "$f" "$ov/tests/bin/"
-			bbins+=("$f")
-		fi
-	done
-	if [ ${#bbins[@]} -gt 0 ]; then
-		for a in $(ldd_libs "${bbins[@]}"); do
+if [ -n "$RUN_SCRIPT" ]; then
+	install -m 0755 "$RUN_SCRIPT" "$ov/tests/${TESTS[0]}.sh"
+fi
+for d in ${OVERLAYS[@]+"${OVERLAYS[@]}"}; do
+	cp -RL "$d/." "$ov/"
+	obins=()
+	while IFS= read -r -d '' f; do
+		rel=${f#"$d"}
+		case $f in
+		*.ko)
+			if command -v strip >/dev/null; then
+				strip --strip-debug -o "$ov$rel" "$f"
+			fi ;;
+		*)	if [ -x "$f" ]; then obins+=("$f"); fi ;;
+		esac
+	done < <(find "$d" -type f -print0)
+	if [ ${#obins[@]} -gt 0 ]; then
+		for a in $(ldd_libs "${obins[@]}"); do
 			[ -e "$ov$a" ] || stage_copy "$a" "$ov"
 		done
 	fi
-	if command -v strip >/dev/null; then
-		strip --strip-debug -o "$ov/shca_mr_bench.ko" "$BENCH_KO"
-	else
-		cp "$BENCH_KO" "$ov/shca_mr_bench.ko"
-	fi
-fi
+done
 if [ -n "$PROVIDER" ]; then
 	note "provider: $PROVIDER"
 	mkdir -p "$ov$LIBDIR/libibverbs" "$ov/etc/libibverbs.d"
@@ -542,10 +481,9 @@ fi
 	# VMT_* (long variants, see tests/vm/*.sh); plain values only.
 	env | grep -E '^(FUZZ|VMT)_[A-Z0-9_]*=[A-Za-z0-9._,:-]*$' |
 		sed 's/^/export /' || true
-	if [ "$MODE" = bench ]; then
-		echo "export BENCH_ITERS=$BENCH_ITERS BENCH_PAGES=$BENCH_PAGES BENCH_REG_SECS=$BENCH_REG_SECS"
-		echo "export BENCH_DP_MS=$BENCH_DP_MS BENCH_DP_SECS=$BENCH_DP_SECS BENCH_DP_BUDGET=$BENCH_DP_BUDGET BENCH_DP_PERFTEST=$BENCH_DP_PERFTEST"
-	fi
+	for e in ${GUEST_ENV[@]+"${GUEST_ENV[@]}"}; do
+		echo "export $e"
+	done
 } >"$ov/etc/vmtest.conf"
 (cd "$ov" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -1 >"$RUN/overlay.cpio.gz"
 cat "$BASE" "$RUN/overlay.cpio.gz" >"$RUN/initrd.gz"
@@ -558,12 +496,11 @@ ln -sfn "$(basename "$LOG")" "$CACHE/logs/last.log"
 find "$CACHE/logs" -name 'vm-*.log' -printf '%T@ %p\n' | sort -rn | tail -n +31 |
 	cut -d' ' -f2- | xargs -r rm -f
 note "console log: $LOG"
-ACCEL=tcg
 # shellcheck disable=SC2054
 QEMU=(qemu-system-x86_64 -m 3072 -smp 2 -nographic -no-reboot
 	-kernel "$KERNEL" -initrd "$RUN/initrd.gz"
 	-append "console=ttyS0 quiet panic=-1")
-if [ "$MODE" = bench ]; then
+if [ $HUB = 1 ]; then
 	# eth0 and eth1 on one hub, as two ports of a switch: rxe0 (eth0) and
 	# rxe1 (eth1) can then talk through the NICs, which two user-mode
 	# networks cannot do (a packet for the other NIC's address would be
@@ -578,7 +515,6 @@ else
 fi
 if [ -e /dev/kvm ] && [ -w /dev/kvm ]; then
 	QEMU+=(-accel kvm -cpu host)
-	ACCEL=kvm
 else
 	# Single-threaded TCG: as fast here as multi-threaded for these tests,
 	# and immune to the cross-CPU code-patching race once seen with MTTCG
@@ -599,12 +535,10 @@ if [ $VERBOSE = 1 ]; then
 	filter() { tr -d '\r'; }
 elif [ "$MODE" = tour ]; then
 	filter() { tr -d '\r' | sed -u -n '/^=== VMTEST-START/,$p'; }
-elif [ "$MODE" = bench ]; then
-	# the guest's steps, not its copy of the table (printed below)
+elif [ -n "$SHOW" ]; then
 	filter() {
 		tr -d '\r' | sed -u -n '/^=== VMTEST-START/,$p' |
-			grep --line-buffered -a -E '^(mr-bench|dp-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' |
-			sed -u 's/^/  /'
+			grep --line-buffered -a -E -e "$SHOW" | sed -u 's/^/  /'
 	}
 else
 	filter() { tr -d '\r' | grep --line-buffered -a -o -E 'VMTEST [^ ]+ (PASS|FAIL)' | sed -u 's/^VMTEST /  ... /'; }
@@ -625,93 +559,10 @@ fi
 CLEAN=$RUN/console.txt
 tr -d '\r' <"$LOG" >"$CLEAN"
 
-if [ "$MODE" = bench ]; then
-	# The table: the module's lines between the guest's markers, prefix
-	# stripped, up to its closing "done" line.
-	table=$RUN/table.txt
-	awk '
-		/^=== MR-BENCH-TABLE$/ { on = 1; next }
-		/^=== MR-BENCH-TABLE-END$/ { on = 0; next }
-		on && index($0, "shca_mr_bench: ") {
-			line = substr($0, index($0, "shca_mr_bench: ") + 15)
-			if (line ~ /taints kernel|module verification failed/)
-				next
-			if (line == "done") { done = 1; exit }
-			print line
-		}
-		END { exit !done }' "$CLEAN" >"$table" || : >"$table"
-	# The userspace table: "reg-bench: " lines between its markers.
-	regtable=$RUN/reg-table.txt
-	awk '
-		/^=== REG-BENCH-TABLE$/ { on = 1; next }
-		/^=== REG-BENCH-TABLE-END$/ { on = 0; done = 1; next }
-		on && /^reg-bench: / { print substr($0, 12) }
-		END { exit !done }' "$CLEAN" >"$regtable" || : >"$regtable"
-	# The data-path table: "dp-table: " lines between its markers.
-	dptable=$RUN/dp-table.txt
-	awk '
-		/^=== DP-BENCH-TABLE$/ { on = 1; next }
-		/^=== DP-BENCH-TABLE-END$/ { on = 0; done = 1; next }
-		on && /^dp-table: / { print substr($0, 11) }
-		END { exit !done }' "$CLEAN" >"$dptable" || : >"$dptable"
-	verdict=$(grep -a -o -E 'VMTEST mr-bench (PASS|FAIL)' "$CLEAN" | head -n1 | cut -d' ' -f3)
-	if [ -z "$verdict" ]; then	# FAIL was shown by the filter above
-		echo "----- mr-bench: no result from the guest (crashed, hung or not run) -----"
-		tail -n 40 "$CLEAN"
-	fi
-	note "console log: $LOG (${elapsed}s in the VM)"
-	if [ ! -s "$table" ]; then
-		note "bench: no table produced"
-		SUMMARY_DONE=1
-		exit 1
-	fi
-	if [ "$ACCEL" = kvm ]; then
-		where="a QEMU KVM guest"
-	else
-		where="a QEMU TCG guest (software CPU emulation, no KVM): absolute numbers are slow, the comparison between the columns is what matters"
-	fi
-	mkdir -p "$(dirname "$BENCH_OUT")"
-	when="kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')"
-	{
-		echo "MR registration benchmark: shca_mr_bench.ko, devices=softhca0,rxe0 iters=$BENCH_ITERS pages=$BENCH_PAGES"
-		echo "Ran in $where; $when."
-		echo
-		cat "$table"
-	} >"$BENCH_OUT.tmp"
-	if [ -s "$regtable" ]; then
-		{
-			echo "Userspace MR registration benchmark: shca_reg_bench through libibverbs (rdma-core 44), devices=softhca0,rxe0"
-			echo "Ran in the same guest, same boot; $when."
-			echo
-			cat "$regtable"
-		} >"$REG_OUT.tmp"
-		{ echo; echo; cat "$REG_OUT.tmp"; } >>"$BENCH_OUT.tmp"
-		mv "$REG_OUT.tmp" "$REG_OUT"
-	fi
-	if [ -s "$dptable" ]; then
-		{
-			echo "Data-path benchmark: RDMA WRITE/READ/SEND throughput and latency (tests/bench/dp-bench.sh)"
-			echo "Ran in the same guest, same boot, eth0 and eth1 on one QEMU hub; $when."
-			echo
-			cat "$dptable"
-		} >"$DP_OUT.tmp"
-		{ echo; echo; cat "$DP_OUT.tmp"; } >>"$BENCH_OUT.tmp"
-		mv "$DP_OUT.tmp" "$DP_OUT"
-	fi
-	mv "$BENCH_OUT.tmp" "$BENCH_OUT"
-	echo
-	cat "$BENCH_OUT"
-	echo
-	saved="${BENCH_OUT#"$ROOT"/} (all tables)"
-	[ ! -s "$regtable" ] || saved="$saved, ${REG_OUT#"$ROOT"/} (userspace MR)"
-	[ ! -s "$dptable" ] || saved="$saved, ${DP_OUT#"$ROOT"/} (data path)"
-	note "bench: saved to $saved"
-	[ -s "$regtable" ] || note "bench: no userspace MR table (see $LOG)"
-	[ -s "$dptable" ] || note "bench: no data-path table (see $LOG)"
-	SUMMARY_DONE=1
-	[ -s "$regtable" ] && [ -s "$dptable" ] || exit 1
-	exit 0
+if [ -n "$CONSOLE_OUT" ]; then
+	cp "$CLEAN" "$CONSOLE_OUT"
 fi
+
 declare -A RESULT=()
 while read -r _ name verdict; do
 	[ -z "${RESULT[$name]+x}" ] && RESULT[$name]=$verdict

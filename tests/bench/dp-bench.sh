@@ -1,9 +1,9 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# RC data-path benchmark in the VM guest, run by mr-bench.sh (scripts/vm.sh
-# --bench) with the devices it created: softhca0 on eth0, softhca1 on eth1,
-# rxe0 on eth0, rxe1 on eth1. Under --bench, eth0 and eth1 hang off one
+# RC data-path benchmark in the VM guest, run by mr-bench.sh
+# (tests/bench/run.sh) with the devices it created: softhca0 on eth0,
+# softhca1 on eth1, rxe0 on eth0, rxe1 on eth1. eth0 and eth1 hang off one
 # QEMU hub, so rxe0 -> rxe1 traffic really leaves eth0 and arrives on eth1
 # (as UDP/IP through QEMU's virtio NICs); softhca delivers in memory from
 # one device to the other. Measures, for WRITE, READ and SEND at 64 B,

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 #
-# Benchmarks in the VM guest (scripts/vm.sh --bench). Creates softhca0 on
+# Benchmarks in the VM guest (tests/bench/run.sh). Creates softhca0 on
 # eth0, softhca1 on eth1, and rdma_rxe's rxe0 on eth0 and rxe1 on eth1 (a
 # netdev carries an rxe and a softhca device at once). First the MR
 # registration benchmark: softhca0 and rxe0 measured side by side by
@@ -119,8 +119,8 @@ run 30 rdma link show
 say "devices: $(ibdevs)"
 
 # The benchmark: all the work happens in its module init, i.e. in insmod.
-# The guest's /init bounds this whole script (scripts/vm.sh --test-timeout,
-# 300 s by default for --bench); a signal would not stop a module init early.
+# The guest's /init bounds this whole script (tests/bench/run.sh
+# --test-timeout, 420 s by default); a signal would not stop a module init early.
 [ -r "$BENCH_KO" ] || fail "$BENCH_KO is missing"
 before=$(dmesg | wc -l)
 t0=$(date +%s)

@@ -12,11 +12,9 @@
 . /tests/lib.sh
 
 D0=${DRV_TYPE}0
-command -v shca_review >/dev/null || die "shca_review missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_review
 
-drv_load || die "loading $DRV_MOD failed"
-must "rdma link add $D0 netdev eth0" link_add "$D0" eth0
-expect_port "$D0" state "4: ACTIVE" 10
+vm_setup "$D0"
 
 # review_run TEST: one mode of shca_review; its lines are checks of this test
 review_run() {

@@ -18,13 +18,9 @@ if [ "$DRV_TYPE" != softhca ]; then
 fi
 [ -r "$PROVIDER_SO" ] || die "$PROVIDER_SO missing: build it with 'make -C providers/softhca'"
 [ -r /etc/libibverbs.d/softhca.driver ] || die "/etc/libibverbs.d/softhca.driver missing"
-for p in shca_open shca_mr shca_dm shca_mr_many; do
-	command -v "$p" >/dev/null || die "$p missing: build tests/vm/bin with 'make -C tests/vm/src'"
-done
+need_progs shca_open shca_mr shca_dm shca_mr_many
 
-drv_load || die "loading $DRV_MOD failed"
-must "rdma link add $DEV type $DRV_TYPE netdev eth0" link_add $DEV eth0
-expect_port $DEV state "4: ACTIVE" 10
+vm_setup $DEV
 expect_eq "softhca_abi_version" 2 "$(cat "$IB/$DEV/softhca_abi_version" 2>/dev/null)"
 
 title "rdma-core tools"

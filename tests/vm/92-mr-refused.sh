@@ -10,22 +10,12 @@
 . /tests/lib.sh
 
 DEV=${DRV_TYPE}0
-command -v shca_mr_refuse >/dev/null || die "shca_mr_refuse missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_mr_refuse
 
-drv_load || die "loading $DRV_MOD failed"
-must "rdma link add $DEV type $DRV_TYPE netdev eth0" link_add "$DEV" eth0
-expect_port "$DEV" state "4: ACTIVE" 10
-pins0=$(foll_pins)
-info "pinned pages in the system: $pins0"
+vm_setup "$DEV"
 
 title "refused registrations"
 run shca_mr_refuse "$DEV" || bad "shca_mr_refuse $DEV: exit status $(run_rc)"
 
 title "nothing left behind"
-run rdma res show
-if run_out | grep -Eq "^[0-9]+: $DEV: .* mr 0 ctx 0( |\$)"; then
-	ok "rdma res show counts mr 0 and ctx 0 for $DEV"
-else
-	bad "rdma res show does not count mr 0 and ctx 0 for $DEV"
-fi
-expect_eq "pinned pages in the system" "$pins0" "$(foll_pins)"
+vm_leftovers

@@ -11,12 +11,9 @@
 . /tests/lib.sh
 
 DEV=${DRV_TYPE}0
-command -v shca_mr_fork >/dev/null || die "shca_mr_fork missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_mr_fork
 
-drv_load || die "loading $DRV_MOD failed"
-must "rdma link add $DEV type $DRV_TYPE netdev eth0" link_add "$DEV" eth0
-expect_port "$DEV" state "4: ACTIVE" 10
-pins0=$(foll_pins)
+vm_setup "$DEV"
 
 title "fork after registration"
 run shca_mr_fork "$DEV" || bad "shca_mr_fork $DEV: exit status $(run_rc)"
@@ -26,10 +23,4 @@ run env RDMAV_FORK_SAFE=1 shca_mr_fork "$DEV" forksafe ||
 	bad "RDMAV_FORK_SAFE=1 shca_mr_fork $DEV forksafe: exit status $(run_rc)"
 
 title "nothing left behind"
-run rdma res show
-if run_out | grep -Eq "^[0-9]+: $DEV: .* mr 0 ctx 0( |\$)"; then
-	ok "rdma res show counts mr 0 and ctx 0 for $DEV afterwards"
-else
-	bad "rdma res show does not count mr 0 and ctx 0 for $DEV afterwards"
-fi
-expect_eq "pinned pages in the system" "$pins0" "$(foll_pins)"
+vm_leftovers

@@ -30,26 +30,18 @@ if [ "$DRV_TYPE" != softhca ]; then
 	info "shca_fuzz knows softhca's rules (errnos, device memory); nothing to do for $DRV_TYPE"
 	exit 0
 fi
-command -v shca_fuzz >/dev/null || die "shca_fuzz missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_fuzz
 
-drv_load || die "loading $DRV_MOD failed"
-must "rdma link add $DEV type $DRV_TYPE netdev eth0" link_add "$DEV" eth0
-expect_port "$DEV" state "4: ACTIVE" 10
-pins0=$(foll_pins)
-info "pinned pages in the system: $pins0"
-
+vm_setup "$DEV"
 
 title "fuzzing: seed $SEED, $ITERS iterations x $PROCS processes"
 run_t 100 shca_fuzz "$DEV" "$SEED" "$ITERS" "$PROCS" ||
 	bad "shca_fuzz $DEV $SEED $ITERS $PROCS: exit status $(run_rc)"
 
 title "nothing left behind"
-for f in ctx pd mr cq qp; do
-	expect_eq "rdma res show: $f count of $DEV" 0 "$(res_count "$DEV" $f)"
-done
+vm_leftovers
 expect_eq "MRs listed by rdma res show mr dev $DEV" "" "$(rdma res show mr dev "$DEV" 2>&1)"
 expect_eq "PDs listed by rdma res show pd dev $DEV" "" "$(rdma res show pd dev "$DEV" 2>&1)"
 expect_eq "CQs listed by rdma res show cq dev $DEV" "" "$(rdma res show cq dev "$DEV" 2>&1)"
-expect_eq "pinned pages in the system" "$pins0" "$(foll_pins)"
 must "the device still works: shca_mr_many $DEV 100" shca_mr_many "$DEV" 100
-expect_eq "pinned pages in the system after that" "$pins0" "$(foll_pins)"
+expect_pins

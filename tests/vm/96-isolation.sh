@@ -21,20 +21,12 @@ if [ "$DRV_TYPE" != softhca ]; then
 	info "shca_keys expects softhca's rereg semantics (rdma_rxe refuses rereg of access); nothing to do for $DRV_TYPE"
 	exit 0
 fi
-command -v shca_keys >/dev/null || die "shca_keys missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_keys
 
-drv_load || die "loading $DRV_MOD failed"
-must "rdma link add $DEV type $DRV_TYPE netdev eth0" link_add "$DEV" eth0
-expect_port "$DEV" state "4: ACTIVE" 10
-pins0=$(foll_pins)
-info "pinned pages in the system: $pins0"
-
+vm_setup "$DEV"
 
 title "handle isolation and key predictability"
 run_t 90 shca_keys "$DEV" 1000 || bad "shca_keys $DEV 1000: exit status $(run_rc)"
 
 title "nothing left behind"
-for f in ctx pd mr; do
-	expect_eq "rdma res show: $f count of $DEV" 0 "$(res_count "$DEV" $f)"
-done
-expect_eq "pinned pages in the system" "$pins0" "$(foll_pins)"
+vm_leftovers

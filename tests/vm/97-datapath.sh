@@ -17,24 +17,9 @@
 D0=${DRV_TYPE}0
 D1=${DRV_TYPE}1
 ITERS=${DATAPATH_ITERS:-200}
-command -v shca_qp >/dev/null || die "shca_qp missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_qp
 
-drv_load || die "loading $DRV_MOD failed"
-must "rdma link add $D0 netdev eth0" link_add "$D0" eth0
-must "rdma link add $D1 netdev eth1" link_add "$D1" eth1
-expect_port "$D0" state "4: ACTIVE" 10
-expect_port "$D1" state "4: ACTIVE" 10
-must "eth0 and eth1 resolve each other's addresses (static neighbours)" l2_link eth0 eth1
-pins0=$(foll_pins)
-info "pinned pages in the system: $pins0"
-# the kernel's own objects (a GSI QP of ib_mad/ib_cm, ...) stay
-res0=
-for d in "$D0" "$D1"; do
-	for f in ctx pd mr cq qp; do
-		res0="$res0 $d.$f=$(res_count "$d" $f)"
-	done
-done
-info "rdma res before:$res0"
+vm_setup "$D0" "$D1"
 # rdma_rxe cannot reach another local device's address (the route goes
 # through lo, which rxe does not receive on): only loopback for it
 CROSS=1
@@ -141,12 +126,5 @@ else
 fi
 
 title "nothing left behind"
-res1=
-for d in "$D0" "$D1"; do
-	for f in ctx pd mr cq qp; do
-		res1="$res1 $d.$f=$(res_count "$d" $f)"
-	done
-done
-expect_eq "rdma res counts back to what they were" "$res0" "$res1"
 run rdma res show qp
-expect_eq "pinned pages in the system" "$pins0" "$(foll_pins)"
+vm_leftovers

@@ -36,7 +36,7 @@ ST=/tmp/traffic
 # what a worker's clean-up returns when its device is there (rxe: no DM)
 DESTROY_OK="qp=0 cq=0,0 mr=0 dm=0,0 pd=0 close=0"
 [ "$DRV_TYPE" != rxe ] || DESTROY_OK="qp=0 cq=0,0 mr=0 dm=-,- pd=0 close=0"
-command -v shca_traffic >/dev/null || die "shca_traffic missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_traffic
 
 # traffic_start A B [SECS]: start shca_traffic; 0 once both workers run
 traffic_start() {
@@ -124,12 +124,6 @@ expect_peer_gone() {
 		"$(sed -n "s/^traffic $1 .*destroy //p" "$ST/out")"
 }
 
-res_of() {
-	for _f in ctx pd mr cq qp; do
-		printf ' %s=%s' $_f "$(res_count "$1" $_f)"
-	done
-}
-
 # teardown DESC CMD...: run the command that removes a device under the
 # traffic; it must succeed and return at once (within 10 s), not when the
 # processes give up by themselves
@@ -149,27 +143,7 @@ teardown() {
 	fi
 }
 
-pins_are() { [ "$(foll_pins)" = "$1" ]; }
-expect_pins() {
-	if wait_for 20 pins_are "$pins0"; then
-		ok "pinned pages back to $pins0"
-	else
-		bad "pinned pages: expected $pins0, saw $(foll_pins)"
-	fi
-}
-
-setup_eth() {
-	l2_link eth0 eth1 && link_add "$D0" eth0 && link_add "$D1" eth1 &&
-		wait_for 10 port_is "$D0" state "4: ACTIVE" &&
-		wait_for 10 port_is "$D1" state "4: ACTIVE"
-}
-
-drv_load || die "loading $DRV_MOD failed"
-must "rdma link add $D0 netdev eth0, $D1 netdev eth1" setup_eth
-pins0=$(foll_pins)
-r0=$(res_of "$D0")
-r1=$(res_of "$D1")
-info "baseline: pinned pages $pins0; rdma res $D0:$r0, $D1:$r1"
+vm_setup "$D0" "$D1"
 
 if [ "$DRV_TYPE" = rxe ]; then
 	title "rxe: a clean run only (no disassociation, no traffic between two local devices)"
@@ -180,8 +154,7 @@ if [ "$DRV_TYPE" = rxe ]; then
 			expect_eq "worker $s: errors" - "$(field $s errs)"
 		done
 	fi
-	expect_eq "rdma res of $D0" "$r0" "$(res_of "$D0")"
-	expect_pins
+	vm_leftovers 20 "$D0"
 	exit 0
 fi
 
@@ -203,9 +176,7 @@ if traffic_start "$D0" "$D1" 3; then
 		esac
 	done
 fi
-expect_eq "rdma res of $D0" "$r0" "$(res_of "$D0")"
-expect_eq "rdma res of $D1" "$r1" "$(res_of "$D1")"
-expect_pins
+vm_leftovers 20
 
 title "a) rdma link delete $D1 (the peer's device) under traffic $D0 <-> $D1"
 if traffic_start "$D0" "$D1"; then
@@ -215,8 +186,7 @@ if traffic_start "$D0" "$D1"; then
 		expect_peer_gone A
 	fi
 	if dev_gone "$D1"; then ok "$D1 gone"; else bad "$D1 still present"; fi
-	expect_eq "rdma res of $D0" "$r0" "$(res_of "$D0")"
-	expect_pins
+	vm_leftovers 20 "$D0"
 fi
 must "rdma link add $D1 netdev eth1 again" link_add "$D1" eth1
 expect_port "$D1" state "4: ACTIVE" 10
@@ -229,8 +199,7 @@ if traffic_start "$D0" "$D0"; then
 		expect_fatal B
 	fi
 	if dev_gone "$D0"; then ok "$D0 gone"; else bad "$D0 still present"; fi
-	expect_eq "rdma res of $D1 (bystander)" "$r1" "$(res_of "$D1")"
-	expect_pins
+	vm_leftovers 20 "$D1"
 fi
 must "rdma link add $D0 netdev eth0 again" link_add "$D0" eth0
 expect_port "$D0" state "4: ACTIVE" 10
@@ -258,7 +227,7 @@ if traffic_start "$D0" "$D1"; then
 	fi
 	if drv_loaded; then bad "$DRV_MOD still loaded"; else ok "$DRV_MOD unloaded"; fi
 	expect_eq "RDMA devices left" "" "$(devs)"
-	expect_pins
+	expect_pins 20
 fi
 drv_loaded || drv_load || die "reloading $DRV_MOD failed"
 
@@ -274,7 +243,7 @@ must "rdma link add $D0 netdev dummy0" link_add "$D0" dummy0
 must "rdma link add $D1 netdev dummy1" link_add "$D1" dummy1
 expect_port "$D0" state "4: ACTIVE" 10
 expect_port "$D1" state "4: ACTIVE" 10
-r0=$(res_of "$D0")
+vm_baseline "$D0"
 if traffic_start "$D0" "$D1"; then
 	teardown "ip link delete dummy1" ip link delete dummy1
 	if traffic_end 30; then
@@ -282,8 +251,7 @@ if traffic_start "$D0" "$D1"; then
 		expect_peer_gone A
 	fi
 	if wait_for 10 dev_gone "$D1"; then ok "$D1 gone with dummy1"; else bad "$D1 still present"; fi
-	expect_eq "rdma res of $D0" "$r0" "$(res_of "$D0")"
-	expect_pins
+	vm_leftovers 20
 fi
 
 title "the survivor still works"
@@ -292,5 +260,4 @@ if traffic_start "$D0" "$D0" 2; then
 	expect_eq "worker A: stopped because of" time "$(field A stop)"
 	expect_eq "worker B: stopped because of" time "$(field B stop)"
 fi
-expect_eq "rdma res of $D0" "$r0" "$(res_of "$D0")"
-expect_pins
+vm_leftovers 20

@@ -41,28 +41,14 @@ NK=${VMT_STRESS_TARGETS:-8}
 # kernel log lines that fail a test: scripts/vm/init's list, and lockdep's and the
 # hung-task detector's reports
 KBAD='WARNING:|BUG:|Oops|Call Trace|general protection|refcount_t|KASAN|UBSAN|kernel BUG|blocked for more than|detected stall|possible circular locking|lock held when returning|INFO: task'
-command -v shca_stress >/dev/null || die "shca_stress missing: build tests/vm/bin with 'make vm-programs'"
+need_progs shca_stress
 case $SECS$LOOP_SECS$SEED$NP$NR$NK in
 *[!0-9]*) die "VMT_STRESS_SECS, _LOOP_SECS, _SEED, _POSTERS, _REGISTRARS and _TARGETS must be whole numbers" ;;
 esac
 
-res_of() {
-	for _f in ctx pd mr cq qp; do
-		printf ' %s=%s' $_f "$(res_count "$1" $_f)"
-	done
-}
-
-pins_are() { [ "$(foll_pins)" = "$1" ]; }
-
 # after_run: what the run held is all released, the kernel log is clean
 after_run() {
-	expect_eq "rdma res of $D0 afterwards" "$r0" "$(res_of "$D0")"
-	[ $CROSS = 0 ] || expect_eq "rdma res of $D1 afterwards" "$r1" "$(res_of "$D1")"
-	if wait_for 10 pins_are "$pins0"; then
-		ok "pinned pages back to $pins0"
-	else
-		bad "pinned pages: expected $pins0, saw $(foll_pins)"
-	fi
+	vm_leftovers 10
 	_k=$(dmesg 2>/dev/null | grep -E "$KBAD")
 	if [ -z "$_k" ]; then
 		ok "kernel log clean ($(dmesg 2>/dev/null | wc -l) lines so far)"
@@ -95,23 +81,15 @@ stress_run() {
 CROSS=1
 [ "$DRV_TYPE" != rxe ] || CROSS=0
 
-drv_load || die "loading $DRV_MOD failed"
-must "rdma link add $D0 netdev eth0" link_add "$D0" eth0
-expect_port "$D0" state "4: ACTIVE" 10
 if [ $CROSS = 1 ]; then
-	must "rdma link add $D1 netdev eth1" link_add "$D1" eth1
-	expect_port "$D1" state "4: ACTIVE" 10
-	must "eth0 and eth1 resolve each other's addresses (static neighbours)" l2_link eth0 eth1
+	vm_setup "$D0" "$D1"
+else
+	vm_setup "$D0"
 fi
-pins0=$(foll_pins)
-r0=$(res_of "$D0")
-r1=
-[ $CROSS = 0 ] || r1=$(res_of "$D1")
-info "baseline: pinned pages $pins0; rdma res $D0:$r0${r1:+, $D1:$r1}"
 if [ "$DRV_TYPE" = softhca ]; then
 	# no GSI QP or other kernel object on a softhca port
-	expect_eq "rdma res of $D0 before" " ctx=0 pd=0 mr=0 cq=0 qp=0" "$r0"
-	expect_eq "rdma res of $D1 before" " ctx=0 pd=0 mr=0 cq=0 qp=0" "$r1"
+	expect_eq "rdma res of $D0 before" " ctx=0 pd=0 mr=0 cq=0 qp=0" "$(res0 "$D0")"
+	expect_eq "rdma res of $D1 before" " ctx=0 pd=0 mr=0 cq=0 qp=0" "$(res0 "$D1")"
 fi
 
 if [ $CROSS = 1 ]; then

@@ -10,6 +10,10 @@
 # unloads the driver, so the next test starts clean. The exit status is 0
 # only if no check failed.
 #
+# Most tests start with vm_setup (driver, devices on eth0/eth1, ports
+# ACTIVE, the baseline of `rdma res` and pinned pages) and end with
+# vm_leftovers (nothing left behind since that baseline).
+#
 # VMTEST_DRIVER=rxe (scripts/vm.sh --driver rxe) runs the same tests against
 # rdma_rxe, to check the tests themselves.
 
@@ -123,6 +127,14 @@ wait_for() {
 	"$@"
 }
 
+# need_progs PROG...: the test programs of tests/vm/bin it needs, else it stops
+need_progs() {
+	for _p; do
+		command -v "$_p" >/dev/null ||
+			die "$_p missing: build tests/vm/bin with 'make vm-programs'"
+	done
+}
+
 # ---- driver ------------------------------------------------------------------
 
 drv_loaded() { grep -q "^$DRV_MOD " /proc/modules; }
@@ -222,6 +234,84 @@ foll_pins() {
 		END { print a - r }' /proc/vmstat
 }
 
+pins_are() { [ "$(foll_pins)" = "$1" ]; }
+
+# ---- setup and "nothing left behind" ----------------------------------------------
+
+# res_count DEV FIELD: the FIELD (pd, mr, ctx) count of `rdma res show` for DEV
+res_count() {
+	rdma res show 2>/dev/null |
+		awk -v d="$1:" -v f="$2" '$2 == d { for (i = 3; i < NF; i++) if ($i == f) print $(i + 1) }'
+}
+
+# res_of DEV: what DEV holds per `rdma res show`, " ctx=N pd=N mr=N cq=N qp=N"
+res_of() {
+	for _f in ctx pd mr cq qp; do
+		printf ' %s=%s' $_f "$(res_count "$1" $_f)"
+	done
+}
+
+# vm_setup DEV0 [DEV1]: how most tests start. Load the driver, add DEV0 on
+# eth0 and wait for its port to be ACTIVE; with DEV1 the same for DEV1 on
+# eth1, and eth0 and eth1 resolve each other's addresses (l2_link), so QPs
+# of the two devices can be connected. Then vm_baseline DEV0 [DEV1].
+vm_setup() {
+	drv_load || die "loading $DRV_MOD failed"
+	must "rdma link add $1 type $DRV_TYPE netdev eth0" link_add "$1" eth0
+	expect_port "$1" state "4: ACTIVE" 10
+	if [ $# -gt 1 ]; then
+		must "rdma link add $2 type $DRV_TYPE netdev eth1" link_add "$2" eth1
+		expect_port "$2" state "4: ACTIVE" 10
+		must "eth0 and eth1 resolve each other's addresses (static neighbours)" \
+			l2_link eth0 eth1
+	fi
+	vm_baseline "$@"
+}
+
+# _vm_var DEV: DEV as part of a variable name
+_vm_var() { printf '%s' "$1" | tr -c 'A-Za-z0-9_' _; }
+
+# vm_baseline DEV...: remember what vm_leftovers compares with: the pages
+# pinned in the system ($PINS0) and what each DEV holds in `rdma res`
+# (res0 DEV; the kernel's own objects, such as a GSI QP, stay)
+vm_baseline() {
+	PINS0=$(foll_pins)
+	VM_DEVS=$*
+	_vmsg="baseline: pinned pages $PINS0"
+	for _vd; do
+		_vr=$(res_of "$_vd")
+		eval "VM_RES0_$(_vm_var "$_vd")=\$_vr"
+		_vmsg="$_vmsg; rdma res $_vd:$_vr"
+	done
+	info "$_vmsg"
+}
+
+# res0 DEV: what DEV held in `rdma res` at vm_baseline
+res0() { eval "printf '%s' \"\${VM_RES0_$(_vm_var "$1"):-}\""; }
+
+# expect_pins [SECS]: the pages pinned in the system are back at the
+# baseline $PINS0, within SECS seconds (default 0: now)
+expect_pins() {
+	if wait_for "${1:-0}" pins_are "$PINS0"; then
+		ok "pinned pages back to $PINS0"
+	else
+		bad "pinned pages: expected $PINS0, saw $(foll_pins)"
+	fi
+}
+
+# vm_leftovers [SECS [DEV...]]: nothing is left behind since vm_baseline:
+# the pinned pages are back at the baseline (expect_pins SECS), and each DEV
+# (default: those of vm_baseline) holds in `rdma res` what it held then.
+vm_leftovers() {
+	expect_pins "${1:-0}"
+	[ $# -eq 0 ] || shift
+	# shellcheck disable=SC2086
+	[ $# -gt 0 ] || set -- $VM_DEVS
+	for _vd; do
+		expect_eq "rdma res of $_vd" "$(res0 "$_vd")" "$(res_of "$_vd")"
+	done
+}
+
 # ---- cleanup -------------------------------------------------------------------
 
 # add_dummy NAME: create an up dummy netdev, deleted again by vm_cleanup
@@ -268,9 +358,3 @@ _vm_exit() {
 }
 trap _vm_exit EXIT
 trap 'echo "  # interrupted (timeout?)"; exit 124' INT TERM
-
-# res_count DEV FIELD: the FIELD (pd, mr, ctx) count of `rdma res show` for DEV
-res_count() {
-	rdma res show 2>/dev/null |
-		awk -v d="$1:" -v f="$2" '$2 == d { for (i = 3; i < NF; i++) if ($i == f) print $(i + 1) }'
-}

@@ -95,18 +95,8 @@ static void __attribute__((format(printf, 1, 2))) note_differs(const char *fmt, 
 
 /* ---- devices and QP ends -------------------------------------------------- */
 
-struct dev {
-	const char *name;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_device_attr attr;
-	enum ibv_mtu mtu;
-	int gid_idx;
-	union ibv_gid gid;
-};
-
 struct end {
-	struct dev *d;
+	struct vt_dev *d;
 	struct ibv_cq *scq, *rcq;
 	struct ibv_comp_channel *ch;	/* of rcq and scq, if any */
 	struct ibv_qp *qp;
@@ -154,41 +144,22 @@ static const char *wc_op_name(int op)
 	}
 }
 
-static int pick_gid(struct dev *d)
+static void dev_open(struct vt_dev *d, const char *name)
 {
-	d->gid_idx = vt_pick_gid(d->ctx, &d->gid, &d->mtu);
-	return d->gid_idx;
-}
-
-static void dev_open(struct dev *d, const char *name)
-{
-	char path[256];
 	char gs[INET6_ADDRSTRLEN];
 
-	d->name = name;
-	d->ctx = vt_open(name);
-	d->pd = vt_alloc_pd(d->ctx);
-	if (ibv_query_device(d->ctx, &d->attr)) {
-		vt_bad("ibv_query_device(%s): %s", name, strerror(errno));
-		exit(2);
-	}
-	if (pick_gid(d) < 0) {
-		vt_bad("%s: no usable GID in its table", name);
-		exit(2);
-	}
+	vt_dev_open(d, name);
 	inet_ntop(AF_INET6, d->gid.raw, gs, sizeof(gs));
 	vt_info("%s: GID index %d (%s), active MTU %d, max_qp %d, max_qp_wr %d, max_sge %d, max_cqe %d, max_qp_rd_atom %d, max_qp_init_rd_atom %d, atomic_cap %d",
 		name, d->gid_idx, gs, 128 << d->mtu, d->attr.max_qp,
 		d->attr.max_qp_wr, d->attr.max_sge, d->attr.max_cqe,
 		d->attr.max_qp_rd_atom, d->attr.max_qp_init_rd_atom,
 		d->attr.atomic_cap);
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/softhca_abi_version",
-		 name);
-	if (access(path, F_OK) == 0)
+	if (d->is_softhca)
 		strict = true;
 }
 
-static int rd_atom(const struct dev *d)
+static int rd_atom(const struct vt_dev *d)
 {
 	int n = d->attr.max_qp_rd_atom;
 
@@ -198,7 +169,7 @@ static int rd_atom(const struct dev *d)
 }
 
 /* Create the CQs, QP and buffer of @e on @d; 0 or an errno. */
-static int end_create(struct end *e, struct dev *d, const struct qp_opts *o)
+static int end_create(struct end *e, struct vt_dev *d, const struct qp_opts *o)
 {
 	struct ibv_qp_init_attr ia;
 	unsigned int sge = o->max_sge;
@@ -271,8 +242,8 @@ static int qp_to_init(struct ibv_qp *qp, int access)
 	return vt_qp_to_init(qp, access);
 }
 
-static void qp_path(struct vt_rc_path *p, const struct dev *self,
-		    const struct dev *peer, uint32_t dqpn,
+static void qp_path(struct vt_rc_path *p, const struct vt_dev *self,
+		    const struct vt_dev *peer, uint32_t dqpn,
 		    const struct qp_opts *o)
 {
 	*p = (struct vt_rc_path){
@@ -290,8 +261,8 @@ static void qp_path(struct vt_rc_path *p, const struct dev *self,
 	};
 }
 
-static int qp_to_rtr(struct ibv_qp *qp, const struct dev *self,
-		     const struct dev *peer, uint32_t dqpn,
+static int qp_to_rtr(struct ibv_qp *qp, const struct vt_dev *self,
+		     const struct vt_dev *peer, uint32_t dqpn,
 		     const struct qp_opts *o)
 {
 	struct vt_rc_path p;
@@ -300,7 +271,7 @@ static int qp_to_rtr(struct ibv_qp *qp, const struct dev *self,
 	return vt_qp_to_rtr(qp, &p);
 }
 
-static int qp_to_rts(struct ibv_qp *qp, const struct dev *self,
+static int qp_to_rts(struct ibv_qp *qp, const struct vt_dev *self,
 		     const struct qp_opts *o)
 {
 	struct vt_rc_path p;
@@ -310,7 +281,7 @@ static int qp_to_rts(struct ibv_qp *qp, const struct dev *self,
 }
 
 /* RESET -> INIT -> RTR -> RTS, connected to @dqpn on @peer. */
-static int end_connect(struct end *e, const struct dev *peer, uint32_t dqpn,
+static int end_connect(struct end *e, const struct vt_dev *peer, uint32_t dqpn,
 		       const struct qp_opts *o)
 {
 	int ret;
@@ -338,7 +309,7 @@ struct pair {
 };
 
 /* A on @da, B on @db, each with its options, connected to each other. */
-static bool pair_up2(struct pair *p, struct dev *da, struct dev *db,
+static bool pair_up2(struct pair *p, struct vt_dev *da, struct vt_dev *db,
 		     const struct qp_opts *oa, const struct qp_opts *ob,
 		     const char *what)
 {
@@ -583,7 +554,7 @@ static uint64_t raddr_of(const struct end *e, size_t off)
 
 /* ---- capabilities ------------------------------------------------------- */
 
-static void t_caps(struct dev *d)
+static void t_caps(struct vt_dev *d)
 {
 	struct ibv_qp_init_attr ia;
 	struct ibv_cq *cq;
@@ -719,7 +690,7 @@ static void t_caps(struct dev *d)
 
 /* ---- the QP state machine ------------------------------------------------- */
 
-static void t_states(struct dev *da, struct dev *db)
+static void t_states(struct vt_dev *da, struct vt_dev *db)
 {
 	struct qp_opts o = def_opts;
 	struct ibv_send_wr swr, *sbad;
@@ -1429,7 +1400,7 @@ static void t_signaling(struct pair *p)
 	}
 }
 
-static void t_sig_all(struct dev *da, struct dev *db)
+static void t_sig_all(struct vt_dev *da, struct vt_dev *db)
 {
 	struct qp_opts o = def_opts;
 	struct ibv_send_wr wr[3], *bad;
@@ -1467,7 +1438,7 @@ out:
 }
 
 /* A QP connected to itself. */
-static void t_self(struct dev *d)
+static void t_self(struct vt_dev *d)
 {
 	struct qp_opts o = def_opts;
 	struct pair p;	/* only p.a is used */
@@ -1505,7 +1476,7 @@ out:
 	end_destroy(e);
 }
 
-static void t_data(struct dev *da, struct dev *db)
+static void t_data(struct vt_dev *da, struct vt_dev *db)
 {
 	static const uint32_t send_lens[] = { 0, 1, 63, 1024, 4097, 65536 };
 	struct pair p;
@@ -1567,7 +1538,7 @@ static int chan_ready(struct end *e, int ms)
 	return poll(&pfd, 1, ms) == 1;
 }
 
-static void t_events(struct dev *da, struct dev *db)
+static void t_events(struct vt_dev *da, struct vt_dev *db)
 {
 	struct qp_opts o = def_opts;
 	struct ibv_cq *ev_cq;
@@ -1752,7 +1723,7 @@ static const char *const err_desc[] = {
 	[E_QP_NO_RA] = "atomic at a QP without REMOTE_ATOMIC in qp_access_flags",
 };
 
-static void t_access_err(struct dev *da, struct dev *db, enum err_kind k)
+static void t_access_err(struct vt_dev *da, struct vt_dev *db, enum err_kind k)
 {
 	struct qp_opts ob = def_opts;
 	const char *what = err_desc[k];
@@ -1881,7 +1852,7 @@ out:
 }
 
 /* SEND larger than the receive, and a receive with a bad lkey. */
-static void t_recv_err(struct dev *da, struct dev *db, bool badlkey)
+static void t_recv_err(struct vt_dev *da, struct vt_dev *db, bool badlkey)
 {
 	const char *what = badlkey ? "SEND into a receive with a bad lkey" :
 				     "SEND larger than the posted receive";
@@ -1944,7 +1915,7 @@ out:
 }
 
 /* No receive at the responder: RNR retries, then RNR_RETRY_EXC_ERR. */
-static void t_rnr(struct dev *da, struct dev *db)
+static void t_rnr(struct vt_dev *da, struct vt_dev *db)
 {
 	struct qp_opts oa = def_opts, ob = def_opts;
 	struct ibv_send_wr wr;
@@ -1998,7 +1969,7 @@ out:
  * The peer cannot answer: missing, not RTR/RTS, or connected elsewhere.
  * Transport retries, then RETRY_EXC_ERR.
  */
-static void t_retry(struct dev *da, struct dev *db)
+static void t_retry(struct vt_dev *da, struct vt_dev *db)
 {
 	static const char *const how[] = {
 		"destroyed", "in RESET", "in INIT", "in ERR", "connected to another QP",
@@ -2089,7 +2060,7 @@ static void t_retry(struct dev *da, struct dev *db)
 }
 
 /* Index of an IPv4-mapped RoCE v2 GID of @d (its value in @gid), or -1. */
-static int ipv4_gid(struct dev *d, union ibv_gid *gid)
+static int ipv4_gid(struct vt_dev *d, union ibv_gid *gid)
 {
 	struct ibv_port_attr pa;
 	int i;
@@ -2114,9 +2085,9 @@ static int ipv4_gid(struct dev *d, union ibv_gid *gid)
  * A SEND between QPs connected through IPv4-mapped GIDs (the rest of the
  * program uses link-local ones).
  */
-static void t_ipv4_gid(struct dev *da, struct dev *db)
+static void t_ipv4_gid(struct vt_dev *da, struct vt_dev *db)
 {
-	struct dev a4 = *da, b4 = *db;
+	struct vt_dev a4 = *da, b4 = *db;
 	struct pair p;
 	int ret;
 
@@ -2149,8 +2120,8 @@ out:
 
 int main(int argc, char **argv)
 {
-	static struct dev d0, d1;
-	struct dev *da, *db;
+	static struct vt_dev d0, d1;
+	struct vt_dev *da, *db;
 	int i;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);

@@ -37,11 +37,7 @@
 
 #define BUF	4096
 
-static struct ibv_context *ctx;
-static struct ibv_pd *pd;
-static union ibv_gid gid;
-static int gid_index;
-static enum ibv_mtu mtu;
+static struct vt_dev dev;
 
 struct end {
 	struct ibv_cq *cq;
@@ -60,13 +56,13 @@ static struct ibv_qp *make_qp(struct ibv_cq *cq)
 		.qp_type = IBV_QPT_RC,
 	};
 
-	return ibv_create_qp(pd, &init);
+	return ibv_create_qp(dev.pd, &init);
 }
 
 static int end_init(struct end *e)
 {
 	memset(e, 0, sizeof(*e));
-	e->cq = ibv_create_cq(ctx, 64, NULL, NULL, 0);
+	e->cq = ibv_create_cq(dev.ctx, 64, NULL, NULL, 0);
 	if (!e->cq)
 		return errno;
 	e->qp = make_qp(e->cq);
@@ -76,7 +72,7 @@ static int end_init(struct end *e)
 	if (!e->buf)
 		return ENOMEM;
 	memset(e->buf, 0, BUF);
-	e->mr = ibv_reg_mr(pd, e->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
+	e->mr = ibv_reg_mr(dev.pd, e->buf, BUF, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	return e->mr ? 0 : errno;
 }
@@ -95,10 +91,10 @@ static void end_fini(struct end *e)
 static int connect_to(struct ibv_qp *qp, uint32_t dest_qpn)
 {
 	struct vt_rc_path p = {
-		.dgid = gid,
+		.dgid = dev.gid,
 		.dest_qpn = dest_qpn,
-		.sgid_index = gid_index,
-		.mtu = mtu,
+		.sgid_index = dev.gid_idx,
+		.mtu = dev.mtu,
 		.access = IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ,
 		.psn = 0x123,
 		.rd_atom = 1,
@@ -244,7 +240,7 @@ static void test_ring(void)
 	cmd.cq_handle = a.cq->handle;
 	cmd.ne = 4;
 	cmd.response = (uintptr_t)&out;
-	err = vt_raw_cmd(ctx->cmd_fd, IB_USER_VERBS_CMD_POLL_CQ, &cmd,
+	err = vt_raw_cmd(dev.ctx->cmd_fd, IB_USER_VERBS_CMD_POLL_CQ, &cmd,
 			 sizeof(cmd), sizeof(out) / 4);
 	vt_check(err == EOPNOTSUPP, "raw POLL_CQ command: %s (expected EOPNOTSUPP)",
 		 vt_errname(err));
@@ -280,11 +276,11 @@ static void test_ring(void)
 	usleep(100000);
 	seen = 0;
 	while (!seen && poll1(a.cq, &wc, 0) == 0) {
-		struct pollfd pfd = { .fd = ctx->async_fd, .events = POLLIN };
+		struct pollfd pfd = { .fd = dev.ctx->async_fd, .events = POLLIN };
 
 		if (poll(&pfd, 1, 2000) != 1)
 			break;
-		if (ibv_get_async_event(ctx, &ev))
+		if (ibv_get_async_event(dev.ctx, &ev))
 			break;
 		seen = ev.event_type == IBV_EVENT_CQ_ERR &&
 		       ev.element.cq == a.cq;
@@ -373,21 +369,19 @@ static long long memcg_current(void)
 /* A QP and a CQ at the device limits; 0 or the errno. */
 static int alloc_big(struct ibv_cq **cq, struct ibv_qp **qp)
 {
-	struct ibv_device_attr da;
+	const struct ibv_device_attr *da = &dev.attr;
 	struct ibv_qp_init_attr init = { .qp_type = IBV_QPT_RC };
 
-	if (ibv_query_device(ctx, &da))
-		return errno;
-	*cq = ibv_create_cq(ctx, da.max_cqe, NULL, NULL, 0);
+	*cq = ibv_create_cq(dev.ctx, da->max_cqe, NULL, NULL, 0);
 	if (!*cq)
 		return errno;
 	init.send_cq = *cq;
 	init.recv_cq = *cq;
-	init.cap.max_send_wr = da.max_qp_wr;
-	init.cap.max_recv_wr = da.max_qp_wr;
-	init.cap.max_send_sge = da.max_sge;
-	init.cap.max_recv_sge = da.max_sge;
-	*qp = ibv_create_qp(pd, &init);
+	init.cap.max_send_wr = da->max_qp_wr;
+	init.cap.max_recv_wr = da->max_qp_wr;
+	init.cap.max_send_sge = da->max_sge;
+	init.cap.max_recv_sge = da->max_sge;
+	*qp = ibv_create_qp(dev.pd, &init);
 	return *qp ? 0 : errno;
 }
 
@@ -434,13 +428,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: %s ring|restate|memcg|alloc DEV\n", argv[0]);
 		return 2;
 	}
-	ctx = vt_open(argv[2]);
-	pd = vt_alloc_pd(ctx);
-	gid_index = vt_pick_gid(ctx, &gid, &mtu);
-	if (gid_index < 0) {
-		vt_bad("no GID on %s", argv[2]);
-		return 2;
-	}
+	vt_dev_open(&dev, argv[2]);
 	if (!strcmp(argv[1], "ring"))
 		test_ring();
 	else if (!strcmp(argv[1], "restate"))
@@ -454,7 +442,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "unknown test %s\n", argv[1]);
 		return 2;
 	}
-	ibv_dealloc_pd(pd);
-	ibv_close_device(ctx);
+	ibv_dealloc_pd(dev.pd);
+	ibv_close_device(dev.ctx);
 	return vt_exit();
 }

@@ -122,20 +122,10 @@ struct target {
 
 /* ---- configuration and shared state ----------------------------------------- */
 
-struct side {
-	const char *name;
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	struct ibv_device_attr attr;
-	enum ibv_mtu mtu;
-	int gid_idx;
-	union ibv_gid gid;
-};
-
 static unsigned int nposters = 4, nregs = 2, ntargets = 8, secs = 15, seed = 1;
 static unsigned int reg_delay = 1000;	/* us, at most, between a registrar's calls */
-static struct side sides[2];
-static struct side *req_side, *resp_side;
+static struct vt_dev sides[2];
+static struct vt_dev *req_side, *resp_side;
 static bool loopback, strict;
 static size_t tlen;			/* bytes of a target buffer */
 static struct target targets[MAX_K];
@@ -262,35 +252,17 @@ static long first_not(const unsigned char *p, size_t len, unsigned char v)
 
 /* ---- devices and QPs ---------------------------------------------------------- */
 
-static int pick_gid(struct side *d)
+static void side_open(struct vt_dev *d, const char *name)
 {
-	d->gid_idx = vt_pick_gid(d->ctx, &d->gid, &d->mtu);
-	return d->gid_idx;
-}
-
-static void side_open(struct side *d, const char *name)
-{
-	char path[256];
 	int fl;
 
-	d->name = name;
-	d->ctx = vt_open(name);
-	d->pd = vt_alloc_pd(d->ctx);
-	if (ibv_query_device(d->ctx, &d->attr)) {
-		vt_bad("ibv_query_device(%s): %s", name, vt_errname(errno));
-		exit(2);
-	}
-	if (pick_gid(d) < 0) {
-		vt_bad("%s: no usable GID", name);
-		exit(2);
-	}
+	vt_dev_open(d, name);
 	fl = fcntl(d->ctx->async_fd, F_GETFL);
 	fcntl(d->ctx->async_fd, F_SETFL, fl | O_NONBLOCK);
-	snprintf(path, sizeof(path), "/sys/class/infiniband/%s/softhca_abi_version", name);
-	strict = access(path, F_OK) == 0;
+	strict = d->is_softhca;
 }
 
-static int rd_atom(const struct side *d)
+static int rd_atom(const struct vt_dev *d)
 {
 	int n = d->attr.max_qp_rd_atom;
 
@@ -309,8 +281,8 @@ static int modify_state(struct ibv_qp *qp, enum ibv_qp_state st)
 }
 
 /* RESET -> INIT -> RTR -> RTS, @qp on @self connected to @dqpn on @peer. */
-static int connect_qp(struct ibv_qp *qp, const struct side *self,
-		      const struct side *peer, uint32_t dqpn)
+static int connect_qp(struct ibv_qp *qp, const struct vt_dev *self,
+		      const struct vt_dev *peer, uint32_t dqpn)
 {
 	const struct vt_rc_path p = {
 		.dgid = peer->gid,

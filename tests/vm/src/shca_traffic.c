@@ -73,17 +73,13 @@ struct worker {
 	const char *dev;
 	const char *dir;
 	int rfd, wfd;			/* pipe from / to the other worker */
-	struct ibv_context *ctx;
-	struct ibv_pd *pd;
+	struct vt_dev d;		/* context, PD, GID of port 1 */
 	struct ibv_cq *scq, *rcq;
 	struct ibv_qp *qp;
 	struct ibv_mr *mr;
 	struct ibv_dm *dm;		/* device memory, if the device has any */
 	struct ibv_mr *dm_mr;
 	unsigned char *buf;
-	int gid_idx;
-	union ibv_gid gid;
-	enum ibv_mtu mtu;
 	struct peer_info peer;
 
 	unsigned long ops;
@@ -171,12 +167,6 @@ static int pipe_read(int fd, void *p, size_t len, int ms)
 	return 0;
 }
 
-static int pick_gid(struct worker *w)
-{
-	w->gid_idx = vt_pick_gid(w->ctx, &w->gid, &w->mtu);
-	return w->gid_idx;
-}
-
 static int setup(struct worker *w)
 {
 	struct ibv_device_attr_ex dattr;
@@ -184,16 +174,11 @@ static int setup(struct worker *w)
 	struct peer_info me;
 	int flags;
 
-	w->ctx = vt_open(w->dev);
-	w->pd = vt_alloc_pd(w->ctx);
-	flags = fcntl(w->ctx->async_fd, F_GETFL);
-	fcntl(w->ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
-	if (pick_gid(w) < 0) {
-		vt_bad("%c: no GID on %s", w->side, w->dev);
-		return -1;
-	}
-	w->scq = ibv_create_cq(w->ctx, 256, NULL, NULL, 0);
-	w->rcq = ibv_create_cq(w->ctx, 256, NULL, NULL, 0);
+	vt_dev_open(&w->d, w->dev);
+	flags = fcntl(w->d.ctx->async_fd, F_GETFL);
+	fcntl(w->d.ctx->async_fd, F_SETFL, flags | O_NONBLOCK);
+	w->scq = ibv_create_cq(w->d.ctx, 256, NULL, NULL, 0);
+	w->rcq = ibv_create_cq(w->d.ctx, 256, NULL, NULL, 0);
 	if (!w->scq || !w->rcq) {
 		vt_bad("%c: create_cq: %s", w->side, vt_errname(errno));
 		return -1;
@@ -206,7 +191,7 @@ static int setup(struct worker *w)
 	ia.cap.max_recv_wr = RECVS;
 	ia.cap.max_send_sge = 1;
 	ia.cap.max_recv_sge = 1;
-	w->qp = ibv_create_qp(w->pd, &ia);
+	w->qp = ibv_create_qp(w->d.pd, &ia);
 	if (!w->qp) {
 		vt_bad("%c: create_qp: %s", w->side, vt_errname(errno));
 		return -1;
@@ -218,22 +203,22 @@ static int setup(struct worker *w)
 		return -1;
 	}
 	memset(w->buf, w->side, BUF_LEN);
-	w->mr = ibv_reg_mr(w->pd, w->buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE |
+	w->mr = ibv_reg_mr(w->d.pd, w->buf, BUF_LEN, IBV_ACCESS_LOCAL_WRITE |
 			   IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 	if (!w->mr) {
 		vt_bad("%c: reg_mr: %s", w->side, vt_errname(errno));
 		return -1;
 	}
 	/* device memory, mapped into this process, with an MR on it */
-	if (!ibv_query_device_ex(w->ctx, NULL, &dattr) && dattr.max_dm_size >= DM_LEN) {
+	if (!ibv_query_device_ex(w->d.ctx, NULL, &dattr) && dattr.max_dm_size >= DM_LEN) {
 		struct ibv_alloc_dm_attr da = { .length = DM_LEN };
 
-		w->dm = ibv_alloc_dm(w->ctx, &da);
+		w->dm = ibv_alloc_dm(w->d.ctx, &da);
 		if (!w->dm) {
 			vt_bad("%c: alloc_dm: %s", w->side, vt_errname(errno));
 			return -1;
 		}
-		w->dm_mr = ibv_reg_dm_mr(w->pd, w->dm, 0, DM_LEN,
+		w->dm_mr = ibv_reg_dm_mr(w->d.pd, w->dm, 0, DM_LEN,
 					 IBV_ACCESS_ZERO_BASED | IBV_ACCESS_LOCAL_WRITE |
 					 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
 		if (!w->dm_mr) {
@@ -244,7 +229,7 @@ static int setup(struct worker *w)
 	me.qpn = w->qp->qp_num;
 	me.rkey = w->mr->rkey;
 	me.addr = (uintptr_t)w->buf;
-	me.gid = w->gid;
+	me.gid = w->d.gid;
 	if (write(w->wfd, &me, sizeof(me)) != sizeof(me) ||
 	    pipe_read(w->rfd, &w->peer, sizeof(w->peer), 30000)) {
 		vt_bad("%c: exchanging QP numbers failed", w->side);
@@ -258,8 +243,8 @@ static int connect_qp(struct worker *w)
 	const struct vt_rc_path p = {
 		.dgid = w->peer.gid,
 		.dest_qpn = w->peer.qpn,
-		.sgid_index = w->gid_idx,
-		.mtu = w->mtu,
+		.sgid_index = w->d.gid_idx,
+		.mtu = w->d.mtu,
 		.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			  IBV_ACCESS_REMOTE_READ,
 		.rd_atom = 1,
@@ -315,7 +300,7 @@ static void check_async(struct worker *w)
 	struct ibv_async_event ev;
 	size_t l;
 
-	while (ibv_get_async_event(w->ctx, &ev) == 0) {
+	while (ibv_get_async_event(w->d.ctx, &ev) == 0) {
 		l = strlen(w->async);
 		snprintf(w->async + l, sizeof(w->async) - l, "%s%s", l ? "," : "",
 			 ev.event_type == IBV_EVENT_DEVICE_FATAL ? "DEVICE_FATAL" :
@@ -484,7 +469,7 @@ static void finish(struct worker *w)
 	 * process' objects: give it time before closing the async fd.
 	 */
 	if (w->saw_eio && !w->fatal) {
-		struct pollfd pfd = { .fd = w->ctx->async_fd, .events = POLLIN };
+		struct pollfd pfd = { .fd = w->d.ctx->async_fd, .events = POLLIN };
 		uint64_t end = now_ms() + 10000;
 
 		while (!w->fatal && now_ms() < end) {
@@ -504,9 +489,9 @@ static void finish(struct worker *w)
 		scq = ibv_destroy_cq(w->scq);
 	if (w->rcq)
 		rcq = ibv_destroy_cq(w->rcq);
-	if (w->pd)
-		pd = ibv_dealloc_pd(w->pd);
-	cl = ibv_close_device(w->ctx);
+	if (w->d.pd)
+		pd = ibv_dealloc_pd(w->d.pd);
+	cl = ibv_close_device(w->d.ctx);
 
 	for (i = 0; i < sizeof(w->wc_count) / sizeof(w->wc_count[0]); i++) {
 		if (!w->wc_count[i])

@@ -90,7 +90,6 @@ static inline const char *vt_errname(int err)
 	}
 }
 
-/* Open the device called @name; exits with status 2 if impossible. */
 /*
  * Issue a raw write()-style uverbs command on @fd (bypassing libibverbs'
  * own checks). Returns 0, the errno of write(), or EIO for a short write.
@@ -130,6 +129,7 @@ static inline int vt_all_bytes(const void *p, size_t len, unsigned char v)
 	return 1;
 }
 
+/* Open the device called @name; exits with status 2 if impossible. */
 static inline struct ibv_context *vt_open(const char *name)
 {
 	struct ibv_device **list;
@@ -277,6 +277,47 @@ static inline int vt_pick_gid(struct ibv_context *ctx, union ibv_gid *gid,
 		}
 	}
 	return best;
+}
+
+/*
+ * A device opened as the programs use it: a context, one PD, the device's
+ * attributes and the GID and MTU of port 1 that vt_pick_gid() chose.
+ */
+struct vt_dev {
+	const char *name;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	struct ibv_device_attr attr;
+	enum ibv_mtu mtu;
+	int gid_idx;
+	union ibv_gid gid;
+	int is_softhca;		/* softhca's sysfs attributes are there */
+};
+
+/*
+ * Open the device called @name into @d: the context, a PD, the device
+ * attributes and a GID of port 1 (vt_pick_gid()). Exits with status 2 if
+ * any of them fails, as vt_open() does.
+ */
+static inline void vt_dev_open(struct vt_dev *d, const char *name)
+{
+	char path[256];
+
+	d->name = name;
+	d->ctx = vt_open(name);
+	d->pd = vt_alloc_pd(d->ctx);
+	if (ibv_query_device(d->ctx, &d->attr)) {
+		vt_bad("ibv_query_device(%s): %s", name, vt_errname(errno));
+		exit(2);
+	}
+	d->gid_idx = vt_pick_gid(d->ctx, &d->gid, &d->mtu);
+	if (d->gid_idx < 0) {
+		vt_bad("%s: no usable GID on port 1", name);
+		exit(2);
+	}
+	snprintf(path, sizeof(path),
+		 "/sys/class/infiniband/%s/softhca_abi_version", name);
+	d->is_softhca = access(path, F_OK) == 0;
 }
 
 /*

@@ -1,0 +1,245 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The benchmarks (make bench): boot the VM of scripts/vm.sh once with
+# eth0 and eth1 on one QEMU hub, run tests/bench/mr-bench.sh in it
+# (softhca0 vs rxe0, softhca1 vs rxe1), print its tables and save them
+# under build/bench/:
+#   mr-bench.txt   the MR registration benchmark from the kernel
+#                  (tests/bench/shca_mr_bench.ko, softhca0 vs rxe0, both on
+#                  eth0), followed by the other two tables
+#   reg-bench.txt  the userspace MR benchmark tests/vm/bin/shca_reg_bench
+#                  (ibv_reg_mr + ibv_dereg_mr, 4 KiB .. 1 GiB, same devices)
+#   dp-bench.txt   the data-path benchmark tests/bench/dp-bench.sh (RDMA
+#                  WRITE/READ/SEND throughput and latency, softhca0 ->
+#                  softhca1 vs rxe0 -> rxe1 vs memcpy, from the kernel with
+#                  tests/bench/shca_dp_bench.ko and from userspace with
+#                  perftest)
+#
+# Usage: tests/bench/run.sh [scripts/vm.sh options: -v, --module PATH,
+#        --provider PATH, --timeout SECS, --test-timeout SECS, --rebuild]
+#
+# Environment:
+#   BENCH_ITERS (default 2000) and BENCH_PAGES (default 16): the iters= and
+#     pages= of shca_mr_bench.ko
+#   BENCH_REG_SECS (default 0.5): shca_reg_bench's time per cell
+#   BENCH_DP_MS (default 300): kernel ms per data-path cell
+#   BENCH_DP_SECS (default 1): s per perftest run
+#   BENCH_DP_BUDGET (default 200): s after which remaining perftest runs
+#     are skipped
+#   BENCH_DP_PERFTEST=0: no perftest
+# A short run: BENCH_ITERS=100 BENCH_REG_SECS=0.05 BENCH_DP_MS=20
+#   BENCH_DP_PERFTEST=0 make bench
+#
+# Exit status 0 only if all three tables were produced.
+
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BENCH_DIR=$ROOT/tests/bench
+OUT_DIR=$ROOT/build/bench
+BENCH_OUT=$OUT_DIR/mr-bench.txt
+REG_OUT=$OUT_DIR/reg-bench.txt
+DP_OUT=$OUT_DIR/dp-bench.txt
+BENCH_BIN=$OUT_DIR/bin
+DEBIAN_KVER=
+if [ -r "$ROOT/scripts/versions.env" ]; then
+	# shellcheck disable=SC1091
+	. "$ROOT/scripts/versions.env"
+fi
+KVER=${DEBIAN_KVER:-6.12.117+deb12-amd64}
+CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/softhca/vm
+BENCH_KO=$BENCH_DIR/shca_mr_bench.ko
+DP_KO=$BENCH_DIR/shca_dp_bench.ko
+
+note() { echo "bench: $*"; }
+die() { echo "bench: error: $*" >&2; exit 2; }
+TMP=
+DONE=0
+# On any early exit (error, interrupt) still say that there is no table.
+# shellcheck disable=SC2317
+on_exit() {
+	local rc=$?
+	if [ -n "$TMP" ]; then rm -rf "$TMP"; fi
+	if [ "$DONE" = 0 ]; then
+		echo "bench: no table produced"
+		[ "$rc" -ne 0 ] || rc=1
+	fi
+	exit "$rc"
+}
+trap on_exit EXIT
+trap 'exit 130' INT TERM
+
+# ---- options and knobs -----------------------------------------------------------
+
+VM_ARGS=()
+MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
+TEST_TIMEOUT=420
+while [ $# -gt 0 ]; do
+	case $1 in
+	-h|--help) sed -n '4,/^$/s/^# \{0,1\}//p' "$0"; DONE=1; exit 0 ;;
+	--module) MODULE=${2:?--module needs a path}; VM_ARGS+=("$1" "$2"); shift ;;
+	--module=*) MODULE=${1#*=}; VM_ARGS+=("$1") ;;
+	--test-timeout) TEST_TIMEOUT=${2:?}; shift ;;
+	--provider|--timeout) VM_ARGS+=("$1" "${2:?$1 needs a value}"); shift ;;
+	-v|--verbose|--rebuild|--provider=*|--timeout=*) VM_ARGS+=("$1") ;;
+	*) die "unknown argument $1 (see --help)" ;;
+	esac
+	shift
+done
+[ -r "$MODULE" ] || die "module $MODULE not found (build it with 'make')"
+
+BENCH_ITERS=${BENCH_ITERS:-2000}
+BENCH_PAGES=${BENCH_PAGES:-16}
+BENCH_REG_SECS=${BENCH_REG_SECS:-0.5}
+BENCH_DP_MS=${BENCH_DP_MS:-300}
+BENCH_DP_SECS=${BENCH_DP_SECS:-1}
+BENCH_DP_BUDGET=${BENCH_DP_BUDGET:-200}
+BENCH_DP_PERFTEST=${BENCH_DP_PERFTEST:-1}
+case $BENCH_ITERS$BENCH_PAGES in
+*[!0-9]*) die "BENCH_ITERS='$BENCH_ITERS' and BENCH_PAGES='$BENCH_PAGES' must be whole numbers" ;;
+esac
+[ "$BENCH_ITERS" -gt 0 ] || die "BENCH_ITERS must be at least 1"
+if [ "$BENCH_PAGES" -lt 1 ] || [ "$BENCH_PAGES" -gt 256 ]; then
+	die "BENCH_PAGES must be 1..256 (the module's limit)"
+fi
+[[ $BENCH_REG_SECS =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_REG_SECS='$BENCH_REG_SECS' must be a number of seconds"
+case $BENCH_DP_MS$BENCH_DP_SECS$BENCH_DP_BUDGET$BENCH_DP_PERFTEST in
+*[!0-9]*) die "BENCH_DP_MS, BENCH_DP_SECS, BENCH_DP_BUDGET and BENCH_DP_PERFTEST must be whole numbers" ;;
+esac
+if [ "$BENCH_DP_MS" -lt 1 ] || [ "$BENCH_DP_MS" -gt 10000 ]; then
+	die "BENCH_DP_MS must be 1..10000"
+fi
+if [ "$BENCH_DP_SECS" -lt 1 ] || [ "$BENCH_DP_SECS" -gt 60 ]; then
+	die "BENCH_DP_SECS must be 1..60"
+fi
+[ -x "$ROOT/tests/vm/bin/shca_reg_bench" ] ||
+	note "warning: tests/vm/bin/shca_reg_bench missing (make vm-programs): no userspace table"
+
+# ---- the benchmark modules and programs --------------------------------------------
+
+BENCH_KDIR=/usr/src/linux-headers-$KVER
+[ -r "$BENCH_KDIR/Makefile" ] || die "$BENCH_KDIR not found (install linux-headers-$KVER)"
+command -v make >/dev/null || die "make not found"
+note "building $BENCH_KO, $DP_KO and the benchmark programs"
+mkdir -p "$CACHE/logs"
+blog=$CACHE/logs/bench-build.log
+# Serialise with other benchmark runs building the same directory.
+if ! flock "$CACHE/.bench-build.lock" \
+	make -C "$BENCH_KDIR" M="$BENCH_DIR" modules >"$blog" 2>&1; then
+	cat "$blog" >&2
+	die "building the benchmark module failed (log: $blog)"
+fi
+[ -r "$BENCH_KO" ] || die "$BENCH_KO was not built (log: $blog)"
+[ -r "$DP_KO" ] || die "$DP_KO was not built (log: $blog)"
+if ! flock "$CACHE/.bench-build.lock" \
+	make -C "$BENCH_DIR" OUT="$BENCH_BIN" >>"$blog" 2>&1; then
+	cat "$blog" >&2
+	die "building the benchmark programs failed (log: $blog)"
+fi
+grep -E 'warning:|error:' "$blog" >&2 || true
+
+# What the guest gets besides scripts/vm.sh's usual files: the modules in
+# its root, dp-bench.sh next to the tests, the programs in its $PATH.
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/softhca-bench.XXXXXX")
+ov=$TMP/overlay
+mkdir -p "$ov/tests/bin"
+cp "$BENCH_KO" "$DP_KO" "$ov/"
+install -m 0755 "$BENCH_DIR/dp-bench.sh" "$ov/tests/dp-bench.sh"
+for f in "$BENCH_BIN"/*; do
+	if [ -f "$f" ] && [ -x "$f" ]; then cp -L "$f" "$ov/tests/bin/"; fi
+done
+
+# ---- the run -----------------------------------------------------------------------
+
+CLEAN=$TMP/console.txt
+vm_rc=0
+"$ROOT/scripts/vm.sh" "${VM_ARGS[@]}" --run "$BENCH_DIR/mr-bench.sh" --hub \
+	--overlay "$ov" --console "$CLEAN" --test-timeout "$TEST_TIMEOUT" \
+	--show '^(mr-bench|dp-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
+	--env "BENCH_ITERS=$BENCH_ITERS" --env "BENCH_PAGES=$BENCH_PAGES" \
+	--env "BENCH_REG_SECS=$BENCH_REG_SECS" --env "BENCH_DP_MS=$BENCH_DP_MS" \
+	--env "BENCH_DP_SECS=$BENCH_DP_SECS" --env "BENCH_DP_BUDGET=$BENCH_DP_BUDGET" \
+	--env "BENCH_DP_PERFTEST=$BENCH_DP_PERFTEST" || vm_rc=$?
+[ -r "$CLEAN" ] || die "no console output from the VM (scripts/vm.sh exit status $vm_rc)"
+
+# ---- the tables --------------------------------------------------------------------
+
+# The kernel table: the module's lines between the guest's markers, prefix
+# stripped, up to its closing "done" line.
+table=$TMP/table.txt
+awk '
+	/^=== MR-BENCH-TABLE$/ { on = 1; next }
+	/^=== MR-BENCH-TABLE-END$/ { on = 0; next }
+	on && index($0, "shca_mr_bench: ") {
+		line = substr($0, index($0, "shca_mr_bench: ") + 15)
+		if (line ~ /taints kernel|module verification failed/)
+			next
+		if (line == "done") { done = 1; exit }
+		print line
+	}
+	END { exit !done }' "$CLEAN" >"$table" || : >"$table"
+# guest_table START END PREFIX: the PREFIX lines between the markers
+guest_table() {
+	awk -v s="=== $1" -v e="=== $2" -v p="$3" '
+		$0 == s { on = 1; next }
+		$0 == e { on = 0; done = 1; next }
+		on && index($0, p) == 1 { print substr($0, length(p) + 1) }
+		END { exit !done }' "$CLEAN"
+}
+regtable=$TMP/reg-table.txt
+guest_table REG-BENCH-TABLE REG-BENCH-TABLE-END 'reg-bench: ' >"$regtable" || : >"$regtable"
+dptable=$TMP/dp-table.txt
+guest_table DP-BENCH-TABLE DP-BENCH-TABLE-END 'dp-table: ' >"$dptable" || : >"$dptable"
+if [ ! -s "$table" ]; then
+	note "no table produced"
+	DONE=1
+	exit 1
+fi
+
+if [ -e /dev/kvm ] && [ -w /dev/kvm ]; then	# as scripts/vm.sh decides
+	where="a QEMU KVM guest"
+else
+	where="a QEMU TCG guest (software CPU emulation, no KVM): absolute numbers are slow, the comparison between the columns is what matters"
+fi
+mkdir -p "$OUT_DIR"
+when="kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')"
+{
+	echo "MR registration benchmark: shca_mr_bench.ko, devices=softhca0,rxe0 iters=$BENCH_ITERS pages=$BENCH_PAGES"
+	echo "Ran in $where; $when."
+	echo
+	cat "$table"
+} >"$BENCH_OUT.tmp"
+if [ -s "$regtable" ]; then
+	{
+		echo "Userspace MR registration benchmark: shca_reg_bench through libibverbs (rdma-core 44), devices=softhca0,rxe0"
+		echo "Ran in the same guest, same boot; $when."
+		echo
+		cat "$regtable"
+	} >"$REG_OUT.tmp"
+	{ echo; echo; cat "$REG_OUT.tmp"; } >>"$BENCH_OUT.tmp"
+	mv "$REG_OUT.tmp" "$REG_OUT"
+fi
+if [ -s "$dptable" ]; then
+	{
+		echo "Data-path benchmark: RDMA WRITE/READ/SEND throughput and latency (tests/bench/dp-bench.sh)"
+		echo "Ran in the same guest, same boot, eth0 and eth1 on one QEMU hub; $when."
+		echo
+		cat "$dptable"
+	} >"$DP_OUT.tmp"
+	{ echo; echo; cat "$DP_OUT.tmp"; } >>"$BENCH_OUT.tmp"
+	mv "$DP_OUT.tmp" "$DP_OUT"
+fi
+mv "$BENCH_OUT.tmp" "$BENCH_OUT"
+echo
+cat "$BENCH_OUT"
+echo
+saved="${BENCH_OUT#"$ROOT"/} (all tables)"
+[ ! -s "$regtable" ] || saved="$saved, ${REG_OUT#"$ROOT"/} (userspace MR)"
+[ ! -s "$dptable" ] || saved="$saved, ${DP_OUT#"$ROOT"/} (data path)"
+note "saved to $saved"
+[ -s "$regtable" ] || note "no userspace MR table (see the console log above)"
+[ -s "$dptable" ] || note "no data-path table (see the console log above)"
+DONE=1
+[ -s "$regtable" ] && [ -s "$dptable" ] || exit 1
+exit 0
