@@ -15,19 +15,11 @@ if [ "$DRV_TYPE" != softhca ]; then
 	info "device memory is softhca-specific; nothing to do for $DRV_TYPE"
 	exit 0
 fi
-command -v shca_mr_review >/dev/null || die "shca_mr_review missing: build tests/vm/bin with 'make vm-programs'"
-
-drv_load || die "loading $DRV_MOD failed"
-must "rdma link add $DEV type $DRV_TYPE netdev eth0" link_add "$DEV" eth0
-expect_port "$DEV" state "4: ACTIVE" 10
-pins0=$(foll_pins)
-info "pinned pages in the system: $pins0"
+need_progs shca_mr_review
+vm_setup "$DEV"
 
 title "zero-length DM MRs, dma-buf MR data path"
 run_t 60 shca_mr_review "$DEV" || bad "shca_mr_review $DEV: exit status $(run_rc)"
 
 title "nothing left behind"
-expect_eq "MRs of $DEV in rdma res" 0 "$(res_count "$DEV" mr)"
-expect_eq "PDs of $DEV in rdma res" 0 "$(res_count "$DEV" pd)"
-expect_eq "contexts of $DEV in rdma res" 0 "$(res_count "$DEV" ctx)"
-expect_eq "pinned pages in the system" "$pins0" "$(foll_pins)"
+vm_leftovers
