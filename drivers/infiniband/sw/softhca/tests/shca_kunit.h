@@ -7,9 +7,41 @@
 #ifndef SHCA_KUNIT_H
 #define SHCA_KUNIT_H
 
+#include <kunit/resource.h>
 #include <kunit/test.h>
 
 #include "../shca_verbs.h"
+
+#define SHCA_RW (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
+		 IB_ACCESS_REMOTE_WRITE)
+
+/**
+ * struct shca_mr_fix - fixture of the MR suites: a device and two PDs
+ * @ibdev: the device, on a test netdev
+ * @sdev: the same, as softhca sees it
+ * @pd: a PD
+ * @pd2: another PD of the same device
+ * @ndev2: a second netdev, made on demand
+ * @uaddr: user memory, mapped on demand
+ */
+struct shca_mr_fix {
+	struct ib_device *ibdev;
+	struct shca_dev *sdev;
+	struct ib_pd *pd;
+	struct ib_pd *pd2;
+	struct net_device *ndev2;	/* made on demand */
+	unsigned long uaddr;		/* user memory, mapped on demand */
+};
+
+void shca_kunit_defer(struct kunit *test, kunit_action_t *action, void *ptr);
+void shca_kunit_dealloc_pd(void *pd);
+void shca_kunit_dereg_mr(void *mr);
+void shca_kunit_free_cq(void *cq);
+void shca_kunit_destroy_qp(void *qp);
+struct ib_pd *shca_kunit_pd(struct kunit *test, struct ib_device *ibdev);
+struct shca_mr_fix *shca_kunit_mr_fix(struct kunit *test, const char *name,
+				      const u8 *mac);
+u32 shca_kunit_count_mrs(struct shca_dev *sdev);
 
 struct net_device *shca_kunit_netdev(struct kunit *test, const u8 *mac);
 void shca_kunit_netdev_remove(struct kunit *test, struct net_device *ndev);

@@ -213,3 +213,108 @@ void shca_kunit_file_write(struct kunit *test, struct file *file,
 						    len, &pos),
 			    (ssize_t)len, "write '%s'", str);
 }
+
+/**
+ * shca_kunit_defer() - hand @ptr to @action at the end of the test
+ * @test: the test
+ * @action: the teardown
+ * @ptr: its argument
+ *
+ * If the action cannot be registered it runs now and the test aborts.
+ */
+void shca_kunit_defer(struct kunit *test, kunit_action_t *action, void *ptr)
+{
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, action, ptr), 0);
+}
+
+/**
+ * shca_kunit_dealloc_pd() - teardown action: ib_dealloc_pd()
+ * @pd: the PD
+ */
+void shca_kunit_dealloc_pd(void *pd)
+{
+	ib_dealloc_pd(pd);
+}
+
+/**
+ * shca_kunit_dereg_mr() - teardown action: ib_dereg_mr()
+ * @mr: the MR
+ */
+void shca_kunit_dereg_mr(void *mr)
+{
+	ib_dereg_mr(mr);
+}
+
+/**
+ * shca_kunit_free_cq() - teardown action: ib_free_cq()
+ * @cq: the CQ, from ib_alloc_cq()
+ */
+void shca_kunit_free_cq(void *cq)
+{
+	ib_free_cq(cq);
+}
+
+/**
+ * shca_kunit_destroy_qp() - teardown action: ib_destroy_qp()
+ * @qp: the QP
+ */
+void shca_kunit_destroy_qp(void *qp)
+{
+	ib_destroy_qp(qp);
+}
+
+/**
+ * shca_kunit_pd() - a PD that the test owns
+ * @test: the test
+ * @ibdev: its device
+ *
+ * Return: the PD; the test aborts if it cannot be made.
+ */
+struct ib_pd *shca_kunit_pd(struct kunit *test, struct ib_device *ibdev)
+{
+	struct ib_pd *pd = ib_alloc_pd(ibdev, 0);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
+	shca_kunit_defer(test, shca_kunit_dealloc_pd, pd);
+	return pd;
+}
+
+/**
+ * shca_kunit_mr_fix() - the fixture of the MR suites
+ * @test: the test; owns everything made here
+ * @name: name of the device
+ * @mac: MAC address of its netdev
+ *
+ * Return: a device on a new test netdev, with two PDs.
+ */
+struct shca_mr_fix *shca_kunit_mr_fix(struct kunit *test, const char *name,
+				      const u8 *mac)
+{
+	struct net_device *ndev = shca_kunit_netdev(test, mac);
+	struct shca_mr_fix *f;
+
+	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, f);
+	f->ibdev = shca_kunit_device(test, name, ndev);
+	f->sdev = to_shca_dev(f->ibdev);
+	f->pd = shca_kunit_pd(test, f->ibdev);
+	f->pd2 = shca_kunit_pd(test, f->ibdev);
+	return f;
+}
+
+/**
+ * shca_kunit_count_mrs() - MRs in a device's key table
+ * @sdev: the device
+ *
+ * Return: the number of published MRs.
+ */
+u32 shca_kunit_count_mrs(struct shca_dev *sdev)
+{
+	unsigned long idx;
+	void *entry;
+	u32 n = 0;
+
+	xa_for_each(&sdev->mr_xa, idx, entry)
+		n++;
+	return n;
+}

@@ -35,31 +35,10 @@ MODULE_IMPORT_NS(DMA_BUF);
 
 static const u8 shca_mr_mac[ETH_ALEN] = { 0x02, 0x53, 0x48, 0x4d, 0x52, 0x01 };
 
-struct shca_mr_fix {
-	struct ib_device *ibdev;
-	struct shca_dev *sdev;
-	struct ib_pd *pd;
-	struct ib_pd *pd2;
-	struct net_device *ndev2;	/* made on demand */
-	unsigned long uaddr;		/* user memory, mapped on demand */
-};
-
-/* Hand @ptr to @action at the end of the test, or now if that fails. */
-static void shca_defer(struct kunit *test, kunit_action_t *action, void *ptr)
+static int shca_mr_test_init(struct kunit *test)
 {
-	int err = kunit_add_action_or_reset(test, action, ptr);
-
-	KUNIT_ASSERT_EQ(test, err, 0);
-}
-
-static void shca_dealloc_pd_action(void *pd)
-{
-	ib_dealloc_pd(pd);
-}
-
-static void shca_dereg_mr_action(void *mr)
-{
-	ib_dereg_mr(mr);
+	test->priv = shca_kunit_mr_fix(test, "shcak_mr", shca_mr_mac);
+	return 0;
 }
 
 /* MRs made by the engine directly, without the core's bookkeeping. */
@@ -68,53 +47,18 @@ static void shca_destroy_mr_action(void *mr)
 	shca_mr_destroy(mr);
 }
 
-static struct ib_pd *shca_test_pd(struct kunit *test, struct ib_device *ibdev)
-{
-	struct ib_pd *pd = ib_alloc_pd(ibdev, 0);
-
-	KUNIT_ASSERT_FALSE(test, IS_ERR(pd));
-	shca_defer(test, shca_dealloc_pd_action, pd);
-	return pd;
-}
-
-static int shca_mr_test_init(struct kunit *test)
-{
-	struct net_device *ndev = shca_kunit_netdev(test, shca_mr_mac);
-	struct shca_mr_fix *f;
-
-	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, f);
-	f->ibdev = shca_kunit_device(test, "shcak_mr", ndev);
-	f->sdev = to_shca_dev(f->ibdev);
-	f->pd = shca_test_pd(test, f->ibdev);
-	f->pd2 = shca_test_pd(test, f->ibdev);
-	test->priv = f;
-	return 0;
-}
-
-static u32 shca_count_mrs(struct shca_dev *sdev)
-{
-	unsigned long idx;
-	void *entry;
-	u32 n = 0;
-
-	xa_for_each(&sdev->mr_xa, idx, entry)
-		n++;
-	return n;
-}
-
 /* Track an MR made by the test so it is deregistered even on failure. */
 static struct ib_mr *shca_track_mr(struct kunit *test, struct ib_mr *mr)
 {
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(mr), "MR creation: %ld",
 			       PTR_ERR(mr));
-	shca_defer(test, shca_dereg_mr_action, mr);
+	shca_kunit_defer(test, shca_kunit_dereg_mr, mr);
 	return mr;
 }
 
 static void shca_untrack_dereg(struct kunit *test, struct ib_mr *mr)
 {
-	kunit_release_action(test, shca_dereg_mr_action, mr);
+	kunit_release_action(test, shca_kunit_dereg_mr, mr);
 }
 
 /* Physically contiguous, naturally aligned memory owned by the test. */
@@ -139,7 +83,7 @@ static void *shca_block(struct kunit *test, size_t size)
 	b->addr = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO,
 					   get_order(size));
 	KUNIT_ASSERT_NOT_NULL(test, b->addr);
-	shca_defer(test, shca_block_free, b);
+	shca_kunit_defer(test, shca_block_free, b);
 	return b->addr;
 }
 
@@ -151,7 +95,7 @@ static u8 *shca_vbuf(struct kunit *test, size_t size)
 	u8 *p = vmalloc(size);
 
 	KUNIT_ASSERT_NOT_NULL(test, p);
-	shca_defer(test, shca_vfree_action, p);
+	shca_kunit_defer(test, shca_vfree_action, p);
 	return p;
 }
 
@@ -181,9 +125,6 @@ static int shca_reg(struct ib_mr *mr, int access)
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	return shca_mr_fast_reg(to_shca_mr(mr), mr->rkey, access);
 }
-
-#define SHCA_RW (IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
-		 IB_ACCESS_REMOTE_WRITE)
 
 static void shca_sig_attrs_t10(struct ib_sig_attrs *a)
 {
@@ -219,18 +160,59 @@ struct shca_geo {
 };
 
 static const struct shca_geo shca_geos[] = {
-	{ "single", 1, 16, 1, 1, { { 0, 0, 0, 7, 0 } } },
-	{ "contiguous", 3, 16, 3, 3,
-	  { { 0, 0, 0, 4, 0 }, { 0, 4, 0, 2, 0 }, { 0, 6, 0, 2, 0 } } },
-	{ "aligned-gaps", 3, 16, 3, 3,
-	  { { 0, 0, 0, 4, 0 }, { 1, 0, 0, 8, 0 }, { 2, 0, 0, 4, 0 } } },
-	{ "unaligned-ends", 3, 16, 3, 3,
-	  { { 0, 0, 100, 4, -100 }, { 1, 0, 0, 4, 0 }, { 2, 0, 0, 0, 777 } } },
-	{ "too-many", 4, 2, 2, 2,
-	  { { 0, 0, 0, 4, 0 }, { 1, 0, 0, 4, 0 }, { 2, 0, 0, 4, 0 },
-	    { 3, 0, 0, 4, 0 } } },
-	{ "unaligned-gaps", 3, 16, 1, 3,
-	  { { 0, 0, 0, 0, 1000 }, { 1, 0, 24, 0, 3000 }, { 2, 0, 5, 0, 17 } } },
+	{
+		.name = "single", .nents = 1, .max_sg = 16,
+		.mapped_mem_reg = 1, .mapped_sg_gaps = 1,
+		.e = {
+			{ .block = 0, .len_q = 7 },
+		},
+	},
+	{
+		.name = "contiguous", .nents = 3, .max_sg = 16,
+		.mapped_mem_reg = 3, .mapped_sg_gaps = 3,
+		.e = {
+			{ .block = 0, .len_q = 4 },
+			{ .block = 0, .off_q = 4, .len_q = 2 },
+			{ .block = 0, .off_q = 6, .len_q = 2 },
+		},
+	},
+	{
+		.name = "aligned-gaps", .nents = 3, .max_sg = 16,
+		.mapped_mem_reg = 3, .mapped_sg_gaps = 3,
+		.e = {
+			{ .block = 0, .len_q = 4 },
+			{ .block = 1, .len_q = 8 },
+			{ .block = 2, .len_q = 4 },
+		},
+	},
+	{
+		.name = "unaligned-ends", .nents = 3, .max_sg = 16,
+		.mapped_mem_reg = 3, .mapped_sg_gaps = 3,
+		.e = {
+			{ .block = 0, .off_b = 100, .len_q = 4, .len_b = -100 },
+			{ .block = 1, .len_q = 4 },
+			{ .block = 2, .len_b = 777 },
+		},
+	},
+	{
+		.name = "too-many", .nents = 4, .max_sg = 2,
+		.mapped_mem_reg = 2, .mapped_sg_gaps = 2,
+		.e = {
+			{ .block = 0, .len_q = 4 },
+			{ .block = 1, .len_q = 4 },
+			{ .block = 2, .len_q = 4 },
+			{ .block = 3, .len_q = 4 },
+		},
+	},
+	{
+		.name = "unaligned-gaps", .nents = 3, .max_sg = 16,
+		.mapped_mem_reg = 1, .mapped_sg_gaps = 3,
+		.e = {
+			{ .block = 0, .len_b = 1000 },
+			{ .block = 1, .off_b = 24, .len_b = 3000 },
+			{ .block = 2, .off_b = 5, .len_b = 17 },
+		},
+	},
 };
 
 struct shca_map_case {
@@ -707,7 +689,7 @@ static int shca_test_dmabuf_fd_mode(struct kunit *test, unsigned int n,
 		dma_buf_put(dmabuf);
 		KUNIT_FAIL_AND_ABORT(test, "dma_buf_fd: %d", fd);
 	}
-	shca_defer(test, shca_close_fd_action, (void *)(uintptr_t)fd);
+	shca_kunit_defer(test, shca_close_fd_action, (void *)(uintptr_t)fd);
 	*exp = b;
 	return fd;
 }
@@ -854,7 +836,7 @@ static void shca_mr_dmabuf_refused(struct kunit *test)
 	static const enum shca_exp_mode modes[] = { SHCA_EXP_NO_VMAP,
 						    SHCA_EXP_IOMEM };
 	struct shca_mr_fix *f = test->priv;
-	u32 before = shca_count_mrs(f->sdev);
+	u32 before = shca_kunit_count_mrs(f->sdev);
 	struct shca_test_dmabuf *b;
 	int i, fd;
 	long refs;
@@ -875,7 +857,7 @@ static void shca_mr_dmabuf_refused(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, b->dmabuf->vmapping_counter, 0);
 		KUNIT_EXPECT_EQ(test, file_count(b->dmabuf->file), refs);
 	}
-	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev), before);
+	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(f->sdev), before);
 }
 
 /*
@@ -919,7 +901,7 @@ static void shca_mr_user_umem_untouched(struct kunit *test)
 		KUNIT_FAIL_AND_ABORT(test, "shca_mr_create_user: %ld",
 				     PTR_ERR(mr));
 	}
-	shca_defer(test, shca_destroy_mr_action, mr);
+	shca_kunit_defer(test, shca_destroy_mr_action, mr);
 	KUNIT_EXPECT_MEMEQ(test, umem, snap, sizeof(*snap));
 
 	t = shca_target(NULL, mr->key, iova, 0);
@@ -1041,7 +1023,7 @@ static struct ib_dm *shca_test_dm(struct kunit *test, struct ib_device *ibdev,
 	if (!IS_ERR(dm)) {
 		dm->device = ibdev;
 		dm->length = len;
-		shca_defer(test, shca_free_dm_action, dm);
+		shca_kunit_defer(test, shca_free_dm_action, dm);
 	}
 	return dm;
 }
@@ -1143,7 +1125,7 @@ static void shca_mr_dm_roundtrip(struct kunit *test)
 static void shca_mr_dm_zero_length(struct kunit *test)
 {
 	struct shca_mr_fix *f = test->priv;
-	u32 before = shca_count_mrs(f->sdev);
+	u32 before = shca_kunit_count_mrs(f->sdev);
 	struct shca_mem_target t;
 	static const u64 offs[] = { 0, 1000, 4096 };
 	struct ib_dm *dm;
@@ -1169,13 +1151,13 @@ static void shca_mr_dm_zero_length(struct kunit *test)
 	}
 	KUNIT_EXPECT_TRUE(test, !memchr_inv((void *)to_shca_dm(dm)->addr, 0,
 					    4096));
-	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev),
+	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(f->sdev),
 			before + ARRAY_SIZE(offs));
 	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm_mr(f->pd, dm, 4097, 0, 0)),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(shca_test_dm_mr(f->pd, dm, U64_MAX, 0,
 						      0)), -EINVAL);
-	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev),
+	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(f->sdev),
 			before + ARRAY_SIZE(offs));
 }
 
@@ -1334,7 +1316,7 @@ static struct kunit_suite shca_mr_types_suite = {
 static void shca_mr_refuse_alloc(struct kunit *test)
 {
 	struct shca_mr_fix *f = test->priv;
-	u32 before = shca_count_mrs(f->sdev);
+	u32 before = shca_kunit_count_mrs(f->sdev);
 	struct ib_mr *mr;
 
 	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr(f->pd, IB_MR_TYPE_DMA, 4)),
@@ -1358,7 +1340,7 @@ static void shca_mr_refuse_alloc(struct kunit *test)
 	shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG,
 					SHCA_MAX_FRPL));
 
-	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev), before + 1);
+	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(f->sdev), before + 1);
 }
 
 /* Pass: page sizes outside page_size_cap and empty entries map nothing. */
@@ -1648,7 +1630,7 @@ static void shca_mr_refuse_user(struct kunit *test)
 			   MAP_ANONYMOUS | MAP_PRIVATE, 0);
 	KUNIT_ASSERT_NE(test, rw, 0);
 	KUNIT_ASSERT_NE(test, ro, 0);
-	before = shca_count_mrs(f->sdev);
+	before = shca_kunit_count_mrs(f->sdev);
 
 	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_reg_user_mr(f->pd, rw, 0, rw, 0)),
 			-EINVAL);
@@ -1676,7 +1658,7 @@ static void shca_mr_refuse_user(struct kunit *test)
 	/* Read-only access to it is fine. */
 	shca_track_mr(test, ib_reg_user_mr(f->pd, ro, PAGE_SIZE, ro, 0));
 
-	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev), before + 1);
+	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(f->sdev), before + 1);
 }
 
 static struct kunit_case shca_mr_refuse_cases[] = {
@@ -1732,9 +1714,12 @@ struct shca_sig_case {
 };
 
 static const struct shca_sig_case shca_sig_cases[] = {
-	{ "guard", IB_SIG_BAD_GUARD, 0x1234, 0xbeef, 520 },
-	{ "reftag", IB_SIG_BAD_REFTAG, 1001, 7, 1040 },
-	{ "apptag", IB_SIG_BAD_APPTAG, 0xffff, 0x0001, 0 },
+	{ .name = "guard", .type = IB_SIG_BAD_GUARD, .expected = 0x1234,
+	  .actual = 0xbeef, .offset = 520 },
+	{ .name = "reftag", .type = IB_SIG_BAD_REFTAG, .expected = 1001,
+	  .actual = 7, .offset = 1040 },
+	{ .name = "apptag", .type = IB_SIG_BAD_APPTAG, .expected = 0xffff,
+	  .actual = 0x0001, .offset = 0 },
 };
 
 static void shca_sig_case_desc(const struct shca_sig_case *c, char *desc)
@@ -2139,7 +2124,7 @@ static void shca_mr_lifetime_cycles(struct kunit *test)
 	struct shca_mr_fix *f = test->priv;
 	static const enum ib_mr_type types[] = { IB_MR_TYPE_MEM_REG,
 						 IB_MR_TYPE_SG_GAPS };
-	u32 before = shca_count_mrs(f->sdev), key_bytes_same = 0;
+	u32 before = shca_kunit_count_mrs(f->sdev), key_bytes_same = 0;
 	u32 prev_byte = 0;
 	int i;
 
@@ -2156,7 +2141,7 @@ static void shca_mr_lifetime_cycles(struct kunit *test)
 		prev_byte = mr->rkey & 0xff;
 		KUNIT_ASSERT_EQ(test, ib_dereg_mr(mr), 0);
 	}
-	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev), before);
+	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(f->sdev), before);
 	/* Random key bytes: about 3000/256 repeats expected, not 2999. */
 	KUNIT_EXPECT_LT(test, key_bytes_same, 100);
 }
@@ -2260,7 +2245,7 @@ static void shca_mr_lifetime_stress(struct kunit *test)
 	struct shca_mr_fix *f = test->priv;
 	const int n = SHCA_STRESS_WRITERS + SHCA_STRESS_READERS;
 	struct shca_stress_arg *args;
-	u32 before = shca_count_mrs(f->sdev);
+	u32 before = shca_kunit_count_mrs(f->sdev);
 	struct shca_stress *st;
 	int i, started = 0;
 
@@ -2300,7 +2285,7 @@ static void shca_mr_lifetime_stress(struct kunit *test)
 		   atomic_long_read(&st->copies_refused));
 	KUNIT_EXPECT_EQ(test, atomic_read(&st->bad_errno), 0);
 	KUNIT_EXPECT_GT(test, atomic_long_read(&st->cycles), 0);
-	KUNIT_EXPECT_EQ(test, shca_count_mrs(f->sdev), before);
+	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(f->sdev), before);
 }
 
 static struct kunit_case shca_mr_lifetime_cases[] = {
@@ -2319,430 +2304,6 @@ static struct kunit_suite shca_mr_lifetime_suite = {
 	.test_cases = shca_mr_lifetime_cases,
 };
 
-/* ------------------------------------------------------------------ */
-/* shca_fault: every allocation of every creation path fails in turn   */
-
-static int shca_fault_at;	/* fail the Nth fault point; 0 = none */
-static int shca_fault_hits;	/* fault points reached so far */
-
-static bool shca_fault_stub(void)
-{
-	return ++shca_fault_hits == shca_fault_at;
-}
-
-/* What a creation path leaves behind, to compare after a failure. */
-struct shca_fault_snap {
-	u32 mrs;
-	size_t dm_avail;
-	int pds;
-	int cqs;
-	int qps;
-};
-
-static void shca_fault_snap(struct shca_mr_fix *f, struct shca_fault_snap *s)
-{
-	s->mrs = shca_count_mrs(f->sdev);
-	s->dm_avail = gen_pool_avail(f->sdev->dm_pool);
-	s->pds = atomic_read(&f->sdev->num_pds);
-	s->cqs = atomic_read(&f->sdev->num_cqs);
-	s->qps = atomic_read(&f->sdev->num_qps);
-}
-
-/* Nothing was left behind since @before; @n names the failed allocation. */
-static void shca_fault_expect_same(struct kunit *test, struct shca_mr_fix *f,
-				   const struct shca_fault_snap *before, int n)
-{
-	struct shca_fault_snap after;
-
-	shca_fault_snap(f, &after);
-	KUNIT_EXPECT_EQ_MSG(test, after.mrs, before->mrs,
-			    "allocation %d leaked an MR", n);
-	KUNIT_EXPECT_EQ_MSG(test, after.dm_avail, before->dm_avail,
-			    "allocation %d leaked DM", n);
-	KUNIT_EXPECT_EQ_MSG(test, after.pds, before->pds,
-			    "allocation %d leaked a PD", n);
-	KUNIT_EXPECT_EQ_MSG(test, after.cqs, before->cqs,
-			    "allocation %d leaked a CQ", n);
-	KUNIT_EXPECT_EQ_MSG(test, after.qps, before->qps,
-			    "allocation %d leaked a QP", n);
-}
-
-struct shca_fault_case {
-	const char *name;
-	/* Create one object; 0 or a negative errno. */
-	int (*create)(struct kunit *test, struct shca_mr_fix *f, void **obj);
-	void (*destroy)(struct shca_mr_fix *f, void *obj);
-};
-
-static int shca_fault_mem_reg(struct kunit *test, struct shca_mr_fix *f,
-			      void **obj)
-{
-	struct ib_mr *mr = ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 64);
-
-	*obj = mr;
-	return PTR_ERR_OR_ZERO(mr);
-}
-
-static int shca_fault_sg_gaps(struct kunit *test, struct shca_mr_fix *f,
-			      void **obj)
-{
-	struct ib_mr *mr = ib_alloc_mr(f->pd, IB_MR_TYPE_SG_GAPS, 64);
-
-	*obj = mr;
-	return PTR_ERR_OR_ZERO(mr);
-}
-
-static int shca_fault_integrity(struct kunit *test, struct shca_mr_fix *f,
-				void **obj)
-{
-	struct ib_mr *mr = ib_alloc_mr_integrity(f->pd, 16, 4);
-
-	*obj = mr;
-	return PTR_ERR_OR_ZERO(mr);
-}
-
-static int shca_fault_user(struct kunit *test, struct shca_mr_fix *f,
-			   void **obj)
-{
-	struct ib_mr *mr;
-
-	/*
-	 * Mapped once per test (kunit unmaps it at the end): a failed
-	 * allocation inside kunit_vm_mmap() would leak KUnit's resource.
-	 */
-	if (!f->uaddr)
-		f->uaddr = kunit_vm_mmap(test, NULL, 0, 8 * PAGE_SIZE,
-					 PROT_READ | PROT_WRITE,
-					 MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	if (!f->uaddr)
-		return -EFAULT;
-	mr = ib_reg_user_mr(f->pd, f->uaddr, 8 * PAGE_SIZE, f->uaddr, SHCA_RW);
-	*obj = mr;
-	return PTR_ERR_OR_ZERO(mr);
-}
-
-static void shca_fault_dereg(struct shca_mr_fix *f, void *obj)
-{
-	ib_dereg_mr(obj);
-}
-
-/* A kernel PD: the core allocates it, the driver makes its DMA MR. */
-static int shca_fault_pd(struct kunit *test, struct shca_mr_fix *f,
-			 void **obj)
-{
-	struct ib_pd *pd = ib_alloc_pd(f->ibdev, 0);
-
-	*obj = pd;
-	return PTR_ERR_OR_ZERO(pd);
-}
-
-static void shca_fault_dealloc_pd(struct shca_mr_fix *f, void *obj)
-{
-	ib_dealloc_pd(obj);
-}
-
-/* A DM allocation and an MR over it. */
-struct shca_fault_dm {
-	struct ib_dm *dm;
-	struct ib_mr *mr;
-};
-
-static int shca_fault_dm(struct kunit *test, struct shca_mr_fix *f,
-			 void **obj)
-{
-	struct ib_dm_alloc_attr attr = { .length = 4096, .alignment = 12 };
-	struct ib_dm_mr_attr mattr = { .length = 4096,
-				       .access_flags = IB_ZERO_BASED };
-	struct shca_fault_dm *d = kzalloc(sizeof(*d), GFP_KERNEL);
-
-	if (!d)
-		return -ENOMEM;
-	d->dm = f->ibdev->ops.alloc_dm(f->ibdev, NULL, &attr, NULL);
-	if (IS_ERR(d->dm)) {
-		int err = PTR_ERR(d->dm);
-
-		kfree(d);
-		return err;
-	}
-	d->dm->device = f->ibdev;
-	d->dm->length = attr.length;
-	d->mr = f->ibdev->ops.reg_dm_mr(f->pd, d->dm, &mattr, NULL);
-	if (IS_ERR(d->mr)) {
-		int err = PTR_ERR(d->mr);
-
-		f->ibdev->ops.dealloc_dm(d->dm, NULL);
-		kfree(d);
-		return err;
-	}
-	*obj = d;
-	return 0;
-}
-
-static void shca_fault_free_dm(struct shca_mr_fix *f, void *obj)
-{
-	struct shca_fault_dm *d = obj;
-
-	f->ibdev->ops.dereg_mr(d->mr, NULL);
-	f->ibdev->ops.dealloc_dm(d->dm, NULL);
-	kfree(d);
-}
-
-static int shca_fault_cq(struct kunit *test, struct shca_mr_fix *f,
-			 void **obj)
-{
-	struct ib_cq *cq = ib_alloc_cq(f->ibdev, NULL, 64, 0, IB_POLL_DIRECT);
-
-	*obj = cq;
-	return PTR_ERR_OR_ZERO(cq);
-}
-
-static void shca_fault_free_cq(struct shca_mr_fix *f, void *obj)
-{
-	ib_free_cq(obj);
-}
-
-/* A CQ and an RC QP using it. */
-struct shca_fault_qp {
-	struct ib_cq *cq;
-	struct ib_qp *qp;
-};
-
-static int shca_fault_qp(struct kunit *test, struct shca_mr_fix *f,
-			 void **obj)
-{
-	struct ib_qp_init_attr init = {
-		.cap = { .max_send_wr = 16, .max_recv_wr = 16,
-			 .max_send_sge = 2, .max_recv_sge = 2,
-			 .max_inline_data = 64 },
-		.sq_sig_type = IB_SIGNAL_REQ_WR,
-		.qp_type = IB_QPT_RC,
-	};
-	struct shca_fault_qp *q = kzalloc(sizeof(*q), GFP_KERNEL);
-	int err;
-
-	if (!q)
-		return -ENOMEM;
-	q->cq = ib_alloc_cq(f->ibdev, NULL, 64, 0, IB_POLL_DIRECT);
-	if (IS_ERR(q->cq)) {
-		err = PTR_ERR(q->cq);
-		goto err_free;
-	}
-	init.send_cq = q->cq;
-	init.recv_cq = q->cq;
-	q->qp = ib_create_qp(f->pd, &init);
-	if (IS_ERR(q->qp)) {
-		err = PTR_ERR(q->qp);
-		goto err_cq;
-	}
-	*obj = q;
-	return 0;
-
-err_cq:
-	ib_free_cq(q->cq);
-err_free:
-	kfree(q);
-	return err;
-}
-
-static void shca_fault_destroy_qp(struct shca_mr_fix *f, void *obj)
-{
-	struct shca_fault_qp *q = obj;
-
-	ib_destroy_qp(q->qp);
-	ib_free_cq(q->cq);
-	kfree(q);
-}
-
-/* A whole device, as "rdma link add" makes it. */
-static int shca_fault_device(struct kunit *test, struct shca_mr_fix *f,
-			     void **obj)
-{
-	static const u8 mac[ETH_ALEN] = { 0x02, 0x53, 0x48, 0x46, 0x4c, 0x54 };
-
-	if (!f->ndev2)
-		f->ndev2 = shca_kunit_netdev(test, mac);
-	*obj = f->ndev2;
-	return shca_newlink("shcak_fault", f->ndev2);
-}
-
-static void shca_fault_unlink(struct shca_mr_fix *f, void *obj)
-{
-	struct ib_device *ibdev = ib_device_get_by_name("shcak_fault",
-							RDMA_DRIVER_UNKNOWN);
-
-	if (ibdev)
-		ib_unregister_device_and_put(ibdev);
-}
-
-static const struct shca_fault_case shca_fault_cases[] = {
-	{ "MEM_REG alloc_mr", shca_fault_mem_reg, shca_fault_dereg },
-	{ "SG_GAPS alloc_mr", shca_fault_sg_gaps, shca_fault_dereg },
-	{ "INTEGRITY alloc_mr_integrity", shca_fault_integrity,
-	  shca_fault_dereg },
-	{ "USER reg_user_mr", shca_fault_user, shca_fault_dereg },
-	{ "PD + DMA MR", shca_fault_pd, shca_fault_dealloc_pd },
-	{ "DM alloc_dm + reg_dm_mr", shca_fault_dm, shca_fault_free_dm },
-	{ "CQ create_cq", shca_fault_cq, shca_fault_free_cq },
-	{ "CQ + RC QP create_qp", shca_fault_qp, shca_fault_destroy_qp },
-	{ "device newlink", shca_fault_device, shca_fault_unlink },
-};
-
-static void shca_fault_case_desc(const struct shca_fault_case *c, char *desc)
-{
-	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
-}
-
-KUNIT_ARRAY_PARAM(shca_fault, shca_fault_cases, shca_fault_case_desc);
-
-/*
- * Pass: for N = 1, 2, ... the Nth allocation the driver makes on the path
- * fails: the call returns -ENOMEM and leaves nothing behind (no MR key,
- * no DM arena space, no PD count, no device, the netdev free again), until
- * an N beyond the path's last allocation lets it succeed, after which the
- * object works and is destroyed normally.
- */
-static void shca_fault_inject(struct kunit *test)
-{
-	const struct shca_fault_case *c = test->param_value;
-	struct shca_mr_fix *f = test->priv;
-	struct shca_fault_snap before;
-	void *obj = NULL;
-	int n, err, points = 0;
-
-	shca_fault_snap(f, &before);
-	kunit_activate_static_stub(test, shca_inject_fault, shca_fault_stub);
-	for (n = 1; n < 64; n++) {
-		shca_fault_hits = 0;
-		shca_fault_at = n;
-		err = c->create(test, f, &obj);
-		if (shca_fault_hits < n) {
-			/* The path has fewer allocations: it ran clean. */
-			KUNIT_ASSERT_EQ(test, err, 0);
-			points = shca_fault_hits;
-			break;
-		}
-		KUNIT_EXPECT_EQ_MSG(test, err, -ENOMEM, "allocation %d", n);
-		if (!err) {
-			c->destroy(f, obj);
-			continue;
-		}
-		shca_fault_expect_same(test, f, &before, n);
-		KUNIT_EXPECT_TRUE_MSG(test, shca_kunit_wait_gone("shcak_fault"),
-				      "allocation %d left a device", n);
-	}
-	shca_fault_at = 0;
-	kunit_deactivate_static_stub(test, shca_inject_fault);
-	KUNIT_ASSERT_GT_MSG(test, points, 0, "no fault point on the path");
-	kunit_info(test, "%d allocations failed in turn, each cleanly", points);
-	c->destroy(f, obj);
-	shca_fault_expect_same(test, f, &before, 0);
-}
-
-static struct kunit_case shca_fault_test_cases[] = {
-	KUNIT_CASE_PARAM(shca_fault_inject, shca_fault_gen_params),
-	{}
-};
-
-static struct kunit_suite shca_fault_suite = {
-	.name = "shca_fault",
-	.init = shca_mr_test_init,
-	.test_cases = shca_fault_test_cases,
-};
-
-/* ------------------------------------------------------------------ */
-/* shca_failslab: every slab allocation of the path, the core's too     */
-
-#if IS_ENABLED(CONFIG_FAILSLAB)
-static void shca_failslab_restore(void *file)
-{
-	current->fail_nth = 0;
-}
-
-/*
- * Pass, as for shca_fault, but with the kernel's failslab and the task's
- * fail-nth counter: the Nth slab allocation made in this thread fails,
- * whoever makes it (softhca, the RDMA core, the xarray, KUnit's helpers),
- * for N = 1, 2, ... until the path runs clean. Each failure returns an
- * error and leaves nothing behind; the next attempt succeeds. Device
- * creation is left to shca_fault: a failure deep in driver-core and sysfs
- * registration is the driver core's business, and it warns.
- */
-static void shca_failslab_inject(struct kunit *test)
-{
-	const struct shca_fault_case *c = test->param_value;
-	struct shca_mr_fix *f = test->priv;
-	struct shca_fault_snap before;
-	int n, err, points = 0, nomem = 0, absorbed = 0;
-	struct file *file;
-	void *obj = NULL;
-
-	if (c->create == shca_fault_device)
-		kunit_skip(test, "device creation: see shca_fault");
-
-	/* failslab skips sleeping allocations unless told otherwise. */
-	file = shca_kunit_debugfs_open(test, "failslab/ignore-gfp-wait");
-	shca_kunit_file_write(test, file, "N");
-	file = shca_kunit_debugfs_open(test, "failslab/verbose");
-	shca_kunit_file_write(test, file, "0");
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
-							shca_failslab_restore,
-							NULL), 0);
-
-	/* One clean run first: KUnit's own lazy set-up stays out of it. */
-	KUNIT_ASSERT_EQ(test, c->create(test, f, &obj), 0);
-	c->destroy(f, obj);
-
-	shca_fault_snap(f, &before);
-	for (n = 1; n < 400; n++) {
-		unsigned int left;
-
-		current->fail_nth = n;
-		err = c->create(test, f, &obj);
-		left = current->fail_nth;
-		current->fail_nth = 0;
-		if (left) {
-			/* Fewer than n allocations: it ran clean. */
-			KUNIT_ASSERT_EQ_MSG(test, err, 0, "clean run");
-			points = n - 1;
-			break;
-		}
-		if (!err) {
-			/* A fallback absorbed the failure (kvmalloc). */
-			absorbed++;
-			c->destroy(f, obj);
-			continue;
-		}
-		if (err == -ENOMEM)
-			nomem++;
-		else
-			kunit_info(test, "allocation %d: %d", n, err);
-		shca_fault_expect_same(test, f, &before, n);
-	}
-	KUNIT_ASSERT_GT_MSG(test, points, 0, "no slab allocation on the path");
-	kunit_info(test, "%d slab allocations failed in turn: %d -ENOMEM, %d absorbed by a fallback, %d other errors; each cleanly",
-		   points, nomem, absorbed, points - nomem - absorbed);
-	c->destroy(f, obj);
-	shca_fault_expect_same(test, f, &before, 0);
-}
-#else
-static void shca_failslab_inject(struct kunit *test)
-{
-	kunit_skip(test, "CONFIG_FAILSLAB is off");
-}
-#endif
-
-static struct kunit_case shca_failslab_test_cases[] = {
-	KUNIT_CASE_PARAM(shca_failslab_inject, shca_fault_gen_params),
-	{}
-};
-
-static struct kunit_suite shca_failslab_suite = {
-	.name = "shca_failslab",
-	.init = shca_mr_test_init,
-	.test_cases = shca_failslab_test_cases,
-};
-
 kunit_test_suites(&shca_mr_map_suite, &shca_mr_types_suite,
 		  &shca_mr_refuse_suite, &shca_mr_status_suite,
-		  &shca_mr_lifetime_suite, &shca_fault_suite,
-		  &shca_failslab_suite);
+		  &shca_mr_lifetime_suite);

@@ -53,31 +53,6 @@ struct shca_qt_fix {
 	struct shca_qt_end a, b;
 };
 
-static void shca_qt_defer(struct kunit *test, kunit_action_t *act, void *p)
-{
-	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test, act, p), 0);
-}
-
-static void shca_qt_dealloc_pd(void *pd)
-{
-	ib_dealloc_pd(pd);
-}
-
-static void shca_qt_free_cq(void *cq)
-{
-	ib_free_cq(cq);
-}
-
-static void shca_qt_destroy_qp(void *qp)
-{
-	ib_destroy_qp(qp);
-}
-
-static void shca_qt_dereg_mr(void *mr)
-{
-	ib_dereg_mr(mr);
-}
-
 static void shca_qt_free_pages(void *p)
 {
 	free_pages((unsigned long)p, get_order(SHCA_QT_BUF));
@@ -113,7 +88,7 @@ static struct ib_qp *shca_qt_qp(struct kunit *test, struct shca_qt_end *e,
 
 	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp), "create_qp: %ld",
 			       PTR_ERR(qp));
-	shca_qt_defer(test, shca_qt_destroy_qp, qp);
+	shca_kunit_defer(test, shca_kunit_destroy_qp, qp);
 	return qp;
 }
 
@@ -123,23 +98,23 @@ static void shca_qt_end_init(struct kunit *test, struct shca_qt_end *e,
 	e->ibdev = ibdev;
 	e->pd = ib_alloc_pd(ibdev, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(e->pd));
-	shca_qt_defer(test, shca_qt_dealloc_pd, e->pd);
+	shca_kunit_defer(test, shca_kunit_dealloc_pd, e->pd);
 	e->cq = ib_alloc_cq(ibdev, NULL, SHCA_QT_CQE, 0, ctx);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(e->cq));
-	shca_qt_defer(test, shca_qt_free_cq, e->cq);
+	shca_kunit_defer(test, shca_kunit_free_cq, e->cq);
 	e->qp = shca_qt_qp(test, e, SHCA_QT_WR, 4, 64);
 
 	e->buf = (u8 *)__get_free_pages(GFP_KERNEL | __GFP_ZERO,
 					get_order(SHCA_QT_BUF));
 	KUNIT_ASSERT_NOT_NULL(test, e->buf);
-	shca_qt_defer(test, shca_qt_free_pages, e->buf);
+	shca_kunit_defer(test, shca_qt_free_pages, e->buf);
 	sg_init_one(&e->sg, e->buf, SHCA_QT_BUF);
 	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(ibdev, &e->sg, 1,
 					    DMA_BIDIRECTIONAL), 1);
 	e->mr = ib_alloc_mr(e->pd, IB_MR_TYPE_MEM_REG,
 			    SHCA_QT_BUF / PAGE_SIZE);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(e->mr));
-	shca_qt_defer(test, shca_qt_dereg_mr, e->mr);
+	shca_kunit_defer(test, shca_kunit_dereg_mr, e->mr);
 }
 
 /* Wait up to @ms milliseconds for one completion on @cq. */
@@ -1377,7 +1352,7 @@ static void shca_qp_reg_integrity_needs_qp_flag(struct kunit *test)
 	};
 
 	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
-	shca_qt_defer(test, shca_qt_dereg_mr, mr);
+	shca_kunit_defer(test, shca_kunit_dereg_mr, mr);
 	wr.mr = mr;
 	wr.key = mr->rkey;
 	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
@@ -1417,9 +1392,9 @@ static void shca_qp_exec_yields(struct kunit *test)
 	int i, done = 0;
 
 	KUNIT_ASSERT_NOT_NULL(test, src);
-	shca_qt_defer(test, shca_qt_vfree, src);
+	shca_kunit_defer(test, shca_qt_vfree, src);
 	KUNIT_ASSERT_NOT_NULL(test, dst);
-	shca_qt_defer(test, shca_qt_vfree, dst);
+	shca_kunit_defer(test, shca_qt_vfree, dst);
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	KUNIT_ASSERT_NOT_NULL(test, d);
 	shca_qt_end_init(test, c, f->a.ibdev, IB_POLL_DIRECT);
