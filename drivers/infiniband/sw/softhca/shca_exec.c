@@ -313,14 +313,14 @@ static struct shca_qp *shca_exec_peer(struct shca_qp *qp)
 	if (!net_eq(read_pnet(&peer->sdev->ibdev.coredev.rdma_net),
 		    read_pnet(&qp->sdev->ibdev.coredev.rdma_net)))
 		goto not_ours;
-	if (peer->sdev != qp->peer_sdev) {
+	if (peer->sdev != READ_ONCE(qp->peer_sdev)) {
 		gid = rdma_find_gid_by_port(&peer->sdev->ibdev, &qp->req.dgid,
 					    IB_GID_TYPE_ROCE_UDP_ENCAP,
 					    SHCA_PORT, NULL);
 		if (IS_ERR(gid))
 			goto not_ours;
 		rdma_put_gid_attr(gid);
-		qp->peer_sdev = peer->sdev;
+		WRITE_ONCE(qp->peer_sdev, peer->sdev);
 	}
 	return peer;
 

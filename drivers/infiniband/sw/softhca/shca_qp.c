@@ -487,7 +487,7 @@ static void shca_qp_apply_attr(struct shca_qp *qp,
 		qp->traffic_class = grh->traffic_class;
 		qp->flow_label = grh->flow_label;
 		qp->sl = rdma_ah_get_sl(&attr->ah_attr);
-		qp->peer_sdev = NULL;
+		WRITE_ONCE(qp->peer_sdev, NULL);
 	}
 	if (mask & IB_QP_PATH_MTU)
 		qp->path_mtu = attr->path_mtu;
