@@ -302,30 +302,6 @@ out:
 	munmap(buf2, 4 * page);
 }
 
-/* A dma-buf from udmabuf over a sealed memfd, @pages pages long; -1 if none. */
-static int make_dmabuf(size_t pages)
-{
-	struct udmabuf_create create = {
-		.flags = UDMABUF_FLAGS_CLOEXEC,
-		.size = pages * page,
-	};
-	int memfd, devfd, fd = -1;
-
-	devfd = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
-	if (devfd < 0)
-		return -1;
-	memfd = memfd_create("shca_mr", MFD_ALLOW_SEALING | MFD_CLOEXEC);
-	if (memfd >= 0 && !ftruncate(memfd, pages * page) &&
-	    !fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
-		create.memfd = memfd;
-		fd = ioctl(devfd, UDMABUF_CREATE, &create);
-	}
-	if (memfd >= 0)
-		close(memfd);
-	close(devfd);
-	return fd;
-}
-
 static void test_dmabuf(struct ibv_pd *pd)
 {
 	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -334,7 +310,7 @@ static void test_dmabuf(struct ibv_pd *pd)
 	int fd, ret;
 
 	vt_info("---- ibv_reg_dmabuf_mr ----");
-	fd = make_dmabuf(4);
+	fd = vt_make_dmabuf(4 * page, NULL);
 	if (fd < 0) {
 		vt_info("no udmabuf (%s): dma-buf MRs not tested", strerror(errno));
 		return;

@@ -179,34 +179,6 @@ static void test_dm_zero_length(struct loop *l)
 	vt_check(ibv_free_dm(dm) == 0, "free_dm after its MRs are gone");
 }
 
-/* A udmabuf of @pages pages over a memfd that *@map maps; -1 if none. */
-static int make_dmabuf(size_t pages, unsigned char **map)
-{
-	struct udmabuf_create create = {
-		.flags = UDMABUF_FLAGS_CLOEXEC,
-		.size = pages * page,
-	};
-	int memfd, devfd, fd = -1;
-
-	*map = MAP_FAILED;
-	devfd = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
-	if (devfd < 0)
-		return -1;
-	memfd = memfd_create("shca_mr_review", MFD_ALLOW_SEALING | MFD_CLOEXEC);
-	if (memfd >= 0 && !ftruncate(memfd, pages * page) &&
-	    !fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
-		*map = mmap(NULL, pages * page, PROT_READ | PROT_WRITE,
-			    MAP_SHARED, memfd, 0);
-		create.memfd = memfd;
-		if (*map != MAP_FAILED)
-			fd = ioctl(devfd, UDMABUF_CREATE, &create);
-	}
-	if (memfd >= 0)
-		close(memfd);
-	close(devfd);
-	return fd;
-}
-
 static void test_dmabuf_data(struct loop *l)
 {
 	const int rw = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
@@ -219,7 +191,7 @@ static void test_dmabuf_data(struct loop *l)
 	int fd, st;
 
 	vt_info("---- dma-buf MR data path (udmabuf) ----");
-	fd = make_dmabuf(4, &mem);
+	fd = vt_make_dmabuf(4 * page, &mem);
 	if (fd < 0) {
 		vt_info("no udmabuf (%s): dma-buf data path not tested",
 			strerror(errno));

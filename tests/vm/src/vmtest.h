@@ -15,7 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <fcntl.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <linux/udmabuf.h>
 
 #include <infiniband/verbs.h>
 #include <rdma/ib_user_verbs.h>
@@ -400,6 +404,40 @@ static inline int vt_rc_connect(struct ibv_qp *qp, const struct vt_rc_path *p)
 	if (!ret)
 		ret = vt_qp_to_rts(qp, p);
 	return ret;
+}
+
+/*
+ * A dma-buf from /dev/udmabuf over a sealed memfd of @len bytes (a page
+ * multiple); if @map is not NULL, *@map is a shared mapping of the memfd
+ * (the dma-buf's memory) or MAP_FAILED. Returns the dma-buf fd, or -1.
+ */
+static inline int vt_make_dmabuf(size_t len, unsigned char **map)
+{
+	struct udmabuf_create create = {
+		.flags = UDMABUF_FLAGS_CLOEXEC,
+		.size = len,
+	};
+	int memfd, devfd, fd = -1;
+
+	if (map)
+		*map = MAP_FAILED;
+	devfd = open("/dev/udmabuf", O_RDWR | O_CLOEXEC);
+	if (devfd < 0)
+		return -1;
+	memfd = memfd_create("vt_dmabuf", MFD_ALLOW_SEALING | MFD_CLOEXEC);
+	if (memfd >= 0 && !ftruncate(memfd, len) &&
+	    !fcntl(memfd, F_ADD_SEALS, F_SEAL_SHRINK)) {
+		create.memfd = memfd;
+		if (map)
+			*map = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				    MAP_SHARED, memfd, 0);
+		if (!map || *map != MAP_FAILED)
+			fd = ioctl(devfd, UDMABUF_CREATE, &create);
+	}
+	if (memfd >= 0)
+		close(memfd);
+	close(devfd);
+	return fd;
 }
 
 #endif /* SOFTHCA_VMTEST_H */
