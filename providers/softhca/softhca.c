@@ -517,7 +517,7 @@ static int shca_destroy_cq(struct ibv_cq *ibcq)
 /* ---- queue pairs --------------------------------------------------------- */
 
 /*
- * What create_qp_ex accepts: RC queue pairs on a PD, without SRQ, XRC,
+ * What create_qp_ex accepts: RC and UD queue pairs on a PD, without SRQ, XRC,
  * receive hashing, TSO or the ibv_qp_ex work-request API. Everything else
  * is EOPNOTSUPP here rather than a kernel refusal with a vaguer errno.
  */
@@ -539,7 +539,8 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	if ((attr->comp_mask & ~SHCA_QP_INIT_ATTR_MASK) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	     attr->create_flags) ||
-	    attr->qp_type != IBV_QPT_RC || attr->srq) {
+	    (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
+	    attr->srq) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -647,6 +648,40 @@ static int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	return ibv_cmd_post_recv(ibqp, wr, bad_wr);
 }
 
+/* ---- address handles ---------------------------------------------------- */
+
+static struct ibv_ah *shca_create_ah(struct ibv_pd *pd,
+				     struct ibv_ah_attr *attr)
+{
+	struct ib_uverbs_create_ah_resp resp;
+	struct ibv_ah *ah;
+	int err;
+
+	ah = calloc(1, sizeof(*ah));
+	if (!ah) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&resp, 0, sizeof(resp));
+	err = ibv_cmd_create_ah(pd, ah, attr, &resp, sizeof(resp));
+	if (err) {
+		free(ah);
+		errno = err;
+		return NULL;
+	}
+	return ah;
+}
+
+static int shca_destroy_ah(struct ibv_ah *ah)
+{
+	int err = ibv_cmd_destroy_ah(ah);
+
+	if (err)
+		return err;
+	free(ah);
+	return 0;
+}
+
 /* ---- context and device lifetime ----------------------------------------- */
 
 static void shca_free_context(struct ibv_context *ibctx)
@@ -660,11 +695,13 @@ static void shca_free_context(struct ibv_context *ibctx)
 static const struct verbs_context_ops shca_ctx_ops = {
 	.alloc_dm = shca_alloc_dm,
 	.alloc_pd = shca_alloc_pd,
+	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_qp = shca_create_qp,
 	.create_qp_ex = shca_create_qp_ex,
 	.dealloc_pd = shca_dealloc_pd,
 	.dereg_mr = shca_dereg_mr,
+	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
 	.free_context = shca_free_context,

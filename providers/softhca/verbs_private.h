@@ -466,6 +466,13 @@ int ibv_cmd_destroy_cq(struct ibv_cq *cq);
  * qp->state when the mask holds IBV_QP_STATE and the kernel agreed.
  * destroy_qp waits until every async event of the QP was acked.
  */
+/* Address handles: the kernel resolves the destination MAC. */
+int ibv_cmd_create_ah(struct ibv_pd *pd, struct ibv_ah *ah,
+		      struct ibv_ah_attr *attr,
+		      struct ib_uverbs_create_ah_resp *resp,
+		      size_t resp_size);
+int ibv_cmd_destroy_ah(struct ibv_ah *ah);
+
 int ibv_cmd_create_qp_ex(struct ibv_context *context, struct verbs_qp *qp,
 			 struct ibv_qp_init_attr_ex *attr_ex,
 			 struct ibv_create_qp *cmd, size_t cmd_size,

@@ -68,19 +68,21 @@ fi
 title "conformance: loopback on $D0"
 shca_qp_run "$D0" "$D0"
 
-# ibv_rc_pingpong listens on TCP port 18515 (0x4853)
+# ibv_rc_pingpong and ibv_ud_pingpong listen on TCP port 18515 (0x4853)
 pp_listening() { grep -q ':4853 00000000:0000 0A' /proc/net/tcp /proc/net/tcp6 2>/dev/null; }
 
-# pingpong DESC SERVER_ARGS -- CLIENT_ARGS
+# pingpong DESC SERVER_ARGS -- CLIENT_ARGS: $PP (default ibv_rc_pingpong)
+# as server and as client
+PP=ibv_rc_pingpong
 pingpong() {
 	_desc=$1
 	shift
 	_sargs=
 	while [ "$1" != -- ]; do _sargs="$_sargs $1"; shift; done
 	shift
-	echo "  \$ ibv_rc_pingpong$_sargs &"
+	echo "  \$ $PP$_sargs &"
 	# shellcheck disable=SC2086
-	timeout -k 5 60 ibv_rc_pingpong $_sargs >/tmp/pp_srv.out 2>&1 &
+	timeout -k 5 60 $PP $_sargs >/tmp/pp_srv.out 2>&1 &
 	_spid=$!
 	if ! wait_for 10 pp_listening; then
 		bad "$_desc: the server does not listen"
@@ -88,7 +90,7 @@ pingpong() {
 		sed 's/^/    /' /tmp/pp_srv.out
 		return
 	fi
-	run_t 60 ibv_rc_pingpong "$@"
+	run_t 60 $PP "$@"
 	_crc=$?
 	wait $_spid
 	_src=$?
@@ -123,6 +125,16 @@ else
 		-d "$c" -g "$gc" -n "$ITERS" -s 65536 localhost
 	[ $CROSS = 0 ] || pingpong "ibv_rc_pingpong on one device" -d "$D0" -g "$g0" -n "$ITERS" -- \
 		-d "$D0" -g "$g0" -n "$ITERS" localhost
+	# UD: datagrams with address handles; 1000 bytes fit the 1024 MTU
+	title "ibv_ud_pingpong $D0 (server) <-> $c (client)"
+	PP=ibv_ud_pingpong
+	pingpong "ibv_ud_pingpong" -d "$D0" -g "$g0" -n "$ITERS" -s 1000 -- \
+		-d "$c" -g "$gc" -n "$ITERS" -s 1000 localhost
+	pingpong "ibv_ud_pingpong -e (completion events)" -d "$D0" -g "$g0" -n "$ITERS" -s 1000 -e -- \
+		-d "$c" -g "$gc" -n "$ITERS" -s 1000 -e localhost
+	[ $CROSS = 0 ] || pingpong "ibv_ud_pingpong on one device" -d "$D0" -g "$g0" -n "$ITERS" -s 1000 -- \
+		-d "$D0" -g "$g0" -n "$ITERS" -s 1000 localhost
+	PP=ibv_rc_pingpong
 fi
 
 title "nothing left behind"

@@ -1840,12 +1840,34 @@ static int qp_mask_for(enum ibv_qp_state to)
 }
 
 /* RESET -> INIT -> RTR -> RTS towards itself or another QP of ours */
+/* A UD QP to RTS: INIT with a Q_Key, RTR, RTS with a send PSN. */
+static void qp_ud_ready(struct ibv_qp *qp)
+{
+	struct ibv_qp_attr a = {
+		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = rnd(),
+	};
+	int err;
+
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			    IBV_QP_PORT | IBV_QP_QKEY);
+	a.qp_state = IBV_QPS_RTR;
+	err = err ? err : ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	a.qp_state = IBV_QPS_RTS;
+	a.sq_psn = rnd() & 0xffffff;
+	err = err ? err : ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+	account(OP_QP_MODIFY, err, XOK, "(qp %u, UD to RTS)", qp->handle);
+}
+
 static void qp_connect(struct ibv_qp *qp)
 {
 	struct ibv_qp *peer = qps[rndn(MAX_QP)];
 	struct ibv_qp_attr a;
 	int err;
 
+	if (qp->qp_type == IBV_QPT_UD) {
+		qp_ud_ready(qp);
+		return;
+	}
 	if (gid_index < 0)
 		return;
 	memset(&a, 0, sizeof(a));
@@ -1902,7 +1924,7 @@ static void op_qp_create(void)
 	ia.cap.max_send_sge = rnd_cap(4, SHCA_MAX_SGE);
 	ia.cap.max_recv_sge = rnd_cap(4, SHCA_MAX_SGE);
 	ia.cap.max_inline_data = rndn(3) ? 0 : rnd_cap(256, SHCA_MAX_INLINE);
-	if (ia.qp_type != IBV_QPT_RC)
+	if (ia.qp_type != IBV_QPT_RC && ia.qp_type != IBV_QPT_UD)
 		x = X(EOPNOTSUPP);	/* refused by the provider */
 	else if (lookup_err(pd->handle, T_PD))
 		x = X(lookup_err(pd->handle, T_PD));	/* a stale PD */
@@ -2021,6 +2043,12 @@ static void op_post_send(void)
 	int err;
 
 	if (!qp)
+		return;
+	/*
+	 * libibverbs dereferences wr.ud.ah of a UD send: the random RDMA
+	 * fields below would be a wild pointer there.
+	 */
+	if (qp->qp_type == IBV_QPT_UD)
 		return;
 	memset(wr, 0, sizeof(wr));
 	for (k = 0; k < n; k++) {

@@ -70,6 +70,8 @@ struct dma_buf;
 #define SHCA_MAX_RD_ATOM	16		/* outstanding READs/atomics */
 #define SHCA_MAX_MSG_SZ		BIT(31)		/* bytes per message */
 #define SHCA_PSN_MASK		0xffffff	/* 24-bit packet sequence numbers */
+#define SHCA_GRH_BYTES		40		/* GRH area of a UD receive */
+#define SHCA_MAX_AH		0x10000
 
 /*
  * Memory a consumer makes the driver allocate for its queues (up to about
@@ -94,9 +96,12 @@ struct dma_buf;
  * @num_pds: PDs allocated, bounded by SHCA_MAX_PD
  * @num_cqs: CQs allocated, bounded by SHCA_MAX_CQ
  * @num_qps: QPs allocated, bounded by SHCA_MAX_QP
+ * @num_ahs: address handles allocated, bounded by SHCA_MAX_AH
  * @mr_xa: MR key index -> struct shca_mr, see shca_mr.c
  * @dm_pool: allocator over the device-memory arena
  * @dm_arena: the arena, SHCA_DM_SIZE physically contiguous bytes
+ * @rx_dropped: datagrams for this device's QPs that were dropped (no
+ *	such UD QP, a wrong Q_Key, no receive posted)
  *
  * Lock order: RTNL -> shca_devices_lock -> xa_lock(@mr_xa).
  */
@@ -110,9 +115,11 @@ struct shca_dev {
 	atomic_t num_pds;
 	atomic_t num_cqs;
 	atomic_t num_qps;
+	atomic_t num_ahs;
 	struct xarray mr_xa;
 	struct gen_pool *dm_pool;
 	void *dm_arena;
+	atomic_long_t rx_dropped;
 };
 
 /**
@@ -395,6 +402,38 @@ struct shca_cq {
 };
 
 /**
+ * struct shca_av - an address vector: where a datagram goes
+ * @dgid: destination GID
+ * @sgid: source GID (of the source GID index, when the AV was made)
+ * @flow_label: GRH flow label
+ * @sgid_index: source GID index
+ * @traffic_class: GRH traffic class (IPv4 TOS)
+ * @hop_limit: GRH hop limit (IPv4 TTL)
+ * @sl: service level
+ * @net_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6, from the source GID
+ */
+struct shca_av {
+	union ib_gid dgid;
+	union ib_gid sgid;
+	u32 flow_label;
+	u8 sgid_index;
+	u8 traffic_class;
+	u8 hop_limit;
+	u8 sl;
+	u8 net_type;
+};
+
+/**
+ * struct shca_ah - an address handle
+ * @ibah: the core object; first member (INIT_RDMA_OBJ_SIZE)
+ * @av: its address vector, fixed at creation
+ */
+struct shca_ah {
+	struct ib_ah ibah;
+	struct shca_av av;
+};
+
+/**
  * struct shca_wqe - a work request as the QP keeps it
  * @wr_id: the consumer's cookie
  * @opcode: send queue: enum ib_wr_opcode
@@ -405,6 +444,8 @@ struct shca_cq {
  * @rdma: RDMA READ/WRITE: remote address and key
  * @atomic: atomics: remote address, key and operands
  * @reg: REG_MR/REG_MR_INTEGRITY: the MR, key and rights to register
+ * @ud: UD sends: the address vector (copied from the AH at post time),
+ *	destination QP number and Q_Key
  * @sig: REG_MR_INTEGRITY: signature attributes, snapshotted at post
  * @sge: the scatter/gather list, or inline data
  *
@@ -437,6 +478,11 @@ struct shca_wqe {
 			u32 key;
 			int access;
 		} reg;
+		struct {
+			struct shca_av av;
+			u32 remote_qpn;
+			u32 remote_qkey;
+		} ud;
 	};
 	struct ib_sig_attrs sig;
 	struct ib_sge sge[];
@@ -469,7 +515,7 @@ struct shca_req {
 };
 
 /**
- * struct shca_qp - a reliable-connected queue pair
+ * struct shca_qp - a queue pair (RC or UD)
  * @ibqp: the core object; first member (INIT_RDMA_OBJ_SIZE)
  * @sdev: owning device
  * @ref: held by the QP table (initial reference) and by each lookup of a
@@ -508,6 +554,7 @@ struct shca_req {
  * @traffic_class: GRH traffic class
  * @flow_label: GRH flow label
  * @sl: service level
+ * @qkey: UD: the QP's Q_Key
  * @req: the requester's view of the WQE at the head of the send queue,
  *	owned by the work item (see struct shca_req)
  * @peer_sdev: device of the last peer whose GID was validated (work
@@ -546,6 +593,7 @@ struct shca_qp {
 	u8 traffic_class;
 	u32 flow_label;
 	u8 sl;
+	u32 qkey;
 	struct shca_req req;
 	const struct shca_dev *peer_sdev;
 };
@@ -586,6 +634,11 @@ static inline struct shca_cq *to_shca_cq(struct ib_cq *ibcq)
 static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct shca_qp, ibqp);
+}
+
+static inline struct shca_ah *to_shca_ah(struct ib_ah *ibah)
+{
+	return container_of(ibah, struct shca_ah, ibah);
 }
 
 static inline struct shca_dm *to_shca_dm(struct ib_dm *ibdm)

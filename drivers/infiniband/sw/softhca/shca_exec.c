@@ -47,6 +47,10 @@
 
 #include <linux/jiffies.h>
 #include <linux/workqueue.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <net/ip.h>
+#include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 
 #include "shca_verbs.h"
@@ -608,6 +612,188 @@ static bool shca_port_up(const struct shca_dev *sdev)
 	return READ_ONCE(sdev->port_state) == IB_PORT_ACTIVE;
 }
 
+/* The port's active MTU: the largest datagram a UD QP may send. */
+static u32 shca_port_mtu(struct shca_dev *sdev)
+{
+	struct net_device *ndev = ib_device_get_netdev(&sdev->ibdev, SHCA_PORT);
+	u32 mtu = IB_MTU_256;
+
+	if (ndev) {
+		mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+		dev_put(ndev);
+	}
+	return ib_mtu_enum_to_int(mtu);
+}
+
+/* Bytes of RoCE v2 headers after the IP header: UDP, BTH, DETH, ICRC. */
+#define SHCA_ROCE_UD_HDRS	(8 + 12 + 8 + 4)
+
+/*
+ * The 40 bytes a UD receive starts with, as a RoCE v2 HCA fills them: the
+ * IPv6 header, or 20 zero bytes and the IPv4 header (checksummed, which
+ * ib_get_gids_from_rdma_hdr() verifies).
+ */
+static void shca_ud_grh(u8 *grh, const struct shca_av *av, u32 len, bool imm)
+{
+	u32 payload = SHCA_ROCE_UD_HDRS + (imm ? 4 : 0) + len;
+
+	memset(grh, 0, SHCA_GRH_BYTES);
+	if (av->net_type == RDMA_NETWORK_IPV4) {
+		struct iphdr *ip = (struct iphdr *)(grh + 20);
+
+		ip->version = 4;
+		ip->ihl = 5;
+		ip->tos = av->traffic_class;
+		ip->tot_len = htons(sizeof(*ip) + payload);
+		ip->frag_off = htons(IP_DF);
+		ip->ttl = av->hop_limit;
+		ip->protocol = IPPROTO_UDP;
+		memcpy(&ip->saddr, av->sgid.raw + 12, 4);
+		memcpy(&ip->daddr, av->dgid.raw + 12, 4);
+		ip->check = ip_fast_csum(ip, ip->ihl);
+	} else {
+		struct ipv6hdr *ip6 = (struct ipv6hdr *)grh;
+
+		ip6->version = 6;
+		ip6->priority = av->traffic_class >> 4;
+		ip6->flow_lbl[0] = (av->traffic_class & 0xf) << 4 |
+				   ((av->flow_label >> 16) & 0xf);
+		ip6->flow_lbl[1] = av->flow_label >> 8;
+		ip6->flow_lbl[2] = av->flow_label;
+		ip6->payload_len = htons(payload);
+		ip6->nexthdr = IPPROTO_UDP;
+		ip6->hop_limit = av->hop_limit;
+		memcpy(&ip6->saddr, av->sgid.raw, 16);
+		memcpy(&ip6->daddr, av->dgid.raw, 16);
+	}
+}
+
+/*
+ * The UD QP a datagram goes to: its number, a device of this host in the
+ * same network namespace that owns the destination GID, a UD QP.
+ */
+static struct shca_qp *shca_ud_peer(struct shca_qp *qp,
+				    const struct shca_wqe *w)
+{
+	const struct ib_gid_attr *gid;
+	struct shca_qp *peer;
+
+	peer = shca_qp_get(w->ud.remote_qpn);
+	if (!peer)
+		return NULL;
+	if (peer->ibqp.qp_type != IB_QPT_UD ||
+	    !net_eq(read_pnet(&peer->sdev->ibdev.coredev.rdma_net),
+		    read_pnet(&qp->sdev->ibdev.coredev.rdma_net)))
+		goto not_ours;
+	gid = rdma_find_gid_by_port(&peer->sdev->ibdev, &w->ud.av.dgid,
+				    IB_GID_TYPE_ROCE_UDP_ENCAP, SHCA_PORT, NULL);
+	if (IS_ERR(gid))
+		goto not_ours;
+	rdma_put_gid_attr(gid);
+	return peer;
+
+not_ours:
+	shca_qp_put(peer);
+	return NULL;
+}
+
+/* Complete a UD receive of @peer: the datagram from @qp, or an error. */
+static void shca_ud_complete(struct shca_qp *peer, struct shca_qp *qp,
+			     const struct shca_wqe *r,
+			     const struct shca_wqe *w,
+			     enum ib_wc_status status, u32 byte_len)
+{
+	struct ib_wc wc = {
+		.wr_id = r->wr_id,
+		.status = status,
+		.opcode = IB_WC_RECV,
+		.byte_len = byte_len,
+		.qp = &peer->ibqp,
+		.src_qp = qp->ibqp.qp_num,
+		.port_num = SHCA_PORT,
+		.sl = w->ud.av.sl,
+	};
+
+	if (status == IB_WC_SUCCESS) {
+		wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+		wc.network_hdr_type = w->ud.av.net_type;
+		if (w->opcode == IB_WR_SEND_WITH_IMM) {
+			wc.wc_flags |= IB_WC_WITH_IMM;
+			wc.ex.imm_data = w->ex.imm_data;
+		}
+	}
+	shca_cq_push(to_shca_cq(peer->ibqp.recv_cq), &wc,
+		     !!(w->send_flags & IB_SEND_SOLICITED));
+}
+
+/*
+ * A UD SEND: the datagram reaches the UD QP of this host it is addressed
+ * to, or is dropped (counted at the receiving device when there is one);
+ * either way the sender's request completes successfully, as UD is
+ * unreliable. The receive gets the GRH area, then the data.
+ */
+static void shca_exec_ud(struct shca_qp *qp, struct shca_wqe *w,
+			 struct ib_wc *wc)
+{
+	struct shca_wqe *r = qp->resp_wqe;
+	struct shca_xfer dst, src, hdr;
+	u8 grh[SHCA_GRH_BYTES];
+	u64 len = shca_wqe_len(w);
+	struct shca_qp *peer;
+	unsigned long flags;
+	bool popped = false, dst_failed;
+	u32 qkey;
+
+	if (len > shca_port_mtu(qp->sdev)) {
+		wc->status = IB_WC_LOC_LEN_ERR;
+		return;
+	}
+	if (!shca_port_up(qp->sdev))
+		return;			/* lost on the wire */
+	peer = shca_ud_peer(qp, w);
+	if (!peer)
+		return;
+	/* The high-order bit asks for the QP's own ("controlled") Q_Key. */
+	qkey = (w->ud.remote_qkey & BIT(31)) ? qp->qkey : w->ud.remote_qkey;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	if ((peer->state == IB_QPS_RTR || peer->state == IB_QPS_RTS ||
+	     peer->state == IB_QPS_SQD || peer->state == IB_QPS_SQE) &&
+	    peer->qkey == qkey && shca_port_up(peer->sdev))
+		popped = shca_rq_pop(peer, r);
+	spin_unlock_irqrestore(&peer->lock, flags);
+	if (!popped) {
+		atomic_long_inc(&peer->sdev->rx_dropped);
+		goto out;
+	}
+
+	if (len + SHCA_GRH_BYTES > shca_sge_total(r->sge, r->num_sge)) {
+		shca_ud_complete(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
+		shca_resp_error(peer, IB_EVENT_QP_REQ_ERR, false);
+		goto out;
+	}
+	shca_ud_grh(grh, &w->ud.av, len, w->opcode == IB_WR_SEND_WITH_IMM);
+	dst = (struct shca_xfer){
+		.sdev = peer->sdev,
+		.pd = peer->ibqp.pd,
+		.access = IB_ACCESS_LOCAL_WRITE,
+		.sge = r->sge,
+		.num_sge = r->num_sge,
+	};
+	hdr = (struct shca_xfer){ .inl = grh, .inl_len = SHCA_GRH_BYTES };
+	shca_xfer_local(&src, qp, w, 0);
+	if (shca_xfer(&dst, &hdr, SHCA_GRH_BYTES, &dst_failed) ||
+	    shca_xfer(&dst, &src, len, &dst_failed)) {
+		/* The source was probed: a receive SGE was refused. */
+		shca_ud_complete(peer, qp, r, w, IB_WC_LOC_PROT_ERR, 0);
+		shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, false);
+		goto out;
+	}
+	shca_ud_complete(peer, qp, r, w, IB_WC_SUCCESS, len + SHCA_GRH_BYTES);
+out:
+	shca_qp_put(peer);
+}
+
 static enum shca_exec_res shca_exec_wqe(struct shca_qp *qp,
 					struct shca_wqe *w, struct ib_wc *wc)
 {
@@ -638,6 +824,10 @@ static enum shca_exec_res shca_exec_wqe(struct shca_qp *qp,
 	}
 	if (shca_probe_local(qp, w, access)) {
 		wc->status = IB_WC_LOC_PROT_ERR;
+		return SHCA_EXEC_DONE;
+	}
+	if (qp->ibqp.qp_type == IB_QPT_UD) {
+		shca_exec_ud(qp, w, wc);
 		return SHCA_EXEC_DONE;
 	}
 

@@ -222,8 +222,8 @@ static int shca_qp_check_init_attr(const struct ib_qp_init_attr *init)
 {
 	const struct ib_qp_cap *cap = &init->cap;
 
-	if (init->qp_type != IB_QPT_RC || init->srq || init->create_flags ||
-	    init->rwq_ind_tbl)
+	if ((init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UD) ||
+	    init->srq || init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
 	if (cap->max_send_wr > SHCA_MAX_QP_WR ||
 	    cap->max_recv_wr > SHCA_MAX_QP_WR ||
@@ -235,7 +235,7 @@ static int shca_qp_check_init_attr(const struct ib_qp_init_attr *init)
 }
 
 /**
- * shca_qp_init() - set up a new RC QP and give it a number
+ * shca_qp_init() - set up a new RC or UD QP and give it a number
  * @qp: QP being created (zeroed by the core)
  * @sdev: its device
  * @init: creation attributes; @init->cap is updated with what was granted
@@ -243,7 +243,7 @@ static int shca_qp_check_init_attr(const struct ib_qp_init_attr *init)
  *
  * Context: process context.
  * Return: 0; -EOPNOTSUPP for a QP type or feature the device lacks
- * (only RC QPs without SRQ or creation flags); -EINVAL for capabilities
+ * (only RC and UD QPs without SRQ or creation flags); -EINVAL for capabilities
  * above the device limits; -ENOMEM; -ENOSPC when the device has
  * SHCA_MAX_QP QPs.
  */
@@ -428,7 +428,7 @@ void shca_qp_set_error(struct shca_qp *qp)
 	 IB_QP_PKEY_INDEX | IB_QP_PORT | IB_QP_AV | IB_QP_PATH_MTU | \
 	 IB_QP_TIMEOUT | IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_RQ_PSN | \
 	 IB_QP_MAX_QP_RD_ATOMIC | IB_QP_MIN_RNR_TIMER | IB_QP_SQ_PSN | \
-	 IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN)
+	 IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_DEST_QPN | IB_QP_QKEY)
 
 static int shca_qp_check_attr(const struct ib_qp_attr *attr, int mask)
 {
@@ -509,6 +509,8 @@ static void shca_qp_apply_attr(struct shca_qp *qp,
 		qp->max_dest_rd_atomic = attr->max_dest_rd_atomic;
 	if (mask & IB_QP_DEST_QPN)
 		qp->dest_qpn = attr->dest_qp_num;
+	if (mask & IB_QP_QKEY)
+		qp->qkey = attr->qkey;
 	if (mask & IB_QP_STATE)
 		qp->state = attr->qp_state;
 }
@@ -546,7 +548,7 @@ int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
 	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
 	if (cur != qp->state ||
-	    !ib_modify_qp_is_ok(cur, next, IB_QPT_RC, mask)) {
+	    !ib_modify_qp_is_ok(cur, next, qp->ibqp.qp_type, mask)) {
 		spin_unlock_irqrestore(&qp->lock, flags);
 		return -EINVAL;
 	}
@@ -601,6 +603,7 @@ void shca_qp_query(struct shca_qp *qp, struct ib_qp_attr *attr,
 	attr->min_rnr_timer = qp->min_rnr_timer;
 	attr->max_rd_atomic = qp->max_rd_atomic;
 	attr->max_dest_rd_atomic = qp->max_dest_rd_atomic;
+	attr->qkey = qp->qkey;
 	attr->ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(&attr->ah_attr, SHCA_PORT);
 	rdma_ah_set_sl(&attr->ah_attr, qp->sl);
@@ -614,7 +617,7 @@ void shca_qp_query(struct shca_qp *qp, struct ib_qp_attr *attr,
 	attr->cap.max_recv_sge = qp->rq.max_sge;
 	attr->cap.max_inline_data = qp->max_inline;
 	init->cap = attr->cap;
-	init->qp_type = IB_QPT_RC;
+	init->qp_type = qp->ibqp.qp_type;
 	init->sq_sig_type = qp->sq_sig_all ? IB_SIGNAL_ALL_WR :
 					     IB_SIGNAL_REQ_WR;
 	init->send_cq = qp->ibqp.send_cq;
@@ -657,6 +660,22 @@ static int shca_wqe_inline(struct shca_qp *qp, const struct ib_send_wr *wr,
 	return 0;
 }
 
+/* UD: only SENDs, to an address handle of this device. */
+static int shca_wqe_ud(struct shca_qp *qp, const struct ib_send_wr *wr,
+		       struct shca_wqe *w)
+{
+	const struct ib_ud_wr *ud = ud_wr(wr);
+
+	if ((wr->opcode != IB_WR_SEND && wr->opcode != IB_WR_SEND_WITH_IMM) ||
+	    !ud->ah || ud->ah->device != qp->ibqp.device ||
+	    ud->remote_qpn > SHCA_QPN_MAX)
+		return -EINVAL;
+	w->ud.av = to_shca_ah(ud->ah)->av;
+	w->ud.remote_qpn = ud->remote_qpn;
+	w->ud.remote_qkey = ud->remote_qkey;
+	return 0;
+}
+
 /* Turn @wr into the WQE @w; returns -EINVAL for a malformed request. */
 static int shca_wqe_from_send_wr(struct shca_qp *qp,
 				 const struct ib_send_wr *wr,
@@ -670,6 +689,12 @@ static int shca_wqe_from_send_wr(struct shca_qp *qp,
 	w->send_flags = wr->send_flags;
 	w->inline_len = 0;
 	w->ex.imm_data = 0;
+
+	if (qp->ibqp.qp_type == IB_QPT_UD) {
+		i = shca_wqe_ud(qp, wr, w);
+		if (i)
+			return i;
+	}
 
 	switch (wr->opcode) {
 	case IB_WR_SEND:

@@ -43,6 +43,7 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->max_dm_size = SHCA_DM_SIZE;
 	attr->max_pkeys = SHCA_PKEY_TBL_LEN;
 	attr->max_qp = SHCA_MAX_QP;
+	attr->max_ah = SHCA_MAX_AH;
 	attr->max_qp_wr = SHCA_MAX_QP_WR;
 	attr->max_send_sge = SHCA_MAX_SGE;
 	attr->max_recv_sge = SHCA_MAX_SGE;
@@ -616,6 +617,66 @@ static int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return shca_cq_arm(to_shca_cq(ibcq), flags);
 }
 
+/* The address vector of @attr; the core resolved the source GID. */
+static int shca_av_from_attr(struct shca_av *av,
+			     const struct rdma_ah_attr *attr)
+{
+	const struct ib_global_route *grh;
+
+	if (!(rdma_ah_get_ah_flags(attr) & IB_AH_GRH) ||
+	    rdma_ah_get_port_num(attr) != SHCA_PORT)
+		return -EINVAL;
+	grh = rdma_ah_read_grh(attr);
+	if (!grh->sgid_attr)
+		return -EINVAL;
+	memset(av, 0, sizeof(*av));
+	av->dgid = grh->dgid;
+	av->sgid = grh->sgid_attr->gid;
+	av->flow_label = grh->flow_label;
+	av->sgid_index = grh->sgid_index;
+	av->traffic_class = grh->traffic_class;
+	av->hop_limit = grh->hop_limit;
+	av->sl = rdma_ah_get_sl(attr);
+	av->net_type = rdma_gid_attr_network_type(grh->sgid_attr);
+	return 0;
+}
+
+static int shca_create_ah(struct ib_ah *ibah,
+			  struct rdma_ah_init_attr *init_attr,
+			  struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibah->device);
+	int err;
+
+	err = shca_av_from_attr(&to_shca_ah(ibah)->av, init_attr->ah_attr);
+	if (!err && atomic_inc_return(&sdev->num_ahs) > SHCA_MAX_AH) {
+		atomic_dec(&sdev->num_ahs);
+		err = -ENOMEM;
+	}
+	if (err)
+		shca_dbg(sdev, "AH refused: %d\n", err);
+	return err;
+}
+
+static int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
+{
+	struct shca_av *av = &to_shca_ah(ibah)->av;
+
+	memset(attr, 0, sizeof(*attr));
+	attr->type = RDMA_AH_ATTR_TYPE_ROCE;
+	rdma_ah_set_port_num(attr, SHCA_PORT);
+	rdma_ah_set_sl(attr, av->sl);
+	rdma_ah_set_grh(attr, &av->dgid, av->flow_label, av->sgid_index,
+			av->hop_limit, av->traffic_class);
+	return 0;
+}
+
+static int shca_destroy_ah(struct ib_ah *ibah, u32 flags)
+{
+	atomic_dec(&to_shca_dev(ibah->device)->num_ahs);
+	return 0;
+}
+
 static int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			  struct ib_udata *udata)
 {
@@ -724,11 +785,14 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
 	.check_mr_status = shca_check_mr_status,
+	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_qp = shca_create_qp,
+	.create_user_ah = shca_create_ah,
 	.dealloc_dm = shca_dealloc_dm,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
+	.destroy_ah = shca_destroy_ah,
 	.dereg_mr = shca_dereg_mr,
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
@@ -745,6 +809,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,
 	.post_send = shca_post_send,
+	.query_ah = shca_query_ah,
 	.query_device = shca_query_device,
 	.query_pkey = shca_query_pkey,
 	.query_port = shca_query_port,
@@ -755,6 +820,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.req_notify_cq = shca_req_notify_cq,
 	.rereg_user_mr = shca_rereg_user_mr,
 
+	INIT_RDMA_OBJ_SIZE(ib_ah, shca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
@@ -784,6 +850,8 @@ int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
 	atomic_set(&sdev->num_pds, 0);
 	atomic_set(&sdev->num_cqs, 0);
 	atomic_set(&sdev->num_qps, 0);
+	atomic_set(&sdev->num_ahs, 0);
+	atomic_long_set(&sdev->rx_dropped, 0);
 	shca_mr_table_init(sdev);
 
 	ib_set_device_ops(ibdev, &shca_dev_ops);

@@ -15,6 +15,7 @@
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <linux/scatterlist.h>
+#include <linux/ipv6.h>
 #include <linux/vmalloc.h>
 #include <kunit/test.h>
 #include <rdma/ib_cache.h>
@@ -392,10 +393,6 @@ static void shca_qp_refuse_create(struct kunit *test)
 	cq = ib_create_cq(f->dev[0], NULL, NULL, NULL, &cattr);
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(cq), -EINVAL);
 
-	bad = init;
-	bad.qp_type = IB_QPT_UD;
-	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(f->a.pd, &bad)),
-			-EOPNOTSUPP);
 	bad = init;
 	bad.qp_type = IB_QPT_UC;
 	KUNIT_EXPECT_EQ(test, PTR_ERR_OR_ZERO(ib_create_qp(f->a.pd, &bad)),
@@ -1511,6 +1508,239 @@ static struct kunit_suite shca_qp_review_suite = {
 };
 
 /* ------------------------------------------------------------------ */
+/* shca_qp_ud: UD QPs and address handles                              */
+
+#define SHCA_QT_QKEY	0x1234567
+
+/* A UD QP on @e's PD and CQ, in RTS with Q_Key @qkey. */
+static struct ib_qp *shca_qt_ud_qp(struct kunit *test, struct shca_qt_end *e,
+				   u32 qkey)
+{
+	struct ib_qp_init_attr init = {
+		.send_cq = e->cq,
+		.recv_cq = e->cq,
+		.cap = { .max_send_wr = 8, .max_recv_wr = 8,
+			 .max_send_sge = 2, .max_recv_sge = 2,
+			 .max_inline_data = 64 },
+		.sq_sig_type = IB_SIGNAL_ALL_WR,
+		.qp_type = IB_QPT_UD,
+	};
+	struct ib_qp_attr attr = {
+		.qp_state = IB_QPS_INIT, .pkey_index = 0, .port_num = 1,
+		.qkey = qkey,
+	};
+	struct ib_qp *qp = ib_create_qp(e->pd, &init);
+
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(qp), "create UD QP: %ld",
+			       PTR_ERR(qp));
+	shca_kunit_defer(test, shca_kunit_destroy_qp, qp);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE |
+					   IB_QP_PKEY_INDEX | IB_QP_PORT |
+					   IB_QP_QKEY), 0);
+	attr.qp_state = IB_QPS_RTR;
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE), 0);
+	attr.qp_state = IB_QPS_RTS;
+	attr.sq_psn = 0;
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE |
+					   IB_QP_SQ_PSN), 0);
+	return qp;
+}
+
+static void shca_qt_destroy_ah(void *ah)
+{
+	rdma_destroy_ah(ah, RDMA_DESTROY_AH_SLEEPABLE);
+}
+
+/* An address handle on @e's PD for GID 0 of @peer's device. */
+static struct ib_ah *shca_qt_ah(struct kunit *test, struct shca_qt_end *e,
+				struct ib_device *peer, union ib_gid *dgid)
+{
+	struct rdma_ah_attr attr = { .type = RDMA_AH_ATTR_TYPE_ROCE };
+	struct ib_ah *ah;
+
+	KUNIT_ASSERT_EQ(test, rdma_query_gid(peer, 1, 0, dgid), 0);
+	rdma_ah_set_port_num(&attr, 1);
+	rdma_ah_set_grh(&attr, dgid, 0x12345, 0, 33, 0x28);
+	ah = rdma_create_ah(e->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(ah), "create_ah: %ld",
+			       PTR_ERR(ah));
+	shca_kunit_defer(test, shca_qt_destroy_ah, ah);
+	return ah;
+}
+
+static int shca_qt_ud_send(struct shca_qt_end *e, struct ib_qp *qp,
+			   struct ib_ah *ah, u32 qpn, u32 qkey, u64 wr_id,
+			   u32 len)
+{
+	struct ib_sge sge = shca_qt_sge(e, 0, len);
+	struct ib_ud_wr wr = {
+		.wr = { .wr_id = wr_id, .opcode = IB_WR_SEND_WITH_IMM,
+			.ex.imm_data = cpu_to_be32(0xfeed), .sg_list = &sge,
+			.num_sge = 1 },
+		.ah = ah,
+		.remote_qpn = qpn,
+		.remote_qkey = qkey,
+	};
+	const struct ib_send_wr *bad;
+
+	return ib_post_send(qp, &wr.wr, &bad);
+}
+
+static int shca_qt_ud_recv(struct shca_qt_end *e, struct ib_qp *qp,
+			   u64 wr_id, u32 len)
+{
+	struct ib_sge sge = shca_qt_sge(e, 0, len);
+	struct ib_recv_wr wr = { .wr_id = wr_id, .sg_list = &sge,
+				 .num_sge = 1 };
+	const struct ib_recv_wr *bad;
+
+	return ib_post_recv(qp, &wr, &bad);
+}
+
+/*
+ * A datagram arrives with the GRH area a RoCE v2 HCA writes (here IPv6:
+ * GID 0 is the link-local one), the data after it, and every field of
+ * the completion the core and rdma_cm read; the core's own GRH parser
+ * finds the sender's GID in it.
+ */
+static void shca_qp_ud_datagram(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_qp *ua = shca_qt_ud_qp(test, &f->a, SHCA_QT_QKEY);
+	struct ib_qp *ub = shca_qt_ud_qp(test, &f->b, SHCA_QT_QKEY);
+	union ib_gid dgid, sgid, got_s, got_d;
+	struct ib_ah *ah = shca_qt_ah(test, &f->a, f->b.ibdev, &dgid);
+	const struct ipv6hdr *ip6 = (const struct ipv6hdr *)f->b.buf;
+	struct rdma_ah_attr q;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ(test, rdma_query_gid(f->a.ibdev, 1, 0, &sgid), 0);
+	shca_qt_fill(f->a.buf, 100, 3);
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_recv(&f->b, ub, 7, 200), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_send(&f->a, ua, ah, ub->qp_num,
+					      SHCA_QT_QKEY, 8, 100), 0);
+	shca_qt_expect_wc(test, f->a.cq, 8, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	shca_qt_expect_wc(test, f->b.cq, 7, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 140);
+	KUNIT_EXPECT_EQ(test, wc.src_qp, ua->qp_num);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, ub);
+	KUNIT_EXPECT_EQ(test, wc.wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM |
+					     IB_WC_WITH_NETWORK_HDR_TYPE),
+			IB_WC_GRH | IB_WC_WITH_IMM |
+			IB_WC_WITH_NETWORK_HDR_TYPE);
+	KUNIT_EXPECT_EQ(test, wc.network_hdr_type, RDMA_NETWORK_IPV6);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data), 0xfeed);
+	KUNIT_EXPECT_EQ(test, wc.pkey_index, 0);
+
+	KUNIT_EXPECT_EQ(test, f->b.buf[0] >> 4, 6);	/* IPv6 version */
+	KUNIT_EXPECT_EQ(test, ip6->nexthdr, IPPROTO_UDP);
+	KUNIT_EXPECT_EQ(test, ip6->hop_limit, 33);
+	KUNIT_EXPECT_EQ(test, f->b.buf[0] & 0xf, 2);	/* traffic class 0x28 */
+	KUNIT_EXPECT_EQ(test, ip6->flow_lbl[0], 0x81);
+	KUNIT_EXPECT_EQ(test, ip6->flow_lbl[1], 0x23);
+	KUNIT_EXPECT_EQ(test, ip6->flow_lbl[2], 0x45);
+	/* UDP 8 + BTH 12 + DETH 8 + immediate 4 + data + ICRC 4 */
+	KUNIT_EXPECT_EQ(test, ntohs(ip6->payload_len), 136);
+	KUNIT_EXPECT_EQ(test, memcmp(&ip6->saddr, sgid.raw, 16), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&ip6->daddr, dgid.raw, 16), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 40, f->a.buf, 100), 0);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf + 140, 60, 0));
+	KUNIT_ASSERT_EQ(test, ib_get_gids_from_rdma_hdr((void *)f->b.buf,
+							RDMA_NETWORK_IPV6,
+							&got_s, &got_d), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&got_s, &sgid, 16), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&got_d, &dgid, 16), 0);
+
+	KUNIT_ASSERT_EQ(test, rdma_query_ah(ah, &q), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&rdma_ah_read_grh(&q)->dgid, &dgid, 16),
+			0);
+	KUNIT_EXPECT_EQ(test, rdma_ah_read_grh(&q)->hop_limit, 33);
+	KUNIT_EXPECT_EQ(test, rdma_ah_read_grh(&q)->flow_label, 0x12345);
+}
+
+/*
+ * UD is unreliable: a wrong Q_Key, a QP number nobody has, or no receive
+ * posted complete successfully at the sender and are dropped (and
+ * counted) at the receiver. The controlled-Q_Key bit sends with the QP's
+ * own Q_Key. More than the MTU is a local length error.
+ */
+static void shca_qp_ud_drops(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_qp *ua = shca_qt_ud_qp(test, &f->a, SHCA_QT_QKEY);
+	struct ib_qp *ub = shca_qt_ud_qp(test, &f->b, SHCA_QT_QKEY);
+	struct shca_dev *sb = to_shca_dev(f->b.ibdev);
+	union ib_gid dgid;
+	struct ib_ah *ah = shca_qt_ah(test, &f->a, f->b.ibdev, &dgid);
+	long dropped = atomic_long_read(&sb->rx_dropped);
+
+	/* No receive posted. */
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_send(&f->a, ua, ah, ub->qp_num,
+					      SHCA_QT_QKEY, 1, 8), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&sb->rx_dropped), dropped + 1);
+
+	/* A wrong Q_Key, then a QP number nobody has. */
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_recv(&f->b, ub, 9, 200), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_send(&f->a, ua, ah, ub->qp_num,
+					      SHCA_QT_QKEY + 1, 2, 8), 0);
+	shca_qt_expect_wc(test, f->a.cq, 2, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	KUNIT_EXPECT_EQ(test, atomic_long_read(&sb->rx_dropped), dropped + 2);
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_send(&f->a, ua, ah, SHCA_QPN_MAX,
+					      SHCA_QT_QKEY, 3, 8), 0);
+	shca_qt_expect_wc(test, f->a.cq, 3, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	shca_qt_expect_empty(test, f->b.cq);
+
+	/* The controlled Q_Key: the sender's own, which matches. */
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_send(&f->a, ua, ah, ub->qp_num,
+					      BIT(31), 4, 8), 0);
+	shca_qt_expect_wc(test, f->a.cq, 4, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	shca_qt_expect_wc(test, f->b.cq, 9, IB_WC_SUCCESS, IB_WC_RECV, NULL);
+
+	/* More than the port's MTU (1024 on a 1500-byte netdev). */
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_recv(&f->b, ub, 10, 2048), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_send(&f->a, ua, ah, ub->qp_num,
+					      SHCA_QT_QKEY, 5, 1025), 0);
+	shca_qt_expect_wc(test, f->a.cq, 5, IB_WC_LOC_LEN_ERR, 0, NULL);
+	shca_qt_expect_empty(test, f->b.cq);
+}
+
+/* UD posting rules: only SENDs, with an AH of this device. */
+static void shca_qp_ud_refuse(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_qp *ua = shca_qt_ud_qp(test, &f->a, SHCA_QT_QKEY);
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 8);
+	union ib_gid dgid;
+	struct ib_ah *ah = shca_qt_ah(test, &f->a, f->b.ibdev, &dgid);
+	struct ib_ud_wr wr = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_RDMA_WRITE,
+			.sg_list = &sge, .num_sge = 1 },
+		.ah = ah, .remote_qpn = 5, .remote_qkey = SHCA_QT_QKEY,
+	};
+	const struct ib_send_wr *bad;
+
+	KUNIT_EXPECT_EQ(test, ib_post_send(ua, &wr.wr, &bad), -EINVAL);
+	wr.wr.opcode = IB_WR_SEND;
+	wr.ah = NULL;
+	KUNIT_EXPECT_EQ(test, ib_post_send(ua, &wr.wr, &bad), -EINVAL);
+	shca_qt_expect_empty(test, f->a.cq);
+}
+
+static struct kunit_case shca_qp_ud_cases[] = {
+	KUNIT_CASE_PARAM(shca_qp_ud_datagram, shca_qt_where_gen_params),
+	KUNIT_CASE_PARAM(shca_qp_ud_drops, shca_qt_apart_gen_params),
+	KUNIT_CASE(shca_qp_ud_refuse),
+	{}
+};
+
+static struct kunit_suite shca_qp_ud_suite = {
+	.name = "shca_qp_ud",
+	.init = shca_qt_init,
+	.test_cases = shca_qp_ud_cases,
+};
+
+/* ------------------------------------------------------------------ */
 /* shca_qp_drain, shca_qp_stress                                       */
 
 static int shca_qt_init_wq(struct kunit *test)
@@ -1742,4 +1972,5 @@ static struct kunit_suite shca_qp_stress_suite = {
 
 kunit_test_suites(&shca_qp_verbs_suite, &shca_qp_data_suite,
 		  &shca_qp_errors_suite, &shca_qp_review_suite,
-		  &shca_qp_drain_suite, &shca_qp_stress_suite);
+		  &shca_qp_ud_suite, &shca_qp_drain_suite,
+		  &shca_qp_stress_suite);
