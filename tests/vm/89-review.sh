@@ -7,7 +7,8 @@
 # owner; rdma-core's test_mr_rereg_addr flow (error, RESET -> RTS of both
 # QPs, traffic) works; and the kernel memory of QPs and CQs is charged to
 # the caller's memory cgroup, so a cgroup's memory.max bounds what its
-# processes make the kernel allocate.
+# processes make the kernel allocate. A UD datagram to an IPv4-mapped and to
+# an IPv6 GID starts with the GRH area a RoCE v2 HCA writes.
 # shellcheck disable=SC1091
 . /tests/lib.sh
 
@@ -29,6 +30,8 @@ title "the completion ring"
 review_run ring
 title "error, restate, traffic"
 review_run restate
+title "UD datagrams: the GRH area for IPv4 and IPv6 GIDs"
+review_run ud
 
 title "memory cgroups"
 CG=/sys/fs/cgroup

@@ -17,6 +17,11 @@
  *   shca_review memcg DEV     a QP and a CQ at the device limits are
  *                             charged to the caller's memory cgroup
  *                             (memory.current grows by their size)
+ *   shca_review ud DEV        a UD datagram to the device's own IPv4-mapped
+ *                             and IPv6 GIDs: the 40-byte GRH area holds the
+ *                             IPv4 header (after 20 zero bytes, with a valid
+ *                             checksum) or the IPv6 header a RoCE v2 HCA
+ *                             writes, the data follows
  *   shca_review alloc DEV     create that QP and CQ and report the result
  *                             only (run inside a cgroup with a small
  *                             memory.max: ENOMEM)
@@ -408,6 +413,167 @@ static void test_memcg(void)
 		ibv_destroy_cq(cq);
 }
 
+/* Index of a RoCE v2 GID of port 1 that is IPv4-mapped (@v4) or not. */
+static int gid_of_kind(int v4, union ibv_gid *gid)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	struct ibv_gid_entry ent;
+	int i;
+
+	for (i = 0; i < 256; i++) {
+		if (ibv_query_gid_ex(dev.ctx, 1, i, &ent, 0))
+			continue;
+		if (ent.gid_type != IBV_GID_TYPE_ROCE_V2 ||
+		    vt_all_bytes(ent.gid.raw, 16, 0) ||
+		    (memcmp(ent.gid.raw, mapped, 12) == 0) != v4)
+			continue;
+		*gid = ent.gid;
+		return i;
+	}
+	return -1;
+}
+
+static uint16_t ip_csum(const uint8_t *p, int len)
+{
+	uint32_t sum = 0;
+	int i;
+
+	for (i = 0; i < len; i += 2)
+		sum += p[i] << 8 | p[i + 1];
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return sum;
+}
+
+/* One datagram of 64 bytes from a UD QP to another, to GID @idx. */
+static void ud_one(int v4)
+{
+	const uint32_t qkey = 0x11223344, len = 64;
+	struct ibv_qp_init_attr init = {
+		.cap = { .max_send_wr = 2, .max_recv_wr = 2,
+			 .max_send_sge = 1, .max_recv_sge = 1 },
+		.qp_type = IBV_QPT_UD, .sq_sig_all = 1,
+	};
+	struct ibv_qp_attr a = { .qp_state = IBV_QPS_INIT, .port_num = 1,
+				 .qkey = qkey };
+	struct ibv_ah_attr aa = { .is_global = 1, .port_num = 1 };
+	struct ibv_qp *qp[2] = { NULL, NULL };
+	struct ibv_ah *ah = NULL;
+	struct ibv_cq *cq;
+	struct ibv_mr *mr;
+	struct ibv_wc wc;
+	union ibv_gid gid;
+	uint8_t *buf = aligned_alloc(4096, BUF);
+	const uint8_t *g;
+	int i, idx = gid_of_kind(v4, &gid);
+
+	vt_info("---- UD datagram, %s GID ----", v4 ? "IPv4-mapped" : "IPv6");
+	if (!vt_check(idx >= 0 && buf, "a RoCE v2 %s GID: index %d",
+		      v4 ? "IPv4-mapped" : "IPv6", idx))
+		goto out_buf;
+	memset(buf, 0, BUF);
+	cq = ibv_create_cq(dev.ctx, 8, NULL, NULL, 0);
+	mr = ibv_reg_mr(dev.pd, buf, BUF, IBV_ACCESS_LOCAL_WRITE);
+	if (!vt_check(cq && mr, "CQ and MR"))
+		goto out;
+	init.send_cq = cq;
+	init.recv_cq = cq;
+	for (i = 0; i < 2; i++) {
+		qp[i] = ibv_create_qp(dev.pd, &init);
+		a.qp_state = IBV_QPS_INIT;
+		if (!vt_check(qp[i] && !ibv_modify_qp(qp[i], &a, IBV_QP_STATE |
+				IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_QKEY),
+			      "UD QP %d to INIT", i))
+			goto out;
+		a.qp_state = IBV_QPS_RTR;
+		ibv_modify_qp(qp[i], &a, IBV_QP_STATE);
+		a.qp_state = IBV_QPS_RTS;
+		vt_check(!ibv_modify_qp(qp[i], &a, IBV_QP_STATE | IBV_QP_SQ_PSN),
+			 "UD QP %d to RTS", i);
+	}
+	aa.grh.dgid = gid;
+	aa.grh.sgid_index = idx;
+	/* The core replaces a user AH's hop limit by the route's. */
+	aa.grh.hop_limit = 9;
+	aa.grh.traffic_class = 0x20;
+	ah = ibv_create_ah(dev.pd, &aa);
+	if (!vt_check(ah != NULL, "create_ah to our own GID: %s",
+		      ah ? "ok" : vt_errname(errno)))
+		goto out;
+	{
+		struct ibv_sge rs = { (uintptr_t)buf, 1024, mr->lkey };
+		struct ibv_sge ss = { (uintptr_t)buf + 2048, len, mr->lkey };
+		struct ibv_recv_wr rw = { .wr_id = 1, .sg_list = &rs,
+					  .num_sge = 1 }, *rbad;
+		struct ibv_send_wr sw = { .wr_id = 2, .opcode = IBV_WR_SEND,
+					  .sg_list = &ss, .num_sge = 1 }, *sbad;
+
+		for (i = 0; i < (int)len; i++)
+			buf[2048 + i] = (uint8_t)(i * 5 + 1);
+		sw.wr.ud.ah = ah;
+		sw.wr.ud.remote_qpn = qp[1]->qp_num;
+		sw.wr.ud.remote_qkey = qkey;
+		vt_check(!ibv_post_recv(qp[1], &rw, &rbad) &&
+			 !ibv_post_send(qp[0], &sw, &sbad), "post");
+	}
+	for (i = 0; i < 2; i++) {
+		if (!vt_check(poll1(cq, &wc, 3000) == 1 &&
+			      wc.status == IBV_WC_SUCCESS,
+			      "completion %d: %s", i,
+			      ibv_wc_status_str(wc.status)))
+			goto out;
+		if (wc.wr_id != 1)
+			continue;
+		vt_check(wc.byte_len == 40 + len && (wc.wc_flags & IBV_WC_GRH) &&
+			 wc.src_qp == qp[0]->qp_num && wc.qp_num == qp[1]->qp_num,
+			 "receive: %u bytes, GRH flag %d, src_qp %u, qp %u",
+			 wc.byte_len, !!(wc.wc_flags & IBV_WC_GRH), wc.src_qp,
+			 wc.qp_num);
+	}
+	if (v4) {
+		g = buf + 20;
+		vt_check(vt_all_bytes(buf, 20, 0), "bytes 0..19 are zero");
+		vt_check(g[0] == 0x45 && g[1] == 0x20 &&
+			 (g[2] << 8 | g[3]) == 20 + 8 + 12 + 8 + len + 4 &&
+			 g[8] && g[9] == 17,
+			 "IPv4 header: %#x, TOS %#x, total length %u, TTL %u, protocol %u",
+			 g[0], g[1], g[2] << 8 | g[3], g[8], g[9]);
+		vt_check(ip_csum(g, 20) == 0xffff, "IPv4 header checksum valid");
+		vt_check(!memcmp(g + 12, gid.raw + 12, 4) &&
+			 !memcmp(g + 16, gid.raw + 12, 4),
+			 "source and destination addresses are the GID's");
+	} else {
+		g = buf;
+		vt_check((g[0] >> 4) == 6 && ((g[0] & 0xf) << 4 | g[1] >> 4) == 0x20 &&
+			 (g[4] << 8 | g[5]) == 8 + 12 + 8 + len + 4 &&
+			 g[6] == 17 && g[7],
+			 "IPv6 header: version %u, traffic class %#x, payload length %u, next header %u, hop limit %u",
+			 g[0] >> 4, (g[0] & 0xf) << 4 | g[1] >> 4,
+			 g[4] << 8 | g[5], g[6], g[7]);
+		vt_check(!memcmp(g + 8, gid.raw, 16) && !memcmp(g + 24, gid.raw, 16),
+			 "source and destination addresses are the GID");
+	}
+	vt_check(!memcmp(buf + 40, buf + 2048, len), "the data follows the GRH area");
+out:
+	if (ah)
+		ibv_destroy_ah(ah);
+	for (i = 0; i < 2; i++)
+		if (qp[i])
+			ibv_destroy_qp(qp[i]);
+	if (mr)
+		ibv_dereg_mr(mr);
+	if (cq)
+		ibv_destroy_cq(cq);
+out_buf:
+	free(buf);
+}
+
+static void test_ud(void)
+{
+	ud_one(1);
+	ud_one(0);
+}
+
 static void test_alloc(void)
 {
 	struct ibv_cq *cq = NULL;
@@ -425,7 +591,7 @@ int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (argc != 3) {
-		fprintf(stderr, "usage: %s ring|restate|memcg|alloc DEV\n", argv[0]);
+		fprintf(stderr, "usage: %s ring|restate|ud|memcg|alloc DEV\n", argv[0]);
 		return 2;
 	}
 	vt_dev_open(&dev, argv[2]);
@@ -435,6 +601,8 @@ int main(int argc, char **argv)
 		test_restate();
 	else if (!strcmp(argv[1], "memcg"))
 		test_memcg();
+	else if (!strcmp(argv[1], "ud"))
+		test_ud();
 	else if (!strcmp(argv[1], "alloc")) {
 		test_alloc();
 		return 0;
