@@ -263,6 +263,14 @@ static void shca_resp_complete(struct shca_qp *peer, struct shca_qp *qp,
 
 	if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
+	/* A datagram: the GRH area leads, as on RoCE v2. */
+	if (peer->ibqp.qp_type == IB_QPT_UD) {
+		wc.sl = w->ud.av.sl;
+		if (status == IB_WC_SUCCESS) {
+			wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
+			wc.network_hdr_type = w->ud.av.net_type;
+		}
+	}
 	if (status == IB_WC_SUCCESS) {
 		if (w->opcode == IB_WR_SEND_WITH_IMM ||
 		    w->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
@@ -301,29 +309,44 @@ static bool shca_peer_take(struct shca_qp *peer, struct shca_qp *qp)
 	return true;
 }
 
+/* @a and @b are in the same RDMA network namespace. */
+static bool shca_same_net(const struct shca_dev *a, const struct shca_dev *b)
+{
+	/* The core's rdma_dev_net(), which is not exported to drivers. */
+	return net_eq(read_pnet(&a->ibdev.coredev.rdma_net),
+		      read_pnet(&b->ibdev.coredev.rdma_net));
+}
+
+/* @sdev's port has @gid as a RoCE v2 GID. */
+static bool shca_owns_gid(struct shca_dev *sdev, const union ib_gid *gid)
+{
+	const struct ib_gid_attr *attr;
+
+	attr = rdma_find_gid_by_port(&sdev->ibdev, gid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, SHCA_PORT,
+				     NULL);
+	if (IS_ERR(attr))
+		return false;
+	rdma_put_gid_attr(attr);
+	return true;
+}
+
 /*
  * Find the connected peer: same RDMA network namespace, and its device
  * owns the destination GID (the GID check is cached per peer device).
  */
 static struct shca_qp *shca_exec_peer(struct shca_qp *qp)
 {
-	const struct ib_gid_attr *gid;
 	struct shca_qp *peer;
 
 	peer = shca_qp_get(qp->req.dest_qpn);
 	if (!peer)
 		return NULL;
-	/* The core's rdma_dev_net(), which is not exported to drivers. */
-	if (!net_eq(read_pnet(&peer->sdev->ibdev.coredev.rdma_net),
-		    read_pnet(&qp->sdev->ibdev.coredev.rdma_net)))
+	if (!shca_same_net(peer->sdev, qp->sdev))
 		goto not_ours;
 	if (peer->sdev != READ_ONCE(qp->peer_sdev)) {
-		gid = rdma_find_gid_by_port(&peer->sdev->ibdev, &qp->req.dgid,
-					    IB_GID_TYPE_ROCE_UDP_ENCAP,
-					    SHCA_PORT, NULL);
-		if (IS_ERR(gid))
+		if (!shca_owns_gid(peer->sdev, &qp->req.dgid))
 			goto not_ours;
-		rdma_put_gid_attr(gid);
 		WRITE_ONCE(qp->peer_sdev, peer->sdev);
 	}
 	return peer;
@@ -675,55 +698,18 @@ static void shca_ud_grh(u8 *grh, const struct shca_av *av, u32 len, bool imm)
 static struct shca_qp *shca_ud_peer(struct shca_qp *qp,
 				    const struct shca_wqe *w)
 {
-	const struct ib_gid_attr *gid;
 	struct shca_qp *peer;
 
 	peer = shca_qp_get(w->ud.remote_qpn);
 	if (!peer)
 		return NULL;
 	if (peer->ibqp.qp_type != IB_QPT_UD ||
-	    !net_eq(read_pnet(&peer->sdev->ibdev.coredev.rdma_net),
-		    read_pnet(&qp->sdev->ibdev.coredev.rdma_net)))
-		goto not_ours;
-	gid = rdma_find_gid_by_port(&peer->sdev->ibdev, &w->ud.av.dgid,
-				    IB_GID_TYPE_ROCE_UDP_ENCAP, SHCA_PORT, NULL);
-	if (IS_ERR(gid))
-		goto not_ours;
-	rdma_put_gid_attr(gid);
-	return peer;
-
-not_ours:
-	shca_qp_put(peer);
-	return NULL;
-}
-
-/* Complete a UD receive of @peer: the datagram from @qp, or an error. */
-static void shca_ud_complete(struct shca_qp *peer, struct shca_qp *qp,
-			     const struct shca_wqe *r,
-			     const struct shca_wqe *w,
-			     enum ib_wc_status status, u32 byte_len)
-{
-	struct ib_wc wc = {
-		.wr_id = r->wr_id,
-		.status = status,
-		.opcode = IB_WC_RECV,
-		.byte_len = byte_len,
-		.qp = &peer->ibqp,
-		.src_qp = qp->ibqp.qp_num,
-		.port_num = SHCA_PORT,
-		.sl = w->ud.av.sl,
-	};
-
-	if (status == IB_WC_SUCCESS) {
-		wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
-		wc.network_hdr_type = w->ud.av.net_type;
-		if (w->opcode == IB_WR_SEND_WITH_IMM) {
-			wc.wc_flags |= IB_WC_WITH_IMM;
-			wc.ex.imm_data = w->ex.imm_data;
-		}
+	    !shca_same_net(peer->sdev, qp->sdev) ||
+	    !shca_owns_gid(peer->sdev, &w->ud.av.dgid)) {
+		shca_qp_put(peer);
+		return NULL;
 	}
-	shca_cq_push(to_shca_cq(peer->ibqp.recv_cq), &wc,
-		     !!(w->send_flags & IB_SEND_SOLICITED));
+	return peer;
 }
 
 /*
@@ -768,7 +754,7 @@ static void shca_exec_ud(struct shca_qp *qp, struct shca_wqe *w,
 	}
 
 	if (len + SHCA_GRH_BYTES > shca_sge_total(r->sge, r->num_sge)) {
-		shca_ud_complete(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
+		shca_resp_complete(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
 		shca_resp_error(peer, IB_EVENT_QP_REQ_ERR, false);
 		goto out;
 	}
@@ -785,11 +771,11 @@ static void shca_exec_ud(struct shca_qp *qp, struct shca_wqe *w,
 	if (shca_xfer(&dst, &hdr, SHCA_GRH_BYTES, &dst_failed) ||
 	    shca_xfer(&dst, &src, len, &dst_failed)) {
 		/* The source was probed: a receive SGE was refused. */
-		shca_ud_complete(peer, qp, r, w, IB_WC_LOC_PROT_ERR, 0);
+		shca_resp_complete(peer, qp, r, w, IB_WC_LOC_PROT_ERR, 0);
 		shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, false);
 		goto out;
 	}
-	shca_ud_complete(peer, qp, r, w, IB_WC_SUCCESS, len + SHCA_GRH_BYTES);
+	shca_resp_complete(peer, qp, r, w, IB_WC_SUCCESS, len + SHCA_GRH_BYTES);
 out:
 	shca_qp_put(peer);
 }
