@@ -303,6 +303,8 @@ stage_copy() {
 # module set, program/library/provider files (by size and mtime), busybox,
 # and this script's base format.
 mapfile -t LIBS < <(ldd_libs "${BINS[@]}" "${PROVIDER_LIBS[@]}")
+# glibc dlopen()s libgcc_s for pthread_exit() and cancellation (rping, ...)
+[ ! -e "$LIBDIR/libgcc_s.so.1" ] || LIBS+=("$LIBDIR/libgcc_s.so.1")
 base_key=$(
 	{
 		echo "format $BASE_FORMAT kver $KVER"

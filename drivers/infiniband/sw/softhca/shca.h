@@ -14,6 +14,7 @@
  *
  *   RTNL -> shca_devices_lock (shca_main.c)
  *   shca_qpn_held.lock (shca_qp.c) -> xa_lock(shca_qp_xa)
+ *   shca_gsi_lock (shca_qp.c): a leaf; readers of the GSI list use RCU
  *   shca_atomic_lock (shca_exec.c) -> shca_mr.lock (the 8-byte copy)
  *   shca_qp.lock, shca_cq.lock, shca_mr.lock: leaves. The execution
  *	engine holds at most one of them at a time: it takes a peer's QP
@@ -411,6 +412,9 @@ struct shca_cq {
  * @hop_limit: GRH hop limit (IPv4 TTL)
  * @sl: service level
  * @net_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6, from the source GID
+ * @vlan_id: VLAN of the source GID's netdev, 0xffff for none: the tag the
+ *	datagram would carry on the wire
+ * @smac: MAC address of the source GID's netdev
  */
 struct shca_av {
 	union ib_gid dgid;
@@ -421,6 +425,8 @@ struct shca_av {
 	u8 hop_limit;
 	u8 sl;
 	u8 net_type;
+	u16 vlan_id;
+	u8 smac[ETH_ALEN];
 };
 
 /**
@@ -515,7 +521,7 @@ struct shca_req {
 };
 
 /**
- * struct shca_qp - a queue pair (RC or UD)
+ * struct shca_qp - a queue pair (RC, UD or the GSI QP)
  * @ibqp: the core object; first member (INIT_RDMA_OBJ_SIZE)
  * @sdev: owning device
  * @ref: held by the QP table (initial reference) and by each lookup of a
@@ -559,6 +565,8 @@ struct shca_req {
  *	owned by the work item (see struct shca_req)
  * @peer_sdev: device of the last peer whose GID was validated (work
  *	item; cleared by modify_qp when the address changes)
+ * @gsi_entry: GSI QPs: entry in the list of every device's QP1 (under
+ *	shca_gsi_lock, read under RCU)
  */
 struct shca_qp {
 	struct ib_qp ibqp;
@@ -596,7 +604,20 @@ struct shca_qp {
 	u32 qkey;
 	struct shca_req req;
 	const struct shca_dev *peer_sdev;
+	struct list_head gsi_entry;
 };
+
+/**
+ * shca_qp_datagram() - the QP has UD semantics
+ * @qp: the QP
+ *
+ * Return: true for UD QPs and the GSI QP (QP1, which is a UD QP with a
+ * fixed number and Q_Key).
+ */
+static inline bool shca_qp_datagram(const struct shca_qp *qp)
+{
+	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;
+}
 
 /**
  * shca_port_state() - port state implied by a netdev

@@ -45,13 +45,14 @@
  * CPU nor keeps other QPs' work items waiting.
  */
 
+#include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
 #include <linux/jiffies.h>
 #include <linux/workqueue.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <net/ip.h>
 #include <rdma/ib_addr.h>
-#include <rdma/ib_cache.h>
 
 #include "shca_verbs.h"
 
@@ -263,12 +264,24 @@ static void shca_resp_complete(struct shca_qp *peer, struct shca_qp *qp,
 
 	if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
 		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
-	/* A datagram: the GRH area leads, as on RoCE v2. */
-	if (peer->ibqp.qp_type == IB_QPT_UD) {
-		wc.sl = w->ud.av.sl;
+	/*
+	 * A datagram: the GRH area leads, as on RoCE v2, and the completion
+	 * tells the L2 fields of the frame (the CM builds its replies'
+	 * address vectors from them).
+	 */
+	if (shca_qp_datagram(peer)) {
+		const struct shca_av *av = &w->ud.av;
+
+		wc.sl = av->sl;
 		if (status == IB_WC_SUCCESS) {
-			wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE;
-			wc.network_hdr_type = w->ud.av.net_type;
+			wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE |
+				      IB_WC_WITH_SMAC;
+			wc.network_hdr_type = av->net_type;
+			ether_addr_copy(wc.smac, av->smac);
+			if (av->vlan_id < VLAN_N_VID) {
+				wc.wc_flags |= IB_WC_WITH_VLAN;
+				wc.vlan_id = av->vlan_id;
+			}
 		}
 	}
 	if (status == IB_WC_SUCCESS) {
@@ -309,28 +322,6 @@ static bool shca_peer_take(struct shca_qp *peer, struct shca_qp *qp)
 	return true;
 }
 
-/* @a and @b are in the same RDMA network namespace. */
-static bool shca_same_net(const struct shca_dev *a, const struct shca_dev *b)
-{
-	/* The core's rdma_dev_net(), which is not exported to drivers. */
-	return net_eq(read_pnet(&a->ibdev.coredev.rdma_net),
-		      read_pnet(&b->ibdev.coredev.rdma_net));
-}
-
-/* @sdev's port has @gid as a RoCE v2 GID. */
-static bool shca_owns_gid(struct shca_dev *sdev, const union ib_gid *gid)
-{
-	const struct ib_gid_attr *attr;
-
-	attr = rdma_find_gid_by_port(&sdev->ibdev, gid,
-				     IB_GID_TYPE_ROCE_UDP_ENCAP, SHCA_PORT,
-				     NULL);
-	if (IS_ERR(attr))
-		return false;
-	rdma_put_gid_attr(attr);
-	return true;
-}
-
 /*
  * Find the connected peer: same RDMA network namespace, and its device
  * owns the destination GID (the GID check is cached per peer device).
@@ -342,10 +333,10 @@ static struct shca_qp *shca_exec_peer(struct shca_qp *qp)
 	peer = shca_qp_get(qp->req.dest_qpn);
 	if (!peer)
 		return NULL;
-	if (!shca_same_net(peer->sdev, qp->sdev))
+	if (!shca_dev_same_net(peer->sdev, qp->sdev))
 		goto not_ours;
 	if (peer->sdev != READ_ONCE(qp->peer_sdev)) {
-		if (!shca_owns_gid(peer->sdev, &qp->req.dgid))
+		if (!shca_dev_owns_gid(peer->sdev, &qp->req.dgid))
 			goto not_ours;
 		WRITE_ONCE(qp->peer_sdev, peer->sdev);
 	}
@@ -693,19 +684,22 @@ static void shca_ud_grh(u8 *grh, const struct shca_av *av, u32 len, bool imm)
 
 /*
  * The UD QP a datagram goes to: its number, a device of this host in the
- * same network namespace that owns the destination GID, a UD QP.
+ * same network namespace that owns the destination GID, a UD QP; for QP
+ * number 1, the GSI QP of the device that owns the destination GID.
  */
 static struct shca_qp *shca_ud_peer(struct shca_qp *qp,
 				    const struct shca_wqe *w)
 {
 	struct shca_qp *peer;
 
+	if (w->ud.remote_qpn == 1)
+		return shca_gsi_get(qp->sdev, &w->ud.av.dgid);
 	peer = shca_qp_get(w->ud.remote_qpn);
 	if (!peer)
 		return NULL;
 	if (peer->ibqp.qp_type != IB_QPT_UD ||
-	    !shca_same_net(peer->sdev, qp->sdev) ||
-	    !shca_owns_gid(peer->sdev, &w->ud.av.dgid)) {
+	    !shca_dev_same_net(peer->sdev, qp->sdev) ||
+	    !shca_dev_owns_gid(peer->sdev, &w->ud.av.dgid)) {
 		shca_qp_put(peer);
 		return NULL;
 	}
@@ -812,7 +806,7 @@ static enum shca_exec_res shca_exec_wqe(struct shca_qp *qp,
 		wc->status = IB_WC_LOC_PROT_ERR;
 		return SHCA_EXEC_DONE;
 	}
-	if (qp->ibqp.qp_type == IB_QPT_UD) {
+	if (shca_qp_datagram(qp)) {
 		shca_exec_ud(qp, w, wc);
 		return SHCA_EXEC_DONE;
 	}

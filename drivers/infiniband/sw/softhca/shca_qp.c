@@ -11,6 +11,12 @@
  * destination GID (see shca_exec.c). A destroyed QP's number is held
  * back from reuse for SHCA_QPN_HOLD (see shca_qpn_hold()).
  *
+ * The GSI QP is the exception: every device has its own QP1, created by
+ * the core's MAD layer when the device registers, so QP1s live in a list
+ * of their own and a datagram to QP number 1 goes to the QP1 of the
+ * device that owns its destination GID (shca_gsi_get()). QP0 (the SMI)
+ * does not exist on a RoCE port.
+ *
  * Lifetime rule for lookups by number: shca_qp_get() finds a QP under
  * RCU and takes a reference only if the count is not zero. That is safe
  * only because the QP's memory outlives every RCU reader that may have
@@ -34,11 +40,16 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <rdma/ib_cache.h>
 
 #include "shca_verbs.h"
 
 static DEFINE_XARRAY_ALLOC(shca_qp_xa);
 static u32 shca_qp_next;
+
+/* Every device's GSI QP; RCU readers, writers under shca_gsi_lock. */
+static LIST_HEAD(shca_gsi_qps);
+static DEFINE_SPINLOCK(shca_gsi_lock);
 
 /*
  * Numbers of destroyed QPs stay reserved in shca_qp_xa (a NULL entry:
@@ -141,6 +152,89 @@ struct shca_qp *shca_qp_get(u32 qpn)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_qp_get);
 
+/**
+ * shca_dev_same_net() - two devices are in the same RDMA network namespace
+ * @a: a device
+ * @b: another device
+ *
+ * Return: true if a datagram or request of @a may reach @b.
+ */
+bool shca_dev_same_net(const struct shca_dev *a, const struct shca_dev *b)
+{
+	/* The core's rdma_dev_net(), which is not exported to drivers. */
+	return net_eq(read_pnet(&a->ibdev.coredev.rdma_net),
+		      read_pnet(&b->ibdev.coredev.rdma_net));
+}
+
+/**
+ * shca_dev_owns_gid() - the device's port has a RoCE v2 GID
+ * @sdev: the device
+ * @gid: the GID
+ *
+ * Context: any context (the GID table's lock is a reader-writer spinlock).
+ * Return: true if @gid is in @sdev's GID table as a RoCE v2 GID.
+ */
+bool shca_dev_owns_gid(struct shca_dev *sdev, const union ib_gid *gid)
+{
+	const struct ib_gid_attr *attr;
+
+	attr = rdma_find_gid_by_port(&sdev->ibdev, gid,
+				     IB_GID_TYPE_ROCE_UDP_ENCAP, SHCA_PORT,
+				     NULL);
+	if (IS_ERR(attr))
+		return false;
+	rdma_put_gid_attr(attr);
+	return true;
+}
+
+/**
+ * shca_gsi_get() - find the GSI QP a datagram to QP1 goes to
+ * @from: device of the sender
+ * @dgid: destination GID of the datagram
+ *
+ * Context: any context.
+ * Return: the GSI QP, with a reference, of the device in @from's network
+ * namespace that owns @dgid; NULL if there is none.
+ */
+struct shca_qp *shca_gsi_get(const struct shca_dev *from,
+			     const union ib_gid *dgid)
+{
+	struct shca_qp *qp, *found = NULL;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(qp, &shca_gsi_qps, gsi_entry) {
+		if (shca_dev_same_net(qp->sdev, from) &&
+		    shca_dev_owns_gid(qp->sdev, dgid)) {
+			if (kref_get_unless_zero(&qp->ref))
+				found = qp;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_gsi_get);
+
+/* Make @qp its device's QP1; -EBUSY if the device has one. */
+static int shca_gsi_publish(struct shca_qp *qp)
+{
+	struct shca_qp *other;
+	int err = 0;
+
+	spin_lock(&shca_gsi_lock);
+	list_for_each_entry(other, &shca_gsi_qps, gsi_entry) {
+		if (other->sdev == qp->sdev) {
+			err = -EBUSY;
+			goto out;
+		}
+	}
+	qp->ibqp.qp_num = 1;
+	list_add_tail_rcu(&qp->gsi_entry, &shca_gsi_qps);
+out:
+	spin_unlock(&shca_gsi_lock);
+	return err;
+}
+
 static void shca_qp_release(struct kref *ref)
 {
 	complete(&container_of(ref, struct shca_qp, ref)->released);
@@ -218,13 +312,19 @@ static int shca_queue_init(struct shca_queue *q, u32 max_wr, u32 max_sge,
 	return 0;
 }
 
-static int shca_qp_check_init_attr(const struct ib_qp_init_attr *init)
+static int shca_qp_check_init_attr(const struct ib_qp_init_attr *init,
+				   bool user)
 {
 	const struct ib_qp_cap *cap = &init->cap;
 
-	if ((init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UD) ||
+	if ((init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UD &&
+	     init->qp_type != IB_QPT_GSI) ||
 	    init->srq || init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
+	/* QP1 belongs to the kernel's MAD layer. */
+	if (init->qp_type == IB_QPT_GSI &&
+	    (user || init->port_num != SHCA_PORT))
+		return -EINVAL;
 	if (cap->max_send_wr > SHCA_MAX_QP_WR ||
 	    cap->max_recv_wr > SHCA_MAX_QP_WR ||
 	    cap->max_send_sge > SHCA_MAX_SGE ||
@@ -235,7 +335,7 @@ static int shca_qp_check_init_attr(const struct ib_qp_init_attr *init)
 }
 
 /**
- * shca_qp_init() - set up a new RC or UD QP and give it a number
+ * shca_qp_init() - set up a new QP and give it a number
  * @qp: QP being created (zeroed by the core)
  * @sdev: its device
  * @init: creation attributes; @init->cap is updated with what was granted
@@ -243,8 +343,9 @@ static int shca_qp_check_init_attr(const struct ib_qp_init_attr *init)
  *
  * Context: process context.
  * Return: 0; -EOPNOTSUPP for a QP type or feature the device lacks
- * (only RC and UD QPs without SRQ or creation flags); -EINVAL for capabilities
- * above the device limits; -ENOMEM; -ENOSPC when the device has
+ * (only RC, UD and GSI QPs without SRQ or creation flags); -EINVAL for
+ * capabilities above the device limits or a GSI QP for a user or another
+ * port; -EBUSY for a second GSI QP; -ENOMEM; -ENOSPC when the device has
  * SHCA_MAX_QP QPs.
  */
 int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
@@ -254,7 +355,7 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 	u32 qpn;
 	int err;
 
-	err = shca_qp_check_init_attr(init);
+	err = shca_qp_check_init_attr(init, user);
 	if (err)
 		return err;
 	if (atomic_inc_return(&sdev->num_qps) > SHCA_MAX_QP) {
@@ -298,6 +399,12 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 		}
 	}
 
+	if (init->qp_type == IB_QPT_GSI) {
+		err = shca_gsi_publish(qp);
+		if (err)
+			goto err_free_scratch;
+		return 0;
+	}
 	err = shca_inject_fault() ? -ENOMEM :
 	      xa_alloc_cyclic(&shca_qp_xa, &qpn, qp,
 			      XA_LIMIT(SHCA_QPN_MIN, SHCA_QPN_MAX),
@@ -348,15 +455,22 @@ void shca_qp_fini(struct shca_qp *qp)
 	qp->state = IB_QPS_RESET;
 	spin_unlock_irqrestore(&qp->lock, flags);
 
-	/* NULL keeps the number reserved; shca_qpn_hold() frees it later. */
-	xa_store(&shca_qp_xa, qp->ibqp.qp_num, NULL, GFP_KERNEL);
+	if (qp->ibqp.qp_type == IB_QPT_GSI) {
+		spin_lock(&shca_gsi_lock);
+		list_del_rcu(&qp->gsi_entry);
+		spin_unlock(&shca_gsi_lock);
+	} else {
+		/* NULL keeps the number reserved; shca_qpn_hold() frees it. */
+		xa_store(&shca_qp_xa, qp->ibqp.qp_num, NULL, GFP_KERNEL);
+	}
 	synchronize_rcu();
 	shca_qp_put(qp);
 	wait_for_completion(&qp->released);
 	/* No peer can queue our work any more; stop it for good. */
 	cancel_delayed_work_sync(&qp->work);
 	shca_qp_purge_cqs(qp);
-	shca_qpn_hold(qp->ibqp.qp_num);
+	if (qp->ibqp.qp_type != IB_QPT_GSI)
+		shca_qpn_hold(qp->ibqp.qp_num);
 
 	kfree(qp->scratch);
 	kfree(qp->resp_wqe);
@@ -690,7 +804,7 @@ static int shca_wqe_from_send_wr(struct shca_qp *qp,
 	w->inline_len = 0;
 	w->ex.imm_data = 0;
 
-	if (qp->ibqp.qp_type == IB_QPT_UD) {
+	if (shca_qp_datagram(qp)) {
 		i = shca_wqe_ud(qp, wr, w);
 		if (i)
 			return i;
@@ -874,7 +988,8 @@ int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 		qp->rq.tail++;
 	}
 	flush = qp->state == IB_QPS_ERR;
-	connected = qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS;
+	connected = qp->ibqp.qp_type == IB_QPT_RC &&
+		    (qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS);
 	dest_qpn = qp->dest_qpn;
 	spin_unlock_irqrestore(&qp->lock, flags);
 

@@ -13,6 +13,7 @@
 #include <linux/vmalloc.h>
 #include <net/addrconf.h>
 #include <rdma/ib_addr.h>
+#include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_umem.h>
 #include <rdma/softhca-abi.h>
@@ -81,6 +82,7 @@ static int shca_query_port(struct ib_device *ibdev, u32 port_num,
 	attr->active_speed = IB_SPEED_SDR;
 	attr->state = IB_PORT_DOWN;
 	attr->phys_state = IB_PORT_PHYS_STATE_DISABLED;
+	attr->port_cap_flags = IB_PORT_CM_SUP;
 
 	ndev = ib_device_get_netdev(ibdev, port_num);
 	if (!ndev)
@@ -106,15 +108,11 @@ static int shca_query_port(struct ib_device *ibdev, u32 port_num,
 static int shca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 				   struct ib_port_immutable *immutable)
 {
-	/*
-	 * RoCE v2 without the MAD and CM capabilities: there is no GSI QP
-	 * yet, so the MAD layer and the IB CM must leave the port alone.
-	 */
-	immutable->core_cap_flags = RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP |
-				    RDMA_CORE_CAP_ETH_AH;
+	/* RoCE v2 with a GSI QP: the MAD layer, the IB CM and rdma_cm. */
+	immutable->core_cap_flags = RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP;
 	immutable->gid_tbl_len = SHCA_GID_TBL_LEN;
 	immutable->pkey_tbl_len = SHCA_PKEY_TBL_LEN;
-	immutable->max_mad_size = 0;
+	immutable->max_mad_size = IB_MGMT_MAD_SIZE;
 	return 0;
 }
 
@@ -638,6 +636,8 @@ static int shca_av_from_attr(struct shca_av *av,
 	av->hop_limit = grh->hop_limit;
 	av->sl = rdma_ah_get_sl(attr);
 	av->net_type = rdma_gid_attr_network_type(grh->sgid_attr);
+	/* The L2 fields a receiver sees; a GID whose netdev is gone has none. */
+	rdma_read_gid_l2_fields(grh->sgid_attr, &av->vlan_id, av->smac);
 	return 0;
 }
 

@@ -108,6 +108,10 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 		 struct ib_qp_init_attr *init, bool user);
 void shca_qp_fini(struct shca_qp *qp);
 struct shca_qp *shca_qp_get(u32 qpn);
+struct shca_qp *shca_gsi_get(const struct shca_dev *from,
+			     const union ib_gid *dgid);
+bool shca_dev_same_net(const struct shca_dev *a, const struct shca_dev *b);
+bool shca_dev_owns_gid(struct shca_dev *sdev, const union ib_gid *gid);
 void shca_qp_put(struct shca_qp *qp);
 int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		   int mask);

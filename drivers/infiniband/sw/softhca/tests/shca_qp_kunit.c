@@ -13,6 +13,7 @@
  */
 
 #include <linux/delay.h>
+#include <linux/etherdevice.h>
 #include <linux/kthread.h>
 #include <linux/scatterlist.h>
 #include <linux/ipv6.h>
@@ -1631,6 +1632,10 @@ static void shca_qp_ud_datagram(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, wc.network_hdr_type, RDMA_NETWORK_IPV6);
 	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data), 0xfeed);
 	KUNIT_EXPECT_EQ(test, wc.pkey_index, 0);
+	/* The frame's L2 fields: the sender's MAC, no VLAN tag. */
+	KUNIT_EXPECT_EQ(test, wc.wc_flags & (IB_WC_WITH_SMAC | IB_WC_WITH_VLAN),
+			IB_WC_WITH_SMAC);
+	KUNIT_EXPECT_TRUE(test, ether_addr_equal(wc.smac, shca_qp_mac[0]));
 
 	KUNIT_EXPECT_EQ(test, f->b.buf[0] >> 4, 6);	/* IPv6 version */
 	KUNIT_EXPECT_EQ(test, ip6->nexthdr, IPPROTO_UDP);
