@@ -61,14 +61,18 @@ static void shca_dev_create_and_query(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.device_cap_flags,
 			IB_DEVICE_MEM_MGT_EXTENSIONS |
 			IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_SYS_IMAGE_GUID);
-	/* A kernel verbs provider; no GSI QP, so no MAD or CM on the port. */
+	/* A kernel verbs provider with a GSI QP: MADs and the CM. */
 	KUNIT_EXPECT_TRUE(test, ibdev->kverbs_provider);
-	KUNIT_EXPECT_FALSE(test, rdma_cap_ib_mad(ibdev, 1));
-	KUNIT_EXPECT_FALSE(test, rdma_cap_ib_cm(ibdev, 1));
+	KUNIT_EXPECT_TRUE(test, rdma_cap_ib_mad(ibdev, 1));
+	KUNIT_EXPECT_TRUE(test, rdma_cap_ib_cm(ibdev, 1));
+	KUNIT_EXPECT_FALSE(test, rdma_cap_ib_smi(ibdev, 1));
+	KUNIT_EXPECT_FALSE(test, rdma_cap_ib_sa(ibdev, 1));
+	KUNIT_EXPECT_EQ(test, rdma_max_mad_size(ibdev, 1), IB_MGMT_MAD_SIZE);
 
 	KUNIT_ASSERT_EQ(test, ib_query_port(ibdev, 1, &pattr), 0);
 	KUNIT_EXPECT_EQ(test, pattr.state, IB_PORT_ACTIVE);
 	KUNIT_EXPECT_EQ(test, pattr.phys_state, IB_PORT_PHYS_STATE_LINK_UP);
+	KUNIT_EXPECT_EQ(test, pattr.port_cap_flags, IB_PORT_CM_SUP);
 	KUNIT_EXPECT_EQ(test, pattr.gid_tbl_len, SHCA_GID_TBL_LEN);
 	KUNIT_EXPECT_EQ(test, pattr.max_mtu, IB_MTU_4096);
 	KUNIT_EXPECT_EQ(test, pattr.active_mtu, iboe_get_mtu(ndev->mtu));
@@ -80,8 +84,7 @@ static void shca_dev_create_and_query(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, rdma_protocol_roce_eth_encap(ibdev, 1));
 	KUNIT_ASSERT_EQ(test, ibdev->ops.get_port_immutable(ibdev, 1, &imm), 0);
 	KUNIT_EXPECT_EQ(test, imm.core_cap_flags,
-			RDMA_CORE_CAP_PROT_ROCE_UDP_ENCAP |
-			RDMA_CORE_CAP_ETH_AH);
+			RDMA_CORE_PORT_IBA_ROCE_UDP_ENCAP);
 
 	KUNIT_EXPECT_EQ(test, ib_query_pkey(ibdev, 1, 0, &pkey), 0);
 	KUNIT_EXPECT_EQ(test, pkey, IB_DEFAULT_PKEY_FULL);
@@ -245,6 +248,11 @@ static void shca_dev_pd_alloc_free(struct kunit *test)
 	struct ib_pd **pds;
 	int i, j;
 
+	/* The MAD layer's PD and its DMA MR are there from the start. */
+	const int pds0 = atomic_read(&sdev->num_pds);
+	const u32 mrs0 = shca_kunit_count_mrs(sdev);
+
+	KUNIT_EXPECT_EQ(test, pds0, 1);
 	pds = kunit_kcalloc(test, n, sizeof(*pds), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, pds);
 
@@ -256,7 +264,8 @@ static void shca_dev_pd_alloc_free(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, pds[i]->__internal_mr->type,
 				IB_MR_TYPE_DMA);
 	}
-	KUNIT_EXPECT_EQ(test, atomic_read(&sdev->num_pds), n);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sdev->num_pds), pds0 + n);
+	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(sdev), mrs0 + n);
 	for (i = 0; i < n; i++)
 		for (j = i + 1; j < n; j++)
 			KUNIT_EXPECT_NE(test, pds[i]->local_dma_lkey,
@@ -264,8 +273,8 @@ static void shca_dev_pd_alloc_free(struct kunit *test)
 
 	for (i = 0; i < n; i++)
 		ib_dealloc_pd(pds[i]);
-	KUNIT_EXPECT_EQ(test, atomic_read(&sdev->num_pds), 0);
-	KUNIT_EXPECT_TRUE(test, xa_empty(&sdev->mr_xa));
+	KUNIT_EXPECT_EQ(test, atomic_read(&sdev->num_pds), pds0);
+	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(sdev), mrs0);
 }
 
 static struct kunit_case shca_dev_cases[] = {

@@ -1,0 +1,213 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# The kernel's NVMe over Fabrics ULPs over softhca0, nothing of ours on
+# either side: the nvmet-rdma target serves a memory-backed null_blk
+# device, the nvme-rdma host connects to it through rdma_cm
+# (/dev/nvme-fabrics, as nvme-cli does). Random data written with
+# O_DIRECT is read back and compared through the host and on the backing
+# device; then a controller reset, polled I/O on poll queues
+# (nr_poll_queues: IB_POLL_DIRECT CQs), and device removal under a
+# connected controller: `rdma link delete` and `rmmod softhca` go through
+# the core's removal (RDMA_CM_EVENT_DEVICE_REMOVAL), the ULPs tear down,
+# nothing hangs and no task is reported blocked.
+#
+# NVME_MIB (default 32) sets the MiB of data each check writes.
+# vm-test-timeout: 240
+# shellcheck disable=SC1091
+. /tests/lib.sh
+
+D0=${DRV_TYPE}0
+A0=10.0.2.15
+MIB=${NVME_MIB:-32}
+NQN=softhca-test
+CFS=/sys/kernel/config/nvmet
+need_progs shca_blkpoll
+
+vm_setup "$D0"
+# A task blocked for 20 s is reported (the default, 120 s, is beyond the test).
+[ ! -w /proc/sys/kernel/hung_task_timeout_secs ] ||
+	echo 20 >/proc/sys/kernel/hung_task_timeout_secs
+dmesg -c >/dev/null
+
+must "null_blk: a memory-backed 1 GiB disk" \
+	modprobe null_blk nr_devices=1 memory_backed=1 gb=1
+must "nvmet-rdma" modprobe nvmet-rdma
+must "nvme-rdma" modprobe nvme-rdma
+grep -q ' /sys/kernel/config ' /proc/mounts ||
+	mount -t configfs none /sys/kernel/config
+
+# nvmet_setup: subsystem $NQN with /dev/nullb0 as namespace 1, on an RDMA
+# port at $A0:4420
+nvmet_setup() {
+	mkdir "$CFS/subsystems/$NQN" &&
+	echo 1 >"$CFS/subsystems/$NQN/attr_allow_any_host" &&
+	mkdir "$CFS/subsystems/$NQN/namespaces/1" &&
+	echo /dev/nullb0 >"$CFS/subsystems/$NQN/namespaces/1/device_path" &&
+	echo 1 >"$CFS/subsystems/$NQN/namespaces/1/enable" &&
+	mkdir "$CFS/ports/1" &&
+	echo rdma >"$CFS/ports/1/addr_trtype" &&
+	echo ipv4 >"$CFS/ports/1/addr_adrfam" &&
+	echo "$A0" >"$CFS/ports/1/addr_traddr" &&
+	echo 4420 >"$CFS/ports/1/addr_trsvcid" &&
+	ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN"
+}
+
+nvmet_teardown() {
+	rm -f "$CFS/ports/1/subsystems/$NQN"
+	rmdir "$CFS/ports/1" "$CFS/subsystems/$NQN/namespaces/1" \
+		"$CFS/subsystems/$NQN" 2>/dev/null
+	return 0
+}
+
+# cm_listening PORT: an rdma_cm ID listens on PORT
+cm_listening() {
+	rdma res show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ":$1 "
+}
+
+ctrl() { ls /sys/class/nvme 2>/dev/null | head -n 1; }
+ctrl_state() { cat "/sys/class/nvme/$(ctrl)/state" 2>/dev/null; }
+ctrl_live() { [ "$(ctrl_state)" = live ] && [ -b /dev/nvme0n1 ]; }
+no_ctrl() { [ -z "$(ctrl)" ]; }
+
+# connect [OPTIONS]: connect the host to $NQN (",OPTIONS" appended)
+connect() {
+	_opts="transport=rdma,traddr=$A0,trsvcid=4420,nqn=$NQN${1:+,$1}"
+	echo "  \$ echo $_opts > /dev/nvme-fabrics"
+	if ! echo "$_opts" >/dev/nvme-fabrics; then
+		bad "connect ($_opts) failed"
+		dmesg | tail -n 20 | sed 's/^/    /'
+		return 1
+	fi
+	if wait_for 20 ctrl_live; then
+		ok "controller $(ctrl) live over $(cat "/sys/class/nvme/$(ctrl)/transport")"
+	else
+		bad "controller not live: '$(ctrl_state)'"
+		return 1
+	fi
+}
+
+disconnect() {
+	_c=$(ctrl)
+	[ -n "$_c" ] || return 0
+	echo 1 >"/sys/class/nvme/$_c/delete_controller"
+	if wait_for 20 no_ctrl; then
+		ok "controller $_c deleted"
+	else
+		bad "controller $_c still there: '$(ctrl_state)'"
+	fi
+}
+
+# data_check MIB SEEK_MIB: random data through the host, compared on the
+# host and on the backing device
+data_check() {
+	dd if=/dev/urandom of=/tmp/pat bs=1M count="$1" 2>/dev/null
+	run_t 120 dd if=/tmp/pat of=/dev/nvme0n1 bs=1M seek="$2" oflag=direct conv=fsync
+	run_t 120 dd if=/dev/nvme0n1 of=/tmp/back bs=1M skip="$2" count="$1" iflag=direct
+	if cmp -s /tmp/pat /tmp/back; then
+		ok "$1 MiB at $2 MiB read back through nvme-rdma equal"
+	else
+		bad "$1 MiB at $2 MiB read back through nvme-rdma differ"
+	fi
+	run_t 60 dd if=/dev/nullb0 of=/tmp/back bs=1M skip="$2" count="$1" iflag=direct
+	if cmp -s /tmp/pat /tmp/back; then
+		ok "$1 MiB at $2 MiB on the backing device equal"
+	else
+		bad "$1 MiB at $2 MiB on the backing device differ"
+	fi
+	rm -f /tmp/back
+}
+
+# kernel_quiet: no warning, oops or blocked task in the kernel log
+kernel_quiet() {
+	if dmesg | grep -E 'WARNING:|BUG:|Oops|blocked for more than|hung_task' >/tmp/dmesg.bad; then
+		bad "the kernel complained:"
+		sed 's/^/    /' /tmp/dmesg.bad
+	else
+		ok "no warning, oops or blocked task in the kernel log"
+	fi
+}
+
+title "target and host"
+must "nvmet subsystem $NQN on rdma $A0:4420" nvmet_setup
+connect || die "no controller"
+run rdma res show qp
+data_check "$MIB" 0
+# 4 KiB writes at an odd offset: many small requests
+dd if=/dev/urandom of=/tmp/small bs=4k count=256 2>/dev/null
+run_t 60 dd if=/tmp/small of=/dev/nvme0n1 bs=4k seek=77777 oflag=direct
+run_t 60 dd if=/dev/nullb0 of=/tmp/small.back bs=4k skip=77777 count=256 iflag=direct
+if cmp -s /tmp/small /tmp/small.back; then
+	ok "256 writes of 4 KiB at block 77777 on the backing device"
+else
+	bad "256 writes of 4 KiB at block 77777 differ on the backing device"
+fi
+
+title "controller reset"
+echo 1 >"/sys/class/nvme/$(ctrl)/reset_controller"
+sleep 1
+if wait_for 30 ctrl_live; then
+	ok "controller live again after reset"
+	run_t 60 dd if=/dev/nvme0n1 of=/tmp/back bs=1M count="$MIB" iflag=direct
+	if cmp -s /tmp/pat /tmp/back; then
+		ok "data written before the reset reads back equal"
+	else
+		bad "data written before the reset differs"
+	fi
+	data_check 8 200
+else
+	bad "controller not live after reset: '$(ctrl_state)'"
+fi
+disconnect
+
+title "poll queues (IB_POLL_DIRECT completion queues)"
+if connect "nr_io_queues=1,nr_poll_queues=1"; then
+	if dmesg | grep -q 'mapped 1/0/1 default/read/poll queues'; then
+		ok "nvme-rdma mapped one poll queue"
+	else
+		bad "no poll queue mapped:"
+		dmesg | grep 'mapped' | sed 's/^/    /'
+	fi
+	run_t 120 shca_blkpoll /dev/nvme0n1 8
+	[ "$(run_rc)" = 0 ] && ok "polled I/O verified" || bad "polled I/O"
+	disconnect
+fi
+
+title "rdma link delete under a connected controller"
+connect || die "no controller"
+t0=$(date +%s)
+must "rdma link delete $D0" run_t 60 rdma link delete "$D0"
+t1=$(date +%s)
+if wait_for 30 no_ctrl; then
+	ok "the host deleted its controller ($((t1 - t0)) s for the device removal)"
+else
+	bad "controller still there: '$(ctrl_state)'"
+fi
+kernel_quiet
+
+title "rmmod under a connected controller"
+must "rdma link add $D0 again" link_add "$D0" eth0
+expect_port "$D0" state "4: ACTIVE" 10
+# nvmet-rdma drops a listener whose device went away (as with any RDMA
+# driver): re-enable the port by unlinking and linking the subsystem
+rm "$CFS/ports/1/subsystems/$NQN"
+ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN"
+if wait_for 10 cm_listening 4420; then
+	ok "nvmet-rdma listens again"
+else
+	bad "nvmet-rdma does not listen again"
+fi
+connect && data_check 8 300
+must "rmmod $DRV_MOD" run_t 60 rmmod "$DRV_MOD"
+if wait_for 30 no_ctrl; then
+	ok "the host deleted its controller"
+else
+	bad "controller still there: '$(ctrl_state)'"
+fi
+kernel_quiet
+
+title "cleanup"
+nvmet_teardown
+run rmmod nvme_rdma nvmet_rdma
+run rmmod null_blk
+expect_pins 5
