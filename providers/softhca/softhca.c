@@ -539,8 +539,7 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	if ((attr->comp_mask & ~SHCA_QP_INIT_ATTR_MASK) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	     attr->create_flags) ||
-	    (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD) ||
-	    attr->srq) {
+	    (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -648,6 +647,70 @@ static int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	return ibv_cmd_post_recv(ibqp, wr, bad_wr);
 }
 
+/* ---- shared receive queues ---------------------------------------------- */
+
+/*
+ * SRQs live in the kernel like the QPs' queues: receive work requests go
+ * through the kernel's POST_SRQ_RECV command.
+ */
+static struct ibv_srq *shca_create_srq(struct ibv_pd *pd,
+				       struct ibv_srq_init_attr *attr)
+{
+	struct ib_uverbs_create_srq_resp resp;
+	struct ibv_create_srq cmd;
+	struct ibv_srq *srq;
+	int err;
+
+	srq = calloc(1, sizeof(*srq));
+	if (!srq) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0, sizeof(resp));
+	err = ibv_cmd_create_srq(pd, srq, attr, &cmd, sizeof(cmd), &resp,
+				 sizeof(resp));
+	if (err) {
+		free(srq);
+		errno = err;
+		return NULL;
+	}
+	return srq;
+}
+
+static int shca_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr,
+			   int attr_mask)
+{
+	struct ibv_modify_srq cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_modify_srq(srq, attr, attr_mask, &cmd, sizeof(cmd));
+}
+
+static int shca_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *attr)
+{
+	struct ibv_query_srq cmd;
+
+	memset(&cmd, 0, sizeof(cmd));
+	return ibv_cmd_query_srq(srq, attr, &cmd, sizeof(cmd));
+}
+
+static int shca_destroy_srq(struct ibv_srq *srq)
+{
+	int err = ibv_cmd_destroy_srq(srq);
+
+	if (err)
+		return err;
+	free(srq);
+	return 0;
+}
+
+static int shca_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			      struct ibv_recv_wr **bad_wr)
+{
+	return ibv_cmd_post_srq_recv(srq, wr, bad_wr);
+}
+
 /* ---- address handles ---------------------------------------------------- */
 
 static struct ibv_ah *shca_create_ah(struct ibv_pd *pd,
@@ -699,20 +762,25 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.create_cq = shca_create_cq,
 	.create_qp = shca_create_qp,
 	.create_qp_ex = shca_create_qp_ex,
+	.create_srq = shca_create_srq,
 	.dealloc_pd = shca_dealloc_pd,
 	.dereg_mr = shca_dereg_mr,
 	.destroy_ah = shca_destroy_ah,
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
+	.destroy_srq = shca_destroy_srq,
 	.free_context = shca_free_context,
 	.free_dm = shca_free_dm,
 	.modify_qp = shca_modify_qp,
+	.modify_srq = shca_modify_srq,
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,
 	.post_send = shca_post_send,
+	.post_srq_recv = shca_post_srq_recv,
 	.query_device_ex = shca_query_device_ex,
 	.query_port = shca_query_port,
 	.query_qp = shca_query_qp,
+	.query_srq = shca_query_srq,
 	.reg_dm_mr = shca_reg_dm_mr,
 	.reg_dmabuf_mr = shca_reg_dmabuf_mr,
 	.reg_mr = shca_reg_mr,

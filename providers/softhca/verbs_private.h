@@ -383,6 +383,21 @@ struct ibv_modify_qp {
 	struct ib_uverbs_modify_qp core_payload;
 };
 
+struct ibv_create_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_create_srq core_payload;
+};
+
+struct ibv_modify_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_modify_srq core_payload;
+};
+
+struct ibv_query_srq {
+	struct ib_uverbs_cmd_hdr hdr;
+	struct ib_uverbs_query_srq core_payload;
+};
+
 /* ---- functions exported by libibverbs.so.1 @IBVERBS_PRIVATE_34 ---------- */
 
 /* Registration; the ABI number is part of the name. */
@@ -485,6 +500,20 @@ int ibv_cmd_modify_qp(struct ibv_qp *qp, struct ibv_qp_attr *attr,
 		      int attr_mask, struct ibv_modify_qp *cmd,
 		      size_t cmd_size);
 int ibv_cmd_destroy_qp(struct ibv_qp *qp);
+
+int ibv_cmd_create_srq(struct ibv_pd *pd, struct ibv_srq *srq,
+		       struct ibv_srq_init_attr *attr,
+		       struct ibv_create_srq *cmd, size_t cmd_size,
+		       struct ib_uverbs_create_srq_resp *resp,
+		       size_t resp_size);
+int ibv_cmd_modify_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		       int srq_attr_mask, struct ibv_modify_srq *cmd,
+		       size_t cmd_size);
+int ibv_cmd_query_srq(struct ibv_srq *srq, struct ibv_srq_attr *srq_attr,
+		      struct ibv_query_srq *cmd, size_t cmd_size);
+int ibv_cmd_destroy_srq(struct ibv_srq *srq);
+int ibv_cmd_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
+			  struct ibv_recv_wr **bad_wr);
 
 /*
  * Work requests through the kernel (IB_USER_VERBS_CMD_POST_SEND/RECV).
@@ -620,6 +649,13 @@ SHCA_ABI_SIZE(struct ibv_query_qp, 24);
 SHCA_ABI_OFF(struct ibv_query_qp, core_payload, 8);
 SHCA_ABI_SIZE(struct ibv_modify_qp, 120);
 SHCA_ABI_OFF(struct ibv_modify_qp, core_payload, 8);
+SHCA_ABI_SIZE(struct ibv_create_srq, 40);
+SHCA_ABI_OFF(struct ibv_create_srq, core_payload, 8);
+SHCA_ABI_SIZE(struct ibv_modify_srq, 24);
+SHCA_ABI_OFF(struct ibv_modify_srq, core_payload, 8);
+SHCA_ABI_SIZE(struct ibv_query_srq, 24);
+SHCA_ABI_OFF(struct ibv_query_srq, core_payload, 8);
+SHCA_ABI_SIZE(struct ib_uverbs_create_srq_resp, 16);
 SHCA_ABI_SIZE(struct ib_uverbs_get_context_resp, 8);
 SHCA_ABI_SIZE(struct ib_uverbs_alloc_pd_resp, 4);
 SHCA_ABI_SIZE(struct ib_uverbs_reg_mr_resp, 12);

@@ -7,7 +7,8 @@
 # (/dev/nvme-fabrics, as nvme-cli does). Random data written with
 # O_DIRECT is read back and compared through the host and on the backing
 # device; then a controller reset, polled I/O on poll queues
-# (nr_poll_queues: IB_POLL_DIRECT CQs), and device removal under a
+# (nr_poll_queues: IB_POLL_DIRECT CQs), the target on SRQs
+# (nvmet-rdma use_srq=1), and device removal under a
 # connected controller: `rdma link delete` and `rmmod softhca` go through
 # the core's removal (RDMA_CM_EVENT_DEVICE_REMOVAL), the ULPs tear down,
 # nothing hangs and no task is reported blocked.
@@ -170,6 +171,22 @@ if connect "nr_io_queues=1,nr_poll_queues=1"; then
 	fi
 	run_t 120 shca_blkpoll /dev/nvme0n1 8
 	[ "$(run_rc)" = 0 ] && ok "polled I/O verified" || bad "polled I/O"
+	disconnect
+fi
+
+title "nvmet-rdma with use_srq=1 (one SRQ per completion vector)"
+rm "$CFS/ports/1/subsystems/$NQN"
+run rmmod nvmet_rdma
+must "nvmet-rdma use_srq=1" modprobe nvmet-rdma use_srq=1
+ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN"
+if wait_for 10 cm_listening 4420 && connect; then
+	run rdma res show srq
+	if run_out | grep -q 'nvmet_rdma'; then
+		ok "nvmet-rdma's SRQs are in rdma res"
+	else
+		bad "no SRQ of nvmet-rdma in rdma res"
+	fi
+	data_check "$MIB" 400
 	disconnect
 fi
 

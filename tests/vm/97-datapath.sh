@@ -134,6 +134,13 @@ else
 		-d "$c" -g "$gc" -n "$ITERS" -s 1000 -e localhost
 	[ $CROSS = 0 ] || pingpong "ibv_ud_pingpong on one device" -d "$D0" -g "$g0" -n "$ITERS" -s 1000 -- \
 		-d "$D0" -g "$g0" -n "$ITERS" -s 1000 localhost
+	# SRQ: 16 RC QPs on each side take their receives from one SRQ
+	title "ibv_srq_pingpong $D0 (server) <-> $c (client)"
+	PP=ibv_srq_pingpong
+	pingpong "ibv_srq_pingpong (16 QPs, one SRQ each side)" -d "$D0" -g "$g0" -n "$ITERS" -- \
+		-d "$c" -g "$gc" -n "$ITERS" localhost
+	pingpong "ibv_srq_pingpong -e (completion events)" -d "$D0" -g "$g0" -n "$ITERS" -e -- \
+		-d "$c" -g "$gc" -n "$ITERS" -e localhost
 	PP=ibv_rc_pingpong
 fi
 

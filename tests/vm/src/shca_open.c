@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * shca_open DEV: open an RDMA device through libibverbs and its provider;
- * query the device and port 1; PDs; a CQ; operations the provider leaves
- * unset (resize_cq, SRQs, memory windows) answer EOPNOTSUPP.
+ * query the device and port 1; PDs; a CQ; an SRQ (create, limit, query,
+ * post, refusals); operations the provider leaves unset (resize_cq,
+ * memory windows) answer EOPNOTSUPP.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -70,7 +71,7 @@ int main(int argc, char **argv)
 		vt_check(!err, "ibv_dealloc_pd: %s", vt_errname(err));
 	}
 
-	/* CQs exist; SRQs, memory windows and resize_cq do not. */
+	/* CQs and SRQs exist; memory windows and resize_cq do not. */
 	errno = 0;
 	cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
 	if (vt_check(cq != NULL, "ibv_create_cq: %s", cq ? "ok" : vt_errname(errno))) {
@@ -87,7 +88,46 @@ int main(int argc, char **argv)
 
 		errno = 0;
 		srq = ibv_create_srq(pd1, &sa);
-		vt_check(!srq && errno == EOPNOTSUPP, "ibv_create_srq: EOPNOTSUPP (saw %s)",
+		if (vt_check(srq != NULL, "ibv_create_srq: %s",
+			     srq ? "ok" : vt_errname(errno))) {
+			struct ibv_srq_attr q = { .srq_limit = 2 };
+			struct ibv_sge sge = { .addr = 0, .length = 0 };
+			struct ibv_recv_wr rwr = { .wr_id = 1, .sg_list = &sge,
+						   .num_sge = 1 };
+			struct ibv_recv_wr *badr;
+			int i;
+
+			vt_check(sa.attr.max_wr == 4 && sa.attr.max_sge == 1,
+				 "granted max_wr %u max_sge %u", sa.attr.max_wr,
+				 sa.attr.max_sge);
+			err = ibv_modify_srq(srq, &q, IBV_SRQ_LIMIT);
+			vt_check(!err, "ibv_modify_srq(IBV_SRQ_LIMIT 2): %s",
+				 vt_errname(err));
+			q.max_wr = 8;
+			err = ibv_modify_srq(srq, &q, IBV_SRQ_MAX_WR);
+			vt_check(err == EOPNOTSUPP,
+				 "ibv_modify_srq(IBV_SRQ_MAX_WR): EOPNOTSUPP (saw %s)",
+				 vt_errname(err));
+			memset(&q, 0, sizeof(q));
+			err = ibv_query_srq(srq, &q);
+			vt_check(!err && q.max_wr == 4 && q.srq_limit == 2,
+				 "ibv_query_srq: %s, max_wr %u limit %u",
+				 vt_errname(err), q.max_wr, q.srq_limit);
+			for (i = 0, err = 0; i < 4 && !err; i++)
+				err = ibv_post_srq_recv(srq, &rwr, &badr);
+			vt_check(!err, "4 ibv_post_srq_recv: %s", vt_errname(err));
+			err = ibv_post_srq_recv(srq, &rwr, &badr);
+			vt_check(err == ENOMEM && badr == &rwr,
+				 "a fifth ibv_post_srq_recv: ENOMEM (saw %s)",
+				 vt_errname(err));
+			err = ibv_destroy_srq(srq);
+			vt_check(!err, "ibv_destroy_srq: %s", vt_errname(err));
+		}
+		sa.attr.max_wr = 0;
+		errno = 0;
+		srq = ibv_create_srq(pd1, &sa);
+		vt_check(!srq && errno == EINVAL,
+			 "ibv_create_srq with max_wr 0: EINVAL (saw %s)",
 			 srq ? "created" : vt_errname(errno));
 		if (srq)
 			ibv_destroy_srq(srq);

@@ -660,10 +660,32 @@ static void t_caps(struct vt_dev *d)
 		struct ibv_srq_init_attr sa = { .attr = { .max_wr = 4, .max_sge = 1 } };
 		struct ibv_srq *srq = ibv_create_srq(d->pd, &sa);
 
-		vt_contract(!srq && errno == EOPNOTSUPP, "create_srq: %s (EOPNOTSUPP)",
-			    srq ? "created" : vt_errname(errno));
-		if (srq)
-			ibv_destroy_srq(srq);
+		if (vt_check(srq != NULL, "create_srq: %s",
+			     srq ? "ok" : vt_errname(errno))) {
+			struct ibv_qp_init_attr sia = {
+				.send_cq = cq, .recv_cq = cq, .srq = srq,
+				.cap = { .max_send_wr = 4, .max_send_sge = 1 },
+				.qp_type = IBV_QPT_RC,
+			};
+			struct ibv_qp *sq = ibv_create_qp(d->pd, &sia);
+			struct ibv_recv_wr rwr = { .wr_id = 1 }, *badr;
+
+			if (vt_check(sq != NULL, "create_qp on an SRQ: %s",
+				     sq ? "ok" : vt_errname(errno))) {
+				ret = ibv_post_recv(sq, &rwr, &badr);
+				vt_check(ret == EINVAL,
+					 "post_recv on a QP on an SRQ: %s (EINVAL)",
+					 vt_errname(ret));
+				ret = ibv_destroy_srq(srq);
+				vt_check(ret == EBUSY,
+					 "destroy_srq of an SRQ a QP uses: %s (EBUSY)",
+					 vt_errname(ret));
+				ret = ibv_destroy_qp(sq);
+				vt_check(!ret, "destroy_qp: %s", vt_errname(ret));
+			}
+			ret = ibv_destroy_srq(srq);
+			vt_check(!ret, "destroy_srq: %s", vt_errname(ret));
+		}
 	}
 	{
 		struct ibv_mw *mw = ibv_alloc_mw(d->pd, IBV_MW_TYPE_1);

@@ -15,6 +15,8 @@
  *   RTNL -> shca_devices_lock (shca_main.c)
  *   shca_qpn_held.lock (shca_qp.c) -> xa_lock(shca_qp_xa)
  *   shca_gsi_lock (shca_qp.c): a leaf; readers of the GSI list use RCU
+ *   shca_qp.lock -> shca_srq.lock (a responder takes a receive WQE of
+ *	the QP's SRQ under the QP's lock)
  *   shca_atomic_lock (shca_exec.c) -> shca_mr.lock (the 8-byte copy)
  *   shca_qp.lock, shca_cq.lock, shca_mr.lock: leaves. The execution
  *	engine holds at most one of them at a time: it takes a peer's QP
@@ -73,6 +75,9 @@ struct dma_buf;
 #define SHCA_PSN_MASK		0xffffff	/* 24-bit packet sequence numbers */
 #define SHCA_GRH_BYTES		40		/* GRH area of a UD receive */
 #define SHCA_MAX_AH		0x10000
+#define SHCA_MAX_SRQ		0x4000
+#define SHCA_MAX_SRQ_WR		0x4000		/* receive WQEs per SRQ */
+#define SHCA_MAX_SRQ_SGE	SHCA_MAX_SGE
 
 /*
  * Memory a consumer makes the driver allocate for its queues (up to about
@@ -98,6 +103,7 @@ struct dma_buf;
  * @num_cqs: CQs allocated, bounded by SHCA_MAX_CQ
  * @num_qps: QPs allocated, bounded by SHCA_MAX_QP
  * @num_ahs: address handles allocated, bounded by SHCA_MAX_AH
+ * @num_srqs: SRQs allocated, bounded by SHCA_MAX_SRQ
  * @mr_xa: MR key index -> struct shca_mr, see shca_mr.c
  * @dm_pool: allocator over the device-memory arena
  * @dm_arena: the arena, SHCA_DM_SIZE physically contiguous bytes
@@ -117,6 +123,7 @@ struct shca_dev {
 	atomic_t num_cqs;
 	atomic_t num_qps;
 	atomic_t num_ahs;
+	atomic_t num_srqs;
 	struct xarray mr_xa;
 	struct gen_pool *dm_pool;
 	void *dm_arena;
@@ -403,6 +410,22 @@ struct shca_cq {
 };
 
 /**
+ * struct shca_srq - a shared receive queue
+ * @ibsrq: the core object; first member (INIT_RDMA_OBJ_SIZE)
+ * @lock: protects @rq's indices and @limit; taken inside a QP's lock
+ * @rq: the receive WQEs
+ * @limit: armed limit (IB_SRQ_LIMIT), 0 when not armed
+ * @limit_work: reports IB_EVENT_SRQ_LIMIT_REACHED in process context
+ */
+struct shca_srq {
+	struct ib_srq ibsrq;
+	spinlock_t lock; /* see @lock above */
+	struct shca_queue rq;
+	u32 limit;
+	struct work_struct limit_work;
+};
+
+/**
  * struct shca_av - an address vector: where a datagram goes
  * @dgid: destination GID
  * @sgid: source GID (of the source GID index, when the AV was made)
@@ -567,6 +590,10 @@ struct shca_req {
  *	item; cleared by modify_qp when the address changes)
  * @gsi_entry: GSI QPs: entry in the list of every device's QP1 (under
  *	shca_gsi_lock, read under RCU)
+ * @srq_inflight: QPs on an SRQ: receive WQEs peers took from the SRQ for
+ *	this QP and have not completed yet; under @lock
+ * @last_wqe_sent: IB_EVENT_QP_LAST_WQE_REACHED was reported since the
+ *	QP entered the error state; under @lock
  */
 struct shca_qp {
 	struct ib_qp ibqp;
@@ -605,6 +632,8 @@ struct shca_qp {
 	struct shca_req req;
 	const struct shca_dev *peer_sdev;
 	struct list_head gsi_entry;
+	u32 srq_inflight;
+	bool last_wqe_sent;
 };
 
 /**
@@ -655,6 +684,11 @@ static inline struct shca_cq *to_shca_cq(struct ib_cq *ibcq)
 static inline struct shca_qp *to_shca_qp(struct ib_qp *ibqp)
 {
 	return container_of(ibqp, struct shca_qp, ibqp);
+}
+
+static inline struct shca_srq *to_shca_srq(struct ib_srq *ibsrq)
+{
+	return container_of(ibsrq, struct shca_srq, ibsrq);
 }
 
 static inline struct shca_ah *to_shca_ah(struct ib_ah *ibah)

@@ -296,6 +296,7 @@ static void shca_resp_complete(struct shca_qp *peer, struct shca_qp *qp,
 	}
 	shca_cq_push(to_shca_cq(peer->ibqp.recv_cq), &wc,
 		     !!(w->send_flags & IB_SEND_SOLICITED));
+	shca_qp_srq_check(peer, true);
 }
 
 /* The peer takes requests from us: connected back, receiving. */
@@ -906,6 +907,7 @@ static void shca_qp_flush(struct shca_qp *qp)
 		w = shca_queue_head(q);
 		if (qp->state != IB_QPS_ERR || !w) {
 			spin_unlock_irqrestore(&qp->lock, flags);
+			shca_qp_srq_check(qp, false);
 			return;
 		}
 		wc = (struct ib_wc){

@@ -271,15 +271,115 @@ struct shca_wqe *shca_sq_head(struct shca_qp *qp)
  */
 bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out)
 {
-	struct shca_wqe *w;
-
 	lockdep_assert_held(&qp->lock);
-	w = shca_queue_head(&qp->rq);
+	if (qp->ibqp.srq) {
+		if (!shca_srq_pop(to_shca_srq(qp->ibqp.srq), out))
+			return false;
+		qp->srq_inflight++;
+		return true;
+	}
+	return shca_queue_take(&qp->rq, out);
+}
+
+/**
+ * shca_queue_take() - take the WQE at the head of a receive queue
+ * @q: the queue; its owner's lock is held
+ * @out: receives a copy of the WQE (room for SHCA_MAX_SGE entries)
+ *
+ * Return: true if a WQE was taken.
+ */
+bool shca_queue_take(struct shca_queue *q, struct shca_wqe *out)
+{
+	struct shca_wqe *w = shca_queue_head(q);
+
 	if (!w)
 		return false;
 	memcpy(out, w, struct_size(w, sge, w->num_sge));
-	qp->rq.head++;
+	q->head++;
 	return true;
+}
+
+/**
+ * shca_queue_put_recv() - append a receive work request to a queue
+ * @q: the queue; its owner's lock is held
+ * @wr: the work request
+ *
+ * Return: 0; -EINVAL for more SGEs than the queue takes; -ENOMEM when
+ * the queue is full.
+ */
+int shca_queue_put_recv(struct shca_queue *q, const struct ib_recv_wr *wr)
+{
+	struct shca_wqe *w;
+
+	if (wr->num_sge < 0 || wr->num_sge > q->max_sge)
+		return -EINVAL;
+	if (shca_queue_full(q))
+		return -ENOMEM;
+	w = shca_queue_slot(q, q->tail);
+	w->wr_id = wr->wr_id;
+	w->num_sge = wr->num_sge;
+	w->inline_len = 0;
+	memcpy(w->sge, wr->sg_list, array_size(wr->num_sge,
+					       sizeof(*wr->sg_list)));
+	q->tail++;
+	return 0;
+}
+
+/**
+ * shca_qp_event() - report an affiliated asynchronous event of a QP
+ * @qp: the QP
+ * @type: the event
+ *
+ * Context: process context, no lock of the driver held.
+ */
+void shca_qp_event(struct shca_qp *qp, enum ib_event_type type)
+{
+	struct ib_event ev = {
+		.device = qp->ibqp.device,
+		.element.qp = &qp->ibqp,
+		.event = type,
+	};
+
+	if (qp->ibqp.event_handler)
+		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/*
+ * A QP on an SRQ in the error state takes no more receive WQEs from it
+ * once the ones its peers already took have completed: then, once, it
+ * reports IB_EVENT_QP_LAST_WQE_REACHED (ib_drain_qp() waits for it).
+ */
+static bool shca_qp_last_wqe_due(struct shca_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	if (!qp->ibqp.srq || qp->state != IB_QPS_ERR || qp->srq_inflight ||
+	    qp->last_wqe_sent)
+		return false;
+	qp->last_wqe_sent = true;
+	return true;
+}
+
+/**
+ * shca_qp_srq_check() - report Last WQE Reached if it is due
+ * @qp: a QP, possibly on an SRQ
+ * @done: a receive WQE it took from its SRQ has just completed
+ *
+ * Context: process context, no lock of the driver held.
+ */
+void shca_qp_srq_check(struct shca_qp *qp, bool done)
+{
+	unsigned long flags;
+	bool due;
+
+	if (!qp->ibqp.srq)
+		return;
+	spin_lock_irqsave(&qp->lock, flags);
+	if (done && !WARN_ON_ONCE(!qp->srq_inflight))
+		qp->srq_inflight--;
+	due = shca_qp_last_wqe_due(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (due)
+		shca_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
 /**
@@ -291,11 +391,22 @@ bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out)
 bool shca_rq_empty(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
+	if (qp->ibqp.srq)
+		return shca_srq_empty(to_shca_srq(qp->ibqp.srq));
 	return shca_queue_empty(&qp->rq);
 }
 
-static int shca_queue_init(struct shca_queue *q, u32 max_wr, u32 max_sge,
-			   u32 max_inline)
+/**
+ * shca_queue_init() - allocate a work queue
+ * @q: the queue
+ * @max_wr: work requests it holds
+ * @max_sge: scatter/gather entries per request
+ * @max_inline: send queues: bytes of inline data per request
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int shca_queue_init(struct shca_queue *q, u32 max_wr, u32 max_sge,
+		    u32 max_inline)
 {
 	size_t room = max_t(size_t, array_size(max_sge, sizeof(struct ib_sge)),
 			    max_inline);
@@ -319,16 +430,18 @@ static int shca_qp_check_init_attr(const struct ib_qp_init_attr *init,
 
 	if ((init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UD &&
 	     init->qp_type != IB_QPT_GSI) ||
-	    init->srq || init->create_flags || init->rwq_ind_tbl)
+	    init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
+	if (init->srq && init->qp_type == IB_QPT_GSI)
+		return -EINVAL;
 	/* QP1 belongs to the kernel's MAD layer. */
 	if (init->qp_type == IB_QPT_GSI &&
 	    (user || init->port_num != SHCA_PORT))
 		return -EINVAL;
 	if (cap->max_send_wr > SHCA_MAX_QP_WR ||
-	    cap->max_recv_wr > SHCA_MAX_QP_WR ||
+	    (!init->srq && cap->max_recv_wr > SHCA_MAX_QP_WR) ||
 	    cap->max_send_sge > SHCA_MAX_SGE ||
-	    cap->max_recv_sge > SHCA_MAX_SGE ||
+	    (!init->srq && cap->max_recv_sge > SHCA_MAX_SGE) ||
 	    cap->max_inline_data > SHCA_MAX_INLINE)
 		return -EINVAL;
 	return 0;
@@ -343,9 +456,9 @@ static int shca_qp_check_init_attr(const struct ib_qp_init_attr *init,
  *
  * Context: process context.
  * Return: 0; -EOPNOTSUPP for a QP type or feature the device lacks
- * (only RC, UD and GSI QPs without SRQ or creation flags); -EINVAL for
- * capabilities above the device limits or a GSI QP for a user or another
- * port; -EBUSY for a second GSI QP; -ENOMEM; -ENOSPC when the device has
+ * (only RC, UD and GSI QPs without creation flags); -EINVAL for
+ * capabilities above the device limits, a GSI QP for a user, another
+ * port or on an SRQ; -EBUSY for a second GSI QP; -ENOMEM; -ENOSPC when the device has
  * SHCA_MAX_QP QPs.
  */
 int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
@@ -379,6 +492,11 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 			      cap->max_inline_data);
 	if (err)
 		goto err_count;
+	/* On an SRQ, receives come from the SRQ: an empty receive queue. */
+	if (init->srq) {
+		cap->max_recv_wr = 0;
+		cap->max_recv_sge = 0;
+	}
 	err = shca_queue_init(&qp->rq, cap->max_recv_wr, cap->max_recv_sge, 0);
 	if (err)
 		goto err_free_sq;
@@ -676,6 +794,7 @@ int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		shca_queue_reset(&qp->sq);
 		shca_queue_reset(&qp->rq);
 		memset(&qp->req, 0, sizeof(qp->req));
+		qp->last_wqe_sent = false;
 		spin_unlock_irqrestore(&qp->lock, flags);
 		shca_qp_purge_cqs(qp);
 	} else if (next == IB_QPS_ERR) {
@@ -736,6 +855,7 @@ void shca_qp_query(struct shca_qp *qp, struct ib_qp_attr *attr,
 					     IB_SIGNAL_REQ_WR;
 	init->send_cq = qp->ibqp.send_cq;
 	init->recv_cq = qp->ibqp.recv_cq;
+	init->srq = qp->ibqp.srq;
 }
 
 static bool shca_wr_takes_inline(enum ib_wr_opcode op)
@@ -955,8 +1075,8 @@ int shca_qp_post_send(struct shca_qp *qp, const struct ib_send_wr *wr,
  * @bad_wr: set to the first request not posted
  *
  * Context: any context.
- * Return: 0; -EINVAL for a QP in RESET or too many SGEs; -ENOMEM when
- * the receive queue is full.
+ * Return: 0; -EINVAL for a QP in RESET or on an SRQ, or too many SGEs;
+ * -ENOMEM when the receive queue is full.
  */
 int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr)
@@ -968,24 +1088,14 @@ int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 
 	spin_lock_irqsave(&qp->lock, flags);
 	for (; wr; wr = wr->next) {
-		struct shca_wqe *w;
-
-		if (qp->state == IB_QPS_RESET ||
-		    wr->num_sge < 0 || wr->num_sge > qp->rq.max_sge) {
+		/* A QP on an SRQ has no receive queue of its own. */
+		if (qp->state == IB_QPS_RESET || qp->ibqp.srq) {
 			err = -EINVAL;
 			break;
 		}
-		if (shca_queue_full(&qp->rq)) {
-			err = -ENOMEM;
+		err = shca_queue_put_recv(&qp->rq, wr);
+		if (err)
 			break;
-		}
-		w = shca_queue_slot(&qp->rq, qp->rq.tail);
-		w->wr_id = wr->wr_id;
-		w->num_sge = wr->num_sge;
-		w->inline_len = 0;
-		memcpy(w->sge, wr->sg_list, array_size(wr->num_sge,
-						       sizeof(*wr->sg_list)));
-		qp->rq.tail++;
 	}
 	flush = qp->state == IB_QPS_ERR;
 	connected = qp->ibqp.qp_type == IB_QPT_RC &&

@@ -45,6 +45,9 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->max_pkeys = SHCA_PKEY_TBL_LEN;
 	attr->max_qp = SHCA_MAX_QP;
 	attr->max_ah = SHCA_MAX_AH;
+	attr->max_srq = SHCA_MAX_SRQ;
+	attr->max_srq_wr = SHCA_MAX_SRQ_WR;
+	attr->max_srq_sge = SHCA_MAX_SRQ_SGE;
 	attr->max_qp_wr = SHCA_MAX_QP_WR;
 	attr->max_send_sge = SHCA_MAX_SGE;
 	attr->max_recv_sge = SHCA_MAX_SGE;
@@ -677,6 +680,60 @@ static int shca_destroy_ah(struct ib_ah *ibah, u32 flags)
 	return 0;
 }
 
+static int shca_create_srq(struct ib_srq *ibsrq,
+			   struct ib_srq_init_attr *init,
+			   struct ib_udata *udata)
+{
+	struct shca_dev *sdev = to_shca_dev(ibsrq->device);
+	int err;
+
+	if (udata && (udata->inlen || udata->outlen))
+		return -EINVAL;
+	if (atomic_inc_return(&sdev->num_srqs) > SHCA_MAX_SRQ) {
+		err = -ENOSPC;
+		goto err_count;
+	}
+	err = shca_srq_init(to_shca_srq(ibsrq), init);
+	if (err)
+		goto err_count;
+	return 0;
+
+err_count:
+	atomic_dec(&sdev->num_srqs);
+	shca_dbg(sdev, "type %d wr %u sge %u limit %u: %d\n", init->srq_type,
+		 init->attr.max_wr, init->attr.max_sge, init->attr.srq_limit,
+		 err);
+	return err;
+}
+
+static int shca_modify_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr,
+			   enum ib_srq_attr_mask mask, struct ib_udata *udata)
+{
+	if (udata && udata->inlen)
+		return -EOPNOTSUPP;
+	return shca_srq_modify(to_shca_srq(ibsrq), attr, mask);
+}
+
+static int shca_query_srq(struct ib_srq *ibsrq, struct ib_srq_attr *attr)
+{
+	shca_srq_query(to_shca_srq(ibsrq), attr);
+	return 0;
+}
+
+static int shca_destroy_srq(struct ib_srq *ibsrq, struct ib_udata *udata)
+{
+	shca_srq_fini(to_shca_srq(ibsrq));
+	atomic_dec(&to_shca_dev(ibsrq->device)->num_srqs);
+	return 0;
+}
+
+static int shca_post_srq_recv(struct ib_srq *ibsrq,
+			      const struct ib_recv_wr *wr,
+			      const struct ib_recv_wr **bad_wr)
+{
+	return shca_srq_post_recv(to_shca_srq(ibsrq), wr, bad_wr);
+}
+
 static int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			  struct ib_udata *udata)
 {
@@ -788,6 +845,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_qp = shca_create_qp,
+	.create_srq = shca_create_srq,
 	.create_user_ah = shca_create_ah,
 	.dealloc_dm = shca_dealloc_dm,
 	.dealloc_pd = shca_dealloc_pd,
@@ -796,6 +854,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.dereg_mr = shca_dereg_mr,
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
+	.destroy_srq = shca_destroy_srq,
 	.disassociate_ucontext = shca_disassociate_ucontext,
 	.get_dev_fw_str = shca_get_dev_fw_str,
 	.get_dma_mr = shca_get_dma_mr,
@@ -806,14 +865,17 @@ static const struct ib_device_ops shca_dev_ops = {
 	.mmap = shca_mmap,
 	.mmap_free = shca_mmap_free,
 	.modify_qp = shca_modify_qp,
+	.modify_srq = shca_modify_srq,
 	.poll_cq = shca_poll_cq,
 	.post_recv = shca_post_recv,
 	.post_send = shca_post_send,
+	.post_srq_recv = shca_post_srq_recv,
 	.query_ah = shca_query_ah,
 	.query_device = shca_query_device,
 	.query_pkey = shca_query_pkey,
 	.query_port = shca_query_port,
 	.query_qp = shca_query_qp,
+	.query_srq = shca_query_srq,
 	.reg_dm_mr = shca_reg_dm_mr,
 	.reg_user_mr = shca_reg_user_mr,
 	.reg_user_mr_dmabuf = shca_reg_user_mr_dmabuf,
@@ -824,6 +886,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
+	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),
 	INIT_RDMA_OBJ_SIZE(ib_ucontext, shca_ucontext, ibuc),
 };
 
@@ -859,6 +922,7 @@ int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
 	/* The data-path write commands are opt-in for uverbs. */
 	ibdev->uverbs_cmd_mask |= BIT_ULL(IB_USER_VERBS_CMD_POST_SEND) |
 				  BIT_ULL(IB_USER_VERBS_CMD_POST_RECV) |
+				  BIT_ULL(IB_USER_VERBS_CMD_POST_SRQ_RECV) |
 				  BIT_ULL(IB_USER_VERBS_CMD_REQ_NOTIFY_CQ);
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;

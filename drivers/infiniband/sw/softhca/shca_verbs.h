@@ -125,6 +125,23 @@ void shca_qp_kick(struct shca_qp *qp);
 void shca_qp_kick_now(struct shca_qp *qp);
 void shca_qp_set_error(struct shca_qp *qp);
 struct shca_wqe *shca_sq_head(struct shca_qp *qp);
+int shca_queue_init(struct shca_queue *q, u32 max_wr, u32 max_sge,
+		    u32 max_inline);
+bool shca_queue_take(struct shca_queue *q, struct shca_wqe *out);
+int shca_queue_put_recv(struct shca_queue *q, const struct ib_recv_wr *wr);
+void shca_qp_event(struct shca_qp *qp, enum ib_event_type type);
+void shca_qp_srq_check(struct shca_qp *qp, bool done);
+
+/* shca_srq.c */
+int shca_srq_init(struct shca_srq *srq, struct ib_srq_init_attr *init);
+void shca_srq_fini(struct shca_srq *srq);
+int shca_srq_modify(struct shca_srq *srq, const struct ib_srq_attr *attr,
+		    enum ib_srq_attr_mask mask);
+void shca_srq_query(struct shca_srq *srq, struct ib_srq_attr *attr);
+int shca_srq_post_recv(struct shca_srq *srq, const struct ib_recv_wr *wr,
+		       const struct ib_recv_wr **bad_wr);
+bool shca_srq_pop(struct shca_srq *srq, struct shca_wqe *out);
+bool shca_srq_empty(struct shca_srq *srq);
 bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out);
 bool shca_rq_empty(struct shca_qp *qp);
 
