@@ -87,9 +87,9 @@ else
 	vm_setup "$D0"
 fi
 if [ "$DRV_TYPE" = softhca ]; then
-	# no GSI QP or other kernel object on a softhca port
-	expect_eq "rdma res of $D0 before" " ctx=0 pd=0 mr=0 cq=0 qp=0" "$(res0 "$D0")"
-	expect_eq "rdma res of $D1 before" " ctx=0 pd=0 mr=0 cq=0 qp=0" "$(res0 "$D1")"
+	# only the MAD layer's PD, CQ and GSI QP on a softhca port
+	expect_eq "rdma res of $D0 before" " ctx=0 pd=1 mr=0 cq=1 qp=1 srq=0 cm_id=0" "$(res0 "$D0")"
+	expect_eq "rdma res of $D1 before" " ctx=0 pd=1 mr=0 cq=1 qp=1 srq=0 cm_id=0" "$(res0 "$D1")"
 fi
 
 if [ $CROSS = 1 ]; then

@@ -244,9 +244,10 @@ res_count() {
 		awk -v d="$1:" -v f="$2" '$2 == d { for (i = 3; i < NF; i++) if ($i == f) print $(i + 1) }'
 }
 
-# res_of DEV: what DEV holds per `rdma res show`, " ctx=N pd=N mr=N cq=N qp=N"
+# res_of DEV: what DEV holds per `rdma res show`,
+# " ctx=N pd=N mr=N cq=N qp=N srq=N cm_id=N"
 res_of() {
-	for _f in ctx pd mr cq qp; do
+	for _f in ctx pd mr cq qp srq cm_id; do
 		printf ' %s=%s' $_f "$(res_count "$1" $_f)"
 	done
 }
