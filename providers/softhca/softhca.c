@@ -539,7 +539,8 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	if ((attr->comp_mask & ~SHCA_QP_INIT_ATTR_MASK) ||
 	    ((attr->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	     attr->create_flags) ||
-	    (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UD)) {
+	    (attr->qp_type != IBV_QPT_RC && attr->qp_type != IBV_QPT_UC &&
+	     attr->qp_type != IBV_QPT_UD)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}

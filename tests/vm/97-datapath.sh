@@ -134,6 +134,11 @@ else
 		-d "$c" -g "$gc" -n "$ITERS" -s 1000 -e localhost
 	[ $CROSS = 0 ] || pingpong "ibv_ud_pingpong on one device" -d "$D0" -g "$g0" -n "$ITERS" -s 1000 -- \
 		-d "$D0" -g "$g0" -n "$ITERS" -s 1000 localhost
+	# UC: SENDs without acknowledgements (lossless here: receives are posted)
+	title "ibv_uc_pingpong $D0 (server) <-> $c (client)"
+	PP=ibv_uc_pingpong
+	pingpong "ibv_uc_pingpong" -d "$D0" -g "$g0" -n "$ITERS" -- \
+		-d "$c" -g "$gc" -n "$ITERS" localhost
 	# SRQ: 16 RC QPs on each side take their receives from one SRQ
 	title "ibv_srq_pingpong $D0 (server) <-> $c (client)"
 	PP=ibv_srq_pingpong

@@ -595,16 +595,22 @@ static void t_caps(struct vt_dev *d)
 	ia.cap.max_recv_wr = 4;
 	ia.cap.max_send_sge = 1;
 	ia.cap.max_recv_sge = 1;
-	/* UD QPs exist (ibv_ud_pingpong exercises them); UC does not yet. */
+	/* UD and UC QPs exist (ibv_ud_pingpong, ibv_uc_pingpong); raw ones not. */
 	ia.qp_type = IBV_QPT_UD;
 	qp = ibv_create_qp(d->pd, &ia);
 	vt_check(qp != NULL, "create_qp UD: %s", qp ? "created" : vt_errname(errno));
 	if (qp)
 		ibv_destroy_qp(qp);
 	ia.qp_type = IBV_QPT_UC;
+	qp = ibv_create_qp(d->pd, &ia);
+	vt_check(qp != NULL, "create_qp UC: %s", qp ? "created" : vt_errname(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	ia.qp_type = IBV_QPT_RAW_PACKET;
 	errno = 0;
 	qp = ibv_create_qp(d->pd, &ia);
-	vt_contract(!qp && errno == EOPNOTSUPP, "create_qp UC: %s (EOPNOTSUPP)",
+	vt_contract(!qp && (errno == EOPNOTSUPP || errno == EPERM),
+		    "create_qp RAW_PACKET: %s (EOPNOTSUPP or EPERM)",
 		    qp ? "created" : vt_errname(errno));
 	if (qp)
 		ibv_destroy_qp(qp);

@@ -299,13 +299,25 @@ static void shca_resp_complete(struct shca_qp *peer, struct shca_qp *qp,
 	shca_qp_srq_check(peer, true);
 }
 
-/* The peer takes requests from us: connected back, receiving. */
+/* The peer takes requests from us: same type, connected back, receiving. */
 static bool shca_peer_accepts(struct shca_qp *peer, struct shca_qp *qp)
 {
 	lockdep_assert_held(&peer->lock);
 	return peer->dest_qpn == qp->ibqp.qp_num &&
+	       peer->ibqp.qp_type == qp->ibqp.qp_type &&
 	       (peer->state == IB_QPS_RTR || peer->state == IB_QPS_RTS ||
 		peer->state == IB_QPS_SQD || peer->state == IB_QPS_SQE);
+}
+
+/*
+ * The request carries the PSN the peer expects. A UC responder takes the
+ * first packet of any new message and resynchronises on its PSN (what
+ * was lost stays lost); RC requires the exact PSN.
+ */
+static bool shca_peer_psn_ok(struct shca_qp *peer, struct shca_qp *qp)
+{
+	lockdep_assert_held(&peer->lock);
+	return qp->ibqp.qp_type == IB_QPT_UC || peer->rq_psn == qp->req.psn;
 }
 
 /*
@@ -316,9 +328,9 @@ static bool shca_peer_accepts(struct shca_qp *peer, struct shca_qp *qp)
 static bool shca_peer_take(struct shca_qp *peer, struct shca_qp *qp)
 {
 	lockdep_assert_held(&peer->lock);
-	if (!shca_peer_accepts(peer, qp) || peer->rq_psn != qp->req.psn)
+	if (!shca_peer_accepts(peer, qp) || !shca_peer_psn_ok(peer, qp))
 		return false;
-	peer->rq_psn = (peer->rq_psn + qp->req.npsn) & SHCA_PSN_MASK;
+	peer->rq_psn = (qp->req.psn + qp->req.npsn) & SHCA_PSN_MASK;
 	qp->req.accepted = true;
 	return true;
 }
@@ -360,7 +372,7 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 	int err;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	if (!shca_peer_accepts(peer, qp) || peer->rq_psn != qp->req.psn) {
+	if (!shca_peer_accepts(peer, qp) || !shca_peer_psn_ok(peer, qp)) {
 		spin_unlock_irqrestore(&peer->lock, flags);
 		return SHCA_EXEC_RETRY;
 	}
@@ -425,7 +437,7 @@ static enum shca_exec_res shca_peer_check(struct shca_qp *qp,
 	unsigned long flags;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	if (!shca_peer_accepts(peer, qp) || peer->rq_psn != qp->req.psn) {
+	if (!shca_peer_accepts(peer, qp) || !shca_peer_psn_ok(peer, qp)) {
 		res = SHCA_EXEC_RETRY;
 	} else if ((peer->access & access) != access) {
 		wc->status = IB_WC_REM_ACCESS_ERR;
@@ -441,8 +453,12 @@ static enum shca_exec_res shca_peer_check(struct shca_qp *qp,
 	}
 	spin_unlock_irqrestore(&peer->lock, flags);
 
-	if (wc->status != IB_WC_SUCCESS)
+	if (wc->status != IB_WC_SUCCESS) {
+		/* UC: a request the responder refuses is silently dropped. */
+		if (qp->ibqp.qp_type == IB_QPT_UC)
+			return SHCA_EXEC_RETRY;
 		shca_resp_error(peer, event, true);
+	}
 	return res;
 }
 
@@ -467,7 +483,10 @@ static enum shca_exec_res shca_exec_write(struct shca_qp *qp,
 			 len, IB_ACCESS_REMOTE_WRITE);
 	shca_xfer_local(&src, qp, w, 0);
 	if (len && shca_xfer(&dst, &src, len, &dst_failed)) {
-		if (dst_failed) {
+		if (dst_failed && qp->ibqp.qp_type == IB_QPT_UC) {
+			/* UC: dropped; the responder does not notice. */
+			return SHCA_EXEC_RETRY;
+		} else if (dst_failed) {
 			shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, true);
 			wc->status = IB_WC_REM_ACCESS_ERR;
 		} else {
@@ -775,8 +794,8 @@ out:
 	shca_qp_put(peer);
 }
 
-static enum shca_exec_res shca_exec_wqe(struct shca_qp *qp,
-					struct shca_wqe *w, struct ib_wc *wc)
+static enum shca_exec_res shca_exec_conn(struct shca_qp *qp,
+					 struct shca_wqe *w, struct ib_wc *wc)
 {
 	enum shca_exec_res res;
 	struct shca_qp *peer;
@@ -841,6 +860,31 @@ static enum shca_exec_res shca_exec_wqe(struct shca_qp *qp,
 out:
 	shca_qp_put(peer);
 	return res;
+}
+
+/*
+ * Execute @w. UC has no acknowledgements: a message that finds no peer,
+ * no receive WQE or a refusal at the responder is lost and the request
+ * completes successfully, and no error of the responder comes back.
+ */
+static enum shca_exec_res shca_exec_wqe(struct shca_qp *qp,
+					struct shca_wqe *w, struct ib_wc *wc)
+{
+	enum shca_exec_res res = shca_exec_conn(qp, w, wc);
+
+	if (qp->ibqp.qp_type != IB_QPT_UC)
+		return res;
+	switch (wc->status) {
+	case IB_WC_REM_INV_REQ_ERR:
+	case IB_WC_REM_ACCESS_ERR:
+	case IB_WC_REM_OP_ERR:
+	case IB_WC_REM_ABORT_ERR:
+		wc->status = IB_WC_SUCCESS;
+		break;
+	default:
+		break;
+	}
+	return SHCA_EXEC_DONE;
 }
 
 /* Local ACK timeout: 4.096 us * 2^timeout, at least one jiffy. */

@@ -428,8 +428,8 @@ static int shca_qp_check_init_attr(const struct ib_qp_init_attr *init,
 {
 	const struct ib_qp_cap *cap = &init->cap;
 
-	if ((init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UD &&
-	     init->qp_type != IB_QPT_GSI) ||
+	if ((init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
+	     init->qp_type != IB_QPT_UD && init->qp_type != IB_QPT_GSI) ||
 	    init->create_flags || init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
 	if (init->srq && init->qp_type == IB_QPT_GSI)
@@ -456,7 +456,7 @@ static int shca_qp_check_init_attr(const struct ib_qp_init_attr *init,
  *
  * Context: process context.
  * Return: 0; -EOPNOTSUPP for a QP type or feature the device lacks
- * (only RC, UD and GSI QPs without creation flags); -EINVAL for
+ * (only RC, UC, UD and GSI QPs without creation flags); -EINVAL for
  * capabilities above the device limits, a GSI QP for a user, another
  * port or on an SRQ; -EBUSY for a second GSI QP; -ENOMEM; -ENOSPC when the device has
  * SHCA_MAX_QP QPs.
@@ -929,6 +929,13 @@ static int shca_wqe_from_send_wr(struct shca_qp *qp,
 		if (i)
 			return i;
 	}
+
+	/* UC: SENDs and RDMA WRITEs only. */
+	if (qp->ibqp.qp_type == IB_QPT_UC &&
+	    (wr->opcode == IB_WR_RDMA_READ || wr->opcode == IB_WR_SEND_WITH_INV ||
+	     wr->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	     wr->opcode == IB_WR_ATOMIC_FETCH_AND_ADD))
+		return -EINVAL;
 
 	switch (wr->opcode) {
 	case IB_WR_SEND:
