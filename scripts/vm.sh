@@ -231,8 +231,10 @@ mod_add() {	# name: add it and its dependencies to MOD_PATH
 	path=$(modinfo -k "$KVER" -n "$name" 2>/dev/null) || path=
 	case $path in
 	/*) ;;
-	*)	# built in, or unknown to this kernel
-		if ! grep -q "/$name.ko" "$KDIR/modules.builtin" 2>/dev/null; then
+	*)	# built in (modinfo resolves aliases such as crypto-md5 to
+		# "(builtin)"), or unknown to this kernel
+		if [ "$path" != "(builtin)" ] &&
+			! grep -q "/$name.ko" "$KDIR/modules.builtin" 2>/dev/null; then
 			note "warning: module $name not found for $KVER"
 		fi
 		MOD_PATH[$name]=builtin
