@@ -42,7 +42,13 @@ title "nothing left behind"
 vm_leftovers
 # user_res KIND: what `rdma res show KIND` lists for $DEV besides the
 # kernel's own objects (the MAD layer's PD, CQ and GSI QP: comm [ib_core])
-user_res() { rdma res show "$1" dev "$DEV" 2>&1 | grep -v 'comm \[ib_core\]'; }
+# (QPs are filtered by link, the others by dev)
+user_res() {
+	case $1 in
+	qp) rdma res show qp link "$DEV/1" 2>&1 ;;
+	*) rdma res show "$1" dev "$DEV" 2>&1 ;;
+	esac | grep -v 'comm \[ib_core\]'
+}
 for k in mr pd cq qp srq; do
 	expect_eq "user ${k}s listed by rdma res show $k dev $DEV" "" "$(user_res $k)"
 done

@@ -62,6 +62,51 @@ if command -v shca_demo >/dev/null && [ -e "/etc/libibverbs.d/$DRV_TYPE.driver" 
 	fi
 	wait $demo || bad "shca_demo failed"
 fi
+
+# rdma_cm over the GSI QP: rping against itself on softhca0's address.
+if command -v rping >/dev/null; then
+	echo
+	echo "# Connections through rdma_cm: CM MADs travel over QP1 (the GSI QP the"
+	echo "# kernel's MAD layer created on softhca0), then rping's RC QPs move data."
+	timeout -k 5 30 rping -s -a 10.0.2.15 -C 5 -v >/tmp/rping.srv 2>&1 &
+	srv=$!
+	sleep 1
+	show rping -c -a 10.0.2.15 -C 5 -v -V
+	wait $srv
+fi
+
+# The kernel's NVMe over Fabrics: nvmet-rdma serves a RAM disk, nvme-rdma
+# connects to it over softhca0.
+if modprobe -q null_blk nr_devices=1 memory_backed=1 gb=1 &&
+	modprobe -q nvmet-rdma && modprobe -q nvme-rdma; then
+	C=/sys/kernel/config/nvmet
+	grep -q ' /sys/kernel/config ' /proc/mounts ||
+		mount -t configfs none /sys/kernel/config
+	echo
+	echo "# nvmet-rdma: subsystem 'tour' with /dev/nullb0, listening on 10.0.2.15:4420"
+	mkdir $C/subsystems/tour $C/subsystems/tour/namespaces/1 $C/ports/1
+	echo 1 >$C/subsystems/tour/attr_allow_any_host
+	echo /dev/nullb0 >$C/subsystems/tour/namespaces/1/device_path
+	echo 1 >$C/subsystems/tour/namespaces/1/enable
+	echo rdma >$C/ports/1/addr_trtype
+	echo ipv4 >$C/ports/1/addr_adrfam
+	echo 10.0.2.15 >$C/ports/1/addr_traddr
+	echo 4420 >$C/ports/1/addr_trsvcid
+	ln -s $C/subsystems/tour $C/ports/1/subsystems/tour
+	echo
+	echo "\$ echo transport=rdma,traddr=10.0.2.15,trsvcid=4420,nqn=tour > /dev/nvme-fabrics"
+	echo transport=rdma,traddr=10.0.2.15,trsvcid=4420,nqn=tour >/dev/nvme-fabrics
+	wait_for 20 test -b /dev/nvme0n1
+	show cat /sys/class/nvme/nvme0/transport /sys/class/nvme/nvme0/state \
+		/sys/class/nvme/nvme0/address
+	show rdma res show qp dev softhca0
+	show dd if=/dev/urandom of=/dev/nvme0n1 bs=1M count=16 oflag=direct
+	show dd if=/dev/nvme0n1 of=/dev/null bs=1M count=16 iflag=direct
+	echo 1 >/sys/class/nvme/nvme0/delete_controller
+	rm $C/ports/1/subsystems/tour
+	rmdir $C/ports/1 $C/subsystems/tour/namespaces/1 $C/subsystems/tour
+	rmmod nvme_rdma nvmet_rdma null_blk 2>/dev/null
+fi
 echo
 show rdma link delete softhca0 || bad "rdma link delete failed"
 echo

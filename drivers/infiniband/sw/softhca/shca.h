@@ -107,8 +107,9 @@ struct dma_buf;
  * @mr_xa: MR key index -> struct shca_mr, see shca_mr.c
  * @dm_pool: allocator over the device-memory arena
  * @dm_arena: the arena, SHCA_DM_SIZE physically contiguous bytes
- * @rx_dropped: datagrams for this device's QPs that were dropped (no
- *	such UD QP, a wrong Q_Key, no receive posted)
+ * @rx_dropped: datagrams for this device's UD and GSI QPs that were
+ *	dropped (a wrong Q_Key, the QP not receiving, no receive posted);
+ *	the port counter ud_rx_dropped
  *
  * Lock order: RTNL -> shca_devices_lock -> xa_lock(@mr_xa).
  */

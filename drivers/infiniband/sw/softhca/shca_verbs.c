@@ -119,6 +119,33 @@ static int shca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 	return 0;
 }
 
+/* Port counters, in /sys/class/infiniband/DEV/ports/1/hw_counters/. */
+enum shca_port_stat {
+	SHCA_STAT_UD_RX_DROPPED,
+	SHCA_STAT_MAX,
+};
+
+static const struct rdma_stat_desc shca_port_stats[SHCA_STAT_MAX] = {
+	[SHCA_STAT_UD_RX_DROPPED].name = "ud_rx_dropped",
+};
+
+static struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
+						      u32 port_num)
+{
+	return rdma_alloc_hw_stats_struct(shca_port_stats, SHCA_STAT_MAX,
+					  RDMA_HW_STATS_DEFAULT_LIFESPAN);
+}
+
+static int shca_get_hw_stats(struct ib_device *ibdev,
+			     struct rdma_hw_stats *stats, u32 port, int index)
+{
+	struct shca_dev *sdev = to_shca_dev(ibdev);
+
+	stats->value[SHCA_STAT_UD_RX_DROPPED] =
+		atomic_long_read(&sdev->rx_dropped);
+	return SHCA_STAT_MAX;
+}
+
 static enum rdma_link_layer shca_get_link_layer(struct ib_device *ibdev,
 						u32 port_num)
 {
@@ -837,6 +864,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.device_group = &shca_dev_attr_group,
 
 	.alloc_dm = shca_alloc_dm,
+	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_mr = shca_alloc_mr,
 	.alloc_mr_integrity = shca_alloc_mr_integrity,
 	.alloc_pd = shca_alloc_pd,
@@ -858,6 +886,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.disassociate_ucontext = shca_disassociate_ucontext,
 	.get_dev_fw_str = shca_get_dev_fw_str,
 	.get_dma_mr = shca_get_dma_mr,
+	.get_hw_stats = shca_get_hw_stats,
 	.get_link_layer = shca_get_link_layer,
 	.get_port_immutable = shca_get_port_immutable,
 	.map_mr_sg = shca_map_mr_sg,

@@ -45,6 +45,7 @@ struct shca_fault_snap {
 	int pds;
 	int cqs;
 	int qps;
+	int srqs;
 };
 
 static void shca_fault_snap(struct shca_mr_fix *f, struct shca_fault_snap *s)
@@ -54,6 +55,7 @@ static void shca_fault_snap(struct shca_mr_fix *f, struct shca_fault_snap *s)
 	s->pds = atomic_read(&f->sdev->num_pds);
 	s->cqs = atomic_read(&f->sdev->num_cqs);
 	s->qps = atomic_read(&f->sdev->num_qps);
+	s->srqs = atomic_read(&f->sdev->num_srqs);
 }
 
 /* Nothing was left behind since @before; @n names the failed allocation. */
@@ -73,6 +75,8 @@ static void shca_fault_expect_same(struct kunit *test, struct shca_mr_fix *f,
 			    "allocation %d leaked a CQ", n);
 	KUNIT_EXPECT_EQ_MSG(test, after.qps, before->qps,
 			    "allocation %d leaked a QP", n);
+	KUNIT_EXPECT_EQ_MSG(test, after.srqs, before->srqs,
+			    "allocation %d leaked an SRQ", n);
 }
 
 struct shca_fault_case {
@@ -214,6 +218,24 @@ static void shca_fault_free_cq(struct shca_mr_fix *f, void *obj)
 	ib_free_cq(obj);
 }
 
+static int shca_fault_srq(struct kunit *test, struct shca_mr_fix *f,
+			  void **obj)
+{
+	struct ib_srq_init_attr init = {
+		.attr = { .max_wr = 64, .max_sge = 4, .srq_limit = 8 },
+		.srq_type = IB_SRQT_BASIC,
+	};
+	struct ib_srq *srq = ib_create_srq(f->pd, &init);
+
+	*obj = srq;
+	return PTR_ERR_OR_ZERO(srq);
+}
+
+static void shca_fault_destroy_srq(struct shca_mr_fix *f, void *obj)
+{
+	ib_destroy_srq(obj);
+}
+
 /* A CQ and an RC QP using it. */
 struct shca_fault_qp {
 	struct ib_cq *cq;
@@ -326,6 +348,8 @@ static const struct shca_fault_case shca_fault_cases[] = {
 	  .destroy = shca_fault_free_cq },
 	{ .name = "CQ + RC QP create_qp", .create = shca_fault_qp,
 	  .destroy = shca_fault_destroy_qp },
+	{ .name = "SRQ create_srq", .create = shca_fault_srq,
+	  .destroy = shca_fault_destroy_srq },
 	{ .name = "device newlink", .create = shca_fault_device,
 	  .destroy = shca_fault_unlink, .absorbed = shca_fault_mad_absorbed },
 };

@@ -1702,6 +1702,21 @@ static void shca_qp_ud_drops(struct kunit *test)
 	shca_qt_expect_wc(test, f->a.cq, 4, IB_WC_SUCCESS, IB_WC_SEND, NULL);
 	shca_qt_expect_wc(test, f->b.cq, 9, IB_WC_SUCCESS, IB_WC_RECV, NULL);
 
+	/* The drops are the port counter ud_rx_dropped. */
+	{
+		struct ib_device *ibdev = f->b.ibdev;
+		struct rdma_hw_stats *st = ibdev->ops.alloc_hw_port_stats(ibdev,
+									   1);
+
+		KUNIT_ASSERT_NOT_NULL(test, st);
+		KUNIT_EXPECT_STREQ(test, st->descs[0].name, "ud_rx_dropped");
+		KUNIT_EXPECT_EQ(test, ibdev->ops.get_hw_stats(ibdev, st, 1,
+							      st->num_counters),
+				1);
+		KUNIT_EXPECT_EQ(test, st->value[0], dropped + 2);
+		rdma_free_hw_stats_struct(st);
+	}
+
 	/* More than the port's MTU (1024 on a 1500-byte netdev). */
 	KUNIT_ASSERT_EQ(test, shca_qt_ud_recv(&f->b, ub, 10, 2048), 0);
 	KUNIT_ASSERT_EQ(test, shca_qt_ud_send(&f->a, ua, ah, ub->qp_num,
@@ -2204,9 +2219,32 @@ static struct kunit_suite shca_qp_uc_suite = {
 /* ------------------------------------------------------------------ */
 /* shca_qp_drain, shca_qp_stress                                       */
 
+/* The CQ polling contexts of ib_alloc_cq(), each with its name. */
+static const enum ib_poll_context shca_qt_pollctx[] = {
+	IB_POLL_DIRECT, IB_POLL_SOFTIRQ, IB_POLL_WORKQUEUE,
+	IB_POLL_UNBOUND_WORKQUEUE,
+};
+
+static void shca_qt_pollctx_desc(const enum ib_poll_context *ctx, char *desc)
+{
+	static const char * const names[] = {
+		[IB_POLL_DIRECT] = "IB_POLL_DIRECT",
+		[IB_POLL_SOFTIRQ] = "IB_POLL_SOFTIRQ",
+		[IB_POLL_WORKQUEUE] = "IB_POLL_WORKQUEUE",
+		[IB_POLL_UNBOUND_WORKQUEUE] = "IB_POLL_UNBOUND_WORKQUEUE",
+	};
+
+	strscpy(desc, names[*ctx], KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_qt_pollctx, shca_qt_pollctx, shca_qt_pollctx_desc);
+
+/* Fixture of shca_qp_drain: two devices, CQs of the context param. */
 static int shca_qt_init_wq(struct kunit *test)
 {
-	return shca_qt_init_common(test, 1, IB_POLL_WORKQUEUE);
+	const enum ib_poll_context *ctx = test->param_value;
+
+	return shca_qt_init_common(test, 1, ctx ? *ctx : IB_POLL_WORKQUEUE);
 }
 
 struct shca_qt_count {
@@ -2228,7 +2266,7 @@ static void shca_qt_count_done(struct ib_cq *cq, struct ib_wc *wc)
 /*
  * ib_drain_qp() of a busy pair returns once everything posted has
  * completed, successfully or flushed; every successful SEND consumed
- * exactly one receive.
+ * exactly one receive. With CQs of every polling context a ULP uses.
  */
 static void shca_qp_drain_busy(struct kunit *test)
 {
@@ -2405,7 +2443,7 @@ static void shca_qp_stress_rereg(struct kunit *test)
 }
 
 static struct kunit_case shca_qp_drain_cases[] = {
-	KUNIT_CASE(shca_qp_drain_busy),
+	KUNIT_CASE_PARAM(shca_qp_drain_busy, shca_qt_pollctx_gen_params),
 	{}
 };
 
