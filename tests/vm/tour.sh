@@ -99,7 +99,7 @@ if modprobe -q null_blk nr_devices=1 memory_backed=1 gb=1 &&
 	wait_for 20 test -b /dev/nvme0n1
 	show cat /sys/class/nvme/nvme0/transport /sys/class/nvme/nvme0/state \
 		/sys/class/nvme/nvme0/address
-	show rdma res show qp dev softhca0
+	show rdma res show qp link softhca0/1
 	show dd if=/dev/urandom of=/dev/nvme0n1 bs=1M count=16 oflag=direct
 	show dd if=/dev/nvme0n1 of=/dev/null bs=1M count=16 iflag=direct
 	echo 1 >/sys/class/nvme/nvme0/delete_controller
