@@ -6,7 +6,8 @@
 # rdma_client, rstream over rsockets) and perftest's -R mode. Connections are
 # made through the GSI QP (CM MADs on QP1): on one device, and from softhca0
 # (eth0) to softhca1 (eth1). A connection to a port nobody listens on is
-# rejected at once. Afterwards nothing is left in `rdma res`.
+# rejected at once; rping also runs over a VLAN device's address.
+# Afterwards nothing is left in `rdma res`.
 #
 # Between the two devices the addresses are IPv6 link-local ones, scoped to
 # eth0 on the active side: the passive side's rdma_cm checks that the route
@@ -99,6 +100,24 @@ if [ $CROSS = 1 ]; then
 	title "rping $D0 -> $D1 (IPv6 link-local)"
 	rping_pair "rping $L0 -> $L1" "$L1%eth1" "$L0%eth0" "$L1%eth0"
 	run rdma res show cm_id
+fi
+
+title "rping over a VLAN (eth0.5: its GIDs are softhca0's too)"
+# The CM picks the GID a reply leaves from by the VLAN of the request
+# (IB_WC_WITH_VLAN in the GSI completion): without it, no connection.
+if run modprobe 8021q && run ip link add link eth0 name eth0.5 type vlan id 5; then
+	NETDEVS_CREATED="$NETDEVS_CREATED eth0.5"
+	run ip link set eth0.5 up
+	run ip addr add 10.0.5.15/24 dev eth0.5
+	vlan_gid() { has_gid "$D0" "$(ipv4_gid 10.0.5.15)"; }
+	if wait_for 10 vlan_gid; then
+		ok "$D0 has the GID of 10.0.5.15 (eth0.5)"
+		rping_pair "rping 10.0.5.15 (VLAN 5)" 10.0.5.15
+	else
+		bad "$D0 has no GID for 10.0.5.15"
+	fi
+else
+	bad "no VLAN device"
 fi
 
 title "a port nobody listens on"
