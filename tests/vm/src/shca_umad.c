@@ -182,6 +182,16 @@ static void exchange(uint32_t tx, uint32_t rx, int count, const char *when)
 
 		vendor_mad(out, tx, gid_idx[g], gid_raw[g], tid);
 		r = write(fd, out, sizeof(out));
+		/*
+		 * A GID whose IPv6 address is still in duplicate address
+		 * detection does not resolve yet: once more, a bit later.
+		 */
+		if (r < 0 && errno == ETIMEDOUT) {
+			vt_info("%s: GID index %d does not resolve yet; again in 2 s",
+				when, gid_idx[g]);
+			sleep(2);
+			r = write(fd, out, sizeof(out));
+		}
 		if (r != (ssize_t)sizeof(out)) {
 			vt_info("%s: write of MAD %d (GID index %d): %s", when, i,
 				gid_idx[g], r < 0 ? strerror(errno) : "short");
