@@ -51,7 +51,7 @@ vm_leftovers
 # (qp takes the device as "link", the others as "dev")
 user_res() {
 	_f=dev
-	[ "$1" != qp ] || _f=link
+	[ "$1" != qp ] || _f="link"
 	rdma res show "$1" $_f "$DEV" 2>&1 | grep -v 'comm \[ib_core\]'
 }
 for k in mr pd cq qp srq; do
