@@ -6,16 +6,22 @@
 # write() commands on the context's cmd_fd (REG_MR, REREG_MR, DEREG_MR,
 # ALLOC_PD, DEALLOC_PD with any handle, address, length, iova, access and
 # response pointer; device memory, dma-bufs, munmap/mremap of registered
-# memory; CQs and RC QPs created, modified towards random states and
-# destroyed, work requests with random opcodes, flags, SGEs, keys and
-# addresses executed against the process' own memory, CQs polled), in
-# several processes at once, some of them SIGKILLed half way.
+# memory; CQs and RC, UD (and UC, where softhca has them) QPs created,
+# modified towards random states and destroyed, work requests with random
+# opcodes, flags, SGEs, keys and addresses executed against the process'
+# own memory, CQs polled; SRQs created, modified, queried, posted to and
+# destroyed (also while QPs use them), QPs on SRQs; address handles to
+# the device's, multicast and foreign GIDs with any source GID index and
+# port; UD sends to the process' QPs, to QP1 and to QPNs nobody has; raw
+# CREATE/MODIFY/QUERY/DESTROY_SRQ, POST_SRQ_RECV, CREATE/DESTROY_AH with
+# garbage handles and lengths), in several processes at once, some of
+# them SIGKILLed half way.
 # Every result must be a success or an expected errno; afterwards nothing
 # is left: no user object of softhca0 in `rdma res`, no pinned page
 # (/proc/vmstat), and the kernel log stays clean (checked by the runner).
 #
 # FUZZ_SEED (default 1), FUZZ_ITERS (iterations per process, default
-# 120000: about 45 s under TCG) and FUZZ_PROCS (default 6) change the run
+# 120000: about 70 s under TCG) and FUZZ_PROCS (default 6) change the run
 # when set in the guest (scripts/vm.sh --shell, then sh /tests/95-fuzz.sh);
 # the same seed gives the same sequence of operations.
 # shellcheck disable=SC1091

@@ -17,7 +17,8 @@
  *   REREG  ibv_rereg_mr and raw REREG_MR with random flags (all 32 bits),
  *          handles, PDs, translations and access
  *   DEREG  ibv_dereg_mr and raw DEREG_MR of live, stale and random handles
- *   HDR    raw commands with short in_words/out_words
+ *   HDR    raw commands (the MR, PD, AH and SRQ ones) with short
+ *          in_words/out_words
  *   DM     ibv_alloc_dm (random length/alignment/comp_mask), ibv_free_dm,
  *          ibv_memcpy_to/from_dm (random offset/length), ibv_reg_dm_mr
  *          (random offset/length/access), raw mmap() of cmd_fd at random
@@ -27,14 +28,33 @@
  *   CQ     ibv_create_cq (random, zero, negative and too large sizes,
  *          comp vectors), ibv_destroy_cq (EBUSY while a QP uses it),
  *          ibv_poll_cq and raw POLL_CQ with any handle
- *   QP     ibv_create_qp (every QP type, capabilities around the limits),
- *          ibv_modify_qp towards a random state with the right or random
- *          attributes, connected to itself or to another QP of the
+ *   QP     ibv_create_qp (RC, UD, UC - fuzzed like RC where the device
+ *          makes UC QPs, EOPNOTSUPP where it does not - and the other
+ *          types; capabilities around the limits; on live or destroyed
+ *          SRQs), ibv_modify_qp towards a random state with the right or
+ *          random attributes, connected to itself or to another QP of the
  *          process, ibv_destroy_qp
  *   POST   ibv_post_send/ibv_post_recv chains with random opcodes, flags
  *          (inline included), SGE counts, addresses, lengths, lkeys,
  *          rkeys and remote addresses (live keys or not), executed by the
- *          device against the process' own memory
+ *          device against the process' own memory; ibv_post_recv on a QP
+ *          in RESET or on an SRQ (EINVAL)
+ *   SRQ    ibv_create_srq (random and boundary max_wr, max_sge,
+ *          srq_limit), ibv_modify_srq (random masks and limits),
+ *          ibv_query_srq (checked against the model), ibv_post_srq_recv
+ *          (too many SGEs, into a full SRQ), ibv_destroy_srq (EBUSY while
+ *          QPs use it); raw CREATE_SRQ, MODIFY_SRQ, QUERY_SRQ, DESTROY_SRQ
+ *          with any handle, driver data and response pointer, raw
+ *          POST_SRQ_RECV with garbled WQE sizes, WR and SGE counts
+ *   AH     ibv_create_ah and raw CREATE_AH: the device's GIDs, multicast
+ *          GIDs and GIDs no device owns, any source GID index (empty
+ *          entries, the other address family), ports 0/1/2, no GRH,
+ *          random hop limit, traffic class, flow label; ibv_destroy_ah
+ *          and raw DESTROY_AH of live, stale and random handles
+ *   UD     UD sends with the process' own (live or destroyed) AHs to its
+ *          UD QPs, to QP1 (MAD-like datagrams with the GSI Q_Key), to QP
+ *          numbers 0, 0xffffff and beyond, controlled Q_Keys, inline data,
+ *          lengths above the MTU; receives on UD QPs
  *
  * Every result is checked against a model of the context (which handle is
  * what object, which PD and DM each MR uses, which memory is mapped how):
@@ -172,7 +192,11 @@ enum op {
 	OP_HDR_RAW, OP_DM_ALLOC, OP_DM_FREE, OP_DM_COPY, OP_DM_MR,
 	OP_DM_MMAP, OP_DMABUF_MR, OP_VM, OP_CQ_CREATE, OP_CQ_DESTROY,
 	OP_POLL, OP_POLL_RAW, OP_QP_CREATE, OP_QP_MODIFY, OP_QP_DESTROY,
-	OP_POST_SEND, OP_POST_RECV, OP_CLEANUP, NR_OPS
+	OP_POST_SEND, OP_POST_RECV, OP_SRQ_CREATE, OP_SRQ_DESTROY,
+	OP_SRQ_MODIFY, OP_SRQ_QUERY, OP_SRQ_POST, OP_SRQ_CREATE_RAW,
+	OP_SRQ_MODIFY_RAW, OP_SRQ_QUERY_RAW, OP_SRQ_DESTROY_RAW,
+	OP_SRQ_POST_RAW, OP_AH_CREATE, OP_AH_DESTROY, OP_AH_CREATE_RAW,
+	OP_AH_DESTROY_RAW, OP_UD_SEND, OP_CLEANUP, NR_OPS
 };
 
 static const char *const op_names[NR_OPS] = {
@@ -182,7 +206,10 @@ static const char *const op_names[NR_OPS] = {
 	"memcpy to/from dm", "reg_dm_mr", "mmap cmd_fd", "reg_dmabuf_mr",
 	"munmap/mremap", "create_cq", "destroy_cq", "poll_cq",
 	"raw POLL_CQ", "create_qp", "modify_qp", "destroy_qp", "post_send",
-	"post_recv", "final cleanup",
+	"post_recv", "create_srq", "destroy_srq", "modify_srq", "query_srq",
+	"post_srq_recv", "raw CREATE_SRQ", "raw MODIFY_SRQ", "raw QUERY_SRQ",
+	"raw DESTROY_SRQ", "raw POST_SRQ_RECV", "create_ah", "destroy_ah",
+	"raw CREATE_AH", "raw DESTROY_AH", "UD post_send", "final cleanup",
 };
 
 struct stats {
@@ -225,7 +252,7 @@ account(enum op op, int err, expect_t x, const char *fmt, ...)
 
 /* ---- the model of the context ------------------------------------------- */
 
-enum { T_NONE, T_PD, T_MR, T_DM, T_CQ, T_QP };
+enum { T_NONE, T_PD, T_MR, T_DM, T_CQ, T_QP, T_SRQ, T_AH, NR_T };
 
 #define MAXH	4096
 
@@ -240,6 +267,15 @@ struct kobj {
 	int wpin;		/* user MR: pinned for writing */
 	int dmabuf;		/* user MR: over a dma-buf */
 	uint32_t scq, rcq;	/* QP: its CQs' handles (and pd: its PD's) */
+	int srq;		/* QP: its SRQ's handle or -1 */
+	uint32_t max_wr;	/* SRQ: WQEs it holds */
+	uint32_t max_sge;	/* SRQ: SGEs per WQE; QP: send SGEs */
+	uint32_t rsge;		/* QP: receive SGEs */
+	uint32_t max_inline;	/* QP: inline bytes */
+	uint32_t limit;		/* SRQ: the limit, as last set */
+	uint32_t qkey;		/* UD QP: its Q_Key, as last set */
+	uint64_t posted;	/* SRQ: WQEs ever posted (>= those queued) */
+	int exact;		/* SRQ: posted == queued (no QP took one) */
 };
 
 static struct kobj tab[MAXH];
@@ -255,7 +291,9 @@ static int ktype(uint32_t h)
 
 static void kset(uint32_t h, int type)
 {
-	maps_gen++;
+	/* the provider maps a DM and a CQ ring when it creates them */
+	if (type == T_DM || type == T_CQ)
+		maps_gen++;
 	if (h >= MAXH) {
 		vt_bad("[child %d] the kernel returned handle %u, beyond the model's %u",
 		       child_no, h, MAXH);
@@ -267,13 +305,16 @@ static void kset(uint32_t h, int type)
 	memset(&tab[h], 0, sizeof(tab[h]));
 	tab[h].type = type;
 	tab[h].dm = -1;
+	tab[h].srq = -1;
 }
 
 static void kdel(uint32_t h)
 {
-	maps_gen++;
-	if (h < MAXH)
+	if (h < MAXH) {
+		if (tab[h].type == T_DM || tab[h].type == T_CQ)
+			maps_gen++;
 		tab[h].type = T_NONE;
+	}
 	freed[nfreed++ % 16] = h;
 }
 
@@ -296,6 +337,30 @@ static unsigned int qp_users(uint32_t h, int as_cq)
 	for (i = 0; i < MAXH; i++)
 		if (tab[i].type == T_QP &&
 		    (as_cq ? tab[i].scq == h || tab[i].rcq == h : tab[i].pd == h))
+			n++;
+	return n;
+}
+
+/* objects of the model that hold PD @h: MRs, QPs, SRQs and AHs */
+static unsigned int pd_users(uint32_t h)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < MAXH; i++)
+		if ((tab[i].type == T_MR || tab[i].type == T_QP ||
+		     tab[i].type == T_SRQ || tab[i].type == T_AH) &&
+		    tab[i].pd == h)
+			n++;
+	return n;
+}
+
+/* QPs of the model on SRQ @h */
+static unsigned int srq_users(uint32_t h)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < MAXH; i++)
+		if (tab[i].type == T_QP && tab[i].srq == (int)h)
 			n++;
 	return n;
 }
@@ -342,7 +407,7 @@ static uint32_t any_handle(int type)
 			return h;
 		/* fall through */
 	case 4: case 5:
-		h = live_of(T_PD + rndn(5));
+		h = live_of(T_PD + rndn(NR_T - T_PD));
 		if (h >= 0)
 			return h;
 		/* fall through */
@@ -435,6 +500,11 @@ static unsigned int count_type(int type)
 #define VOL_MAX	(16UL * 4096)
 
 static char *arena, *rw, *ro, *ro0, *shm;
+/* the end of rw, registered as ud_mr on ud_pd: UD payloads and receives */
+#define UDBUF_LEN	(16UL * 4096)
+static char *udbuf;
+static struct ibv_pd *ud_pd;
+static struct ibv_mr *ud_mr;
 static size_t arena_len;
 #define SHM_LEN	(32UL * 4096)
 
@@ -758,7 +828,7 @@ static int dealloc_expect(uint32_t h)
 {
 	int e = lookup_err(h, T_PD);
 
-	if (!e && (users_of(h, 0) || qp_users(h, 0)))
+	if (!e && pd_users(h))
 		e = EBUSY;
 	return e;
 }
@@ -1149,6 +1219,18 @@ static void op_hdr_raw(void)
 		{ IB_USER_VERBS_CMD_REREG_MR, sizeof(struct ib_uverbs_rereg_mr),
 		  sizeof(struct ib_uverbs_rereg_mr_resp) },
 		{ IB_USER_VERBS_CMD_DEREG_MR, sizeof(struct ib_uverbs_dereg_mr), 0 },
+		{ IB_USER_VERBS_CMD_CREATE_AH, sizeof(struct ib_uverbs_create_ah),
+		  sizeof(struct ib_uverbs_create_ah_resp) },
+		{ IB_USER_VERBS_CMD_DESTROY_AH, sizeof(struct ib_uverbs_destroy_ah), 0 },
+		{ IB_USER_VERBS_CMD_CREATE_SRQ, sizeof(struct ib_uverbs_create_srq),
+		  sizeof(struct ib_uverbs_create_srq_resp) },
+		{ IB_USER_VERBS_CMD_MODIFY_SRQ, sizeof(struct ib_uverbs_modify_srq), 0 },
+		{ IB_USER_VERBS_CMD_QUERY_SRQ, sizeof(struct ib_uverbs_query_srq),
+		  sizeof(struct ib_uverbs_query_srq_resp) },
+		{ IB_USER_VERBS_CMD_DESTROY_SRQ, sizeof(struct ib_uverbs_destroy_srq),
+		  sizeof(struct ib_uverbs_destroy_srq_resp) },
+		{ IB_USER_VERBS_CMD_POST_SRQ_RECV, sizeof(struct ib_uverbs_post_srq_recv),
+		  sizeof(struct ib_uverbs_post_srq_recv_resp) },
 	};
 	unsigned int c = rndn(sizeof(cmds) / sizeof(cmds[0]));
 	struct {
@@ -1625,6 +1707,7 @@ static void setup_memory(void)
 		exit(2);
 	}
 	memset(rw, 0x11, RW_LEN);
+	udbuf = rw + RW_LEN - UDBUF_LEN;
 	memset(ro, 0x22, RO_LEN);
 	mprotect(ro, RO_LEN, PROT_READ);
 	resp_ro = ro_resp_page;
@@ -1671,11 +1754,35 @@ static void setup_memory(void)
 #define SHCA_MAX_QP_WR	16384
 #define SHCA_MAX_SGE	32
 #define SHCA_MAX_INLINE	512
+#define SHCA_MAX_SRQ_WR	16384
+#define SHCA_MAX_SRQ_SGE	32
+#define MAX_SRQ	4
+#define MAX_AH	8
+#define UD_QKEY	0x11111111U
+#define QP1_QKEY	0x80010000U
 
 static struct ibv_cq *cqs[MAX_CQ];
 static struct ibv_qp *qps[MAX_QP];
 static int gid_index = -1;	/* a GID of the device, to connect QPs */
 static union ibv_gid gid;
+/* the GID table at the start: address handles are checked against it */
+static union ibv_gid gids[256];
+
+static int gid_v4(const union ibv_gid *g)
+{
+	static const unsigned char v4[12] = { [10] = 0xff, [11] = 0xff };
+
+	return !memcmp(g->raw, v4, sizeof(v4));
+}
+
+static unsigned char gid_valid[256];
+static int gid_list[256], ngids;
+/*
+ * The GIDs address handles go to: IPv4-mapped and link-local ones. The
+ * site-local one QEMU's router advertises (fec0::/64) at times resolves
+ * only when the core retries after its 1 s timeout: too slow here.
+ */
+static int ah_gid_list[256], nahgids;
 
 static void find_gid(void)
 {
@@ -1690,10 +1797,16 @@ static void find_gid(void)
 		if (ibv_query_gid_ex(ctx, 1, i, &e, 0) ||
 		    vt_all_bytes(e.gid.raw, 16, 0))
 			continue;
-		gid_index = i;
-		gid = e.gid;
-		if (e.gid.raw[0] == 0xfe)	/* link-local: preferred */
-			break;
+		gids[i] = e.gid;
+		gid_valid[i] = 1;
+		gid_list[ngids++] = i;
+		if (gid_v4(&e.gid) || e.gid.raw[0] == 0xfe)
+			ah_gid_list[nahgids++] = i;
+		/* link-local preferred for connecting */
+		if (gid_index < 0 || gid.raw[0] != 0xfe) {
+			gid_index = i;
+			gid = e.gid;
+		}
 	}
 }
 
@@ -1844,9 +1957,12 @@ static int qp_mask_for(enum ibv_qp_state to)
 static void qp_ud_ready(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1, .qkey = rnd(),
+		.qp_state = IBV_QPS_INIT, .port_num = 1,
+		.qkey = rndn(4) ? UD_QKEY : (uint32_t)rnd(),
 	};
 	int err;
+
+	tab[qp->handle].qkey = a.qkey;
 
 	err = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
 			    IBV_QP_PORT | IBV_QP_QKEY);
@@ -1862,7 +1978,7 @@ static void qp_connect(struct ibv_qp *qp)
 {
 	struct ibv_qp *peer = qps[rndn(MAX_QP)];
 	struct ibv_qp_attr a;
-	int err;
+	int err, uc;
 
 	if (qp->qp_type == IBV_QPT_UD) {
 		qp_ud_ready(qp);
@@ -1875,6 +1991,7 @@ static void qp_connect(struct ibv_qp *qp)
 	a.port_num = 1;
 	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
 			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC;
+	uc = qp->qp_type == IBV_QPT_UC;
 	err = ibv_modify_qp(qp, &a, qp_mask_for(IBV_QPS_INIT));
 	account(OP_QP_MODIFY, err, XOK, "(qp %u, connect: INIT)", qp->handle);
 	a.qp_state = IBV_QPS_RTR;
@@ -1887,16 +2004,25 @@ static void qp_connect(struct ibv_qp *qp)
 	a.ah_attr.grh.dgid = gid;
 	a.ah_attr.grh.sgid_index = gid_index;
 	a.ah_attr.grh.hop_limit = 1;
-	err = err ? err : ibv_modify_qp(qp, &a, qp_mask_for(IBV_QPS_RTR));
+	err = err ? err : ibv_modify_qp(qp, &a, qp_mask_for(IBV_QPS_RTR) &
+				       ~(uc ? IBV_QP_MAX_DEST_RD_ATOMIC |
+					      IBV_QP_MIN_RNR_TIMER : 0));
 	account(OP_QP_MODIFY, err, XOK, "(qp %u, connect: RTR)", qp->handle);
 	a.qp_state = IBV_QPS_RTS;
 	a.timeout = 8 + rndn(4);
 	a.retry_cnt = rndn(3);
 	a.rnr_retry = rndn(3);
 	a.max_rd_atomic = 1 + rndn(16);
-	err = err ? err : ibv_modify_qp(qp, &a, qp_mask_for(IBV_QPS_RTS));
+	err = err ? err : ibv_modify_qp(qp, &a, qp_mask_for(IBV_QPS_RTS) &
+				       ~(uc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+					      IBV_QP_RNR_RETRY |
+					      IBV_QP_MAX_QP_RD_ATOMIC : 0));
 	account(OP_QP_MODIFY, err, XOK, "(qp %u, connect: RTS)", qp->handle);
 }
+
+static struct ibv_srq *srqs[MAX_SRQ];
+static struct ibv_ah *ahs[MAX_AH];
+static int uc_qps;	/* ibv_create_qp() makes UC QPs (else EOPNOTSUPP) */
 
 static void op_qp_create(void)
 {
@@ -1907,8 +2033,9 @@ static void op_qp_create(void)
 	struct ibv_qp_init_attr ia;
 	struct ibv_pd *pd = some_pd();
 	struct ibv_qp *qp;
-	unsigned int i;
+	unsigned int i, r;
 	expect_t x;
+	int e;
 
 	for (i = 0; i < MAX_QP && qps[i]; i++)
 		;
@@ -1917,21 +2044,31 @@ static void op_qp_create(void)
 	memset(&ia, 0, sizeof(ia));
 	ia.send_cq = some_cq();
 	ia.recv_cq = rndn(2) ? ia.send_cq : some_cq();
-	ia.qp_type = rndn(10) ? IBV_QPT_RC : types[rndn(5)];
+	r = rndn(20);
+	ia.qp_type = r < 10 ? IBV_QPT_RC : r < 15 ? IBV_QPT_UD :
+		     r < 17 ? IBV_QPT_UC : types[rndn(5)];
+	/* on an SRQ (maybe one the kernel no longer has) */
+	if (rndn(3) == 0)
+		ia.srq = srqs[rndn(MAX_SRQ)];
 	ia.sq_sig_all = rndn(2);
 	ia.cap.max_send_wr = rnd_cap(64, SHCA_MAX_QP_WR);
 	ia.cap.max_recv_wr = rnd_cap(64, SHCA_MAX_QP_WR);
 	ia.cap.max_send_sge = rnd_cap(4, SHCA_MAX_SGE);
 	ia.cap.max_recv_sge = rnd_cap(4, SHCA_MAX_SGE);
 	ia.cap.max_inline_data = rndn(3) ? 0 : rnd_cap(256, SHCA_MAX_INLINE);
-	if (ia.qp_type != IBV_QPT_RC && ia.qp_type != IBV_QPT_UD)
+	if (ia.qp_type != IBV_QPT_RC && ia.qp_type != IBV_QPT_UD &&
+	    (ia.qp_type != IBV_QPT_UC || !uc_qps))
 		x = X(EOPNOTSUPP);	/* refused by the provider */
+	else if (ia.srq && (e = lookup_err(ia.srq->handle, T_SRQ)))
+		/* the order of the lookups is the core's business */
+		x = X(e) | (lookup_err(pd->handle, T_PD) ?
+			    X(lookup_err(pd->handle, T_PD)) : 0);
 	else if (lookup_err(pd->handle, T_PD))
 		x = X(lookup_err(pd->handle, T_PD));	/* a stale PD */
 	else if (ia.cap.max_send_wr > SHCA_MAX_QP_WR ||
-		 ia.cap.max_recv_wr > SHCA_MAX_QP_WR ||
+		 (!ia.srq && ia.cap.max_recv_wr > SHCA_MAX_QP_WR) ||
 		 ia.cap.max_send_sge > SHCA_MAX_SGE ||
-		 ia.cap.max_recv_sge > SHCA_MAX_SGE ||
+		 (!ia.srq && ia.cap.max_recv_sge > SHCA_MAX_SGE) ||
 		 ia.cap.max_inline_data > SHCA_MAX_INLINE)
 		x = X(EINVAL);
 	else
@@ -1939,7 +2076,8 @@ static void op_qp_create(void)
 	errno = 0;
 	qp = ibv_create_qp(pd, &ia);
 	account(OP_QP_CREATE, qp ? 0 : errno, x,
-		"(type %d, wr %u/%u, sge %u/%u, inline %u)", ia.qp_type,
+		"(type %d, srq %d, wr %u/%u, sge %u/%u, inline %u)", ia.qp_type,
+		ia.srq ? (int)ia.srq->handle : -1,
 		ia.cap.max_send_wr, ia.cap.max_recv_wr, ia.cap.max_send_sge,
 		ia.cap.max_recv_sge, ia.cap.max_inline_data);
 	if (qp) {
@@ -1947,6 +2085,13 @@ static void op_qp_create(void)
 		tab[qp->handle].pd = pd->handle;
 		tab[qp->handle].scq = ia.send_cq->handle;
 		tab[qp->handle].rcq = ia.recv_cq->handle;
+		tab[qp->handle].max_sge = ia.cap.max_send_sge;
+		tab[qp->handle].rsge = ia.srq ? 0 : ia.cap.max_recv_sge;
+		tab[qp->handle].max_inline = ia.cap.max_inline_data;
+		if (ia.srq) {
+			tab[qp->handle].srq = ia.srq->handle;
+			tab[ia.srq->handle].exact = 0;	/* it may take WQEs */
+		}
 		qps[i] = qp;
 		if (rndn(4))
 			qp_connect(qp);
@@ -2023,6 +2168,13 @@ static struct ibv_sge rnd_sge(void)
 	struct ibv_mr *mr = mrs[rndn(MAX_MR)];
 	struct ibv_sge sg;
 
+	/* the buffer of UD datagrams: the PD of UD QPs created on ud_pd */
+	if (ud_mr && !rndn(4)) {
+		sg.addr = (uintptr_t)udbuf + rndn(UDBUF_LEN / 2);
+		sg.length = rndn(2048);
+		sg.lkey = ud_mr->lkey;
+		return sg;
+	}
 	sg.addr = rndn(4) ? (uintptr_t)rw + rndn(RW_LEN) : rnd_addr();
 	sg.length = rndn(8) ? rndn(rndn(2) ? 64 : 8192) : (uint32_t)rnd();
 	sg.lkey = mr && rndn(4) ? mr->lkey : (uint32_t)rnd();
@@ -2088,28 +2240,991 @@ static void op_post_send(void)
 		qp->handle, n, wr[0].opcode, wr[0].send_flags, wr[0].num_sge);
 }
 
+/*
+ * ibv_post_recv(): refused for a QP in RESET or on an SRQ and for more
+ * SGEs than the QP takes; a full receive queue is ENOMEM. The SGEs
+ * themselves are checked only when a message arrives.
+ */
 static void op_post_recv(void)
 {
 	struct ibv_qp *qp = qps[rndn(MAX_QP)];
 	struct ibv_recv_wr wr[3], *bad = NULL;
 	struct ibv_sge sg[3][40];
 	unsigned int n = 1 + rndn(3), k, j;
+	struct kobj *o;
+	expect_t x = 0;
 	int err;
 
 	if (!qp)
 		return;
+	o = &tab[qp->handle];
 	memset(wr, 0, sizeof(wr));
 	for (k = 0; k < n; k++) {
 		wr[k].wr_id = rnd();
-		wr[k].num_sge = rndn(8) ? rndn(4) : rndn(40);
+		wr[k].num_sge = rndn(8) ? rndn(o->rsge + 2) : rndn(40);
 		for (j = 0; j < (unsigned int)wr[k].num_sge; j++)
 			sg[k][j] = rnd_sge();
 		wr[k].sg_list = sg[k];
 		wr[k].next = k + 1 < n ? &wr[k + 1] : NULL;
 	}
+	for (k = 0; k < n; k++) {
+		if (qp->state == IBV_QPS_RESET || o->srq >= 0 ||
+		    (uint32_t)wr[k].num_sge > o->rsge) {
+			x |= X(EINVAL);
+			break;
+		}
+		x |= X(ENOMEM);
+	}
+	if (k == n)
+		x |= XOK;
 	err = ibv_post_recv(qp, wr, &bad);
-	account(OP_POST_RECV, err, XOK | X(EINVAL) | X(ENOMEM),
-		"(qp %u, %u WRs, sges %d)", qp->handle, n, wr[0].num_sge);
+	account(OP_POST_RECV, err, x, "(qp %u%s, state %d, %u WRs, sges %d/%d/%d of %u)",
+		qp->handle, o->srq >= 0 ? " on an SRQ" : "", qp->state, n,
+		wr[0].num_sge, n > 1 ? wr[1].num_sge : -1,
+		n > 2 ? wr[2].num_sge : -1, o->rsge);
+}
+
+/* ---- shared receive queues ------------------------------------------------ */
+
+static uint32_t rnd_srq_wr(void)
+{
+	switch (rndn(12)) {
+	case 0: return 0;
+	/* the limit itself rarely: 16384 WQEs of 32 SGEs are ~10 MB */
+	case 1: return rndn(8) ? SHCA_MAX_SRQ_WR + 1 + rndn(2) : SHCA_MAX_SRQ_WR;
+	case 2: return (uint32_t)rnd();
+	case 3: case 4: return 1 + rndn(3);
+	default: return 1 + rndn(rndn(2) ? 16 : 256);
+	}
+}
+
+static uint32_t rnd_srq_sge(void)
+{
+	switch (rndn(10)) {
+	case 0: return 0;
+	case 1: return SHCA_MAX_SRQ_SGE + rndn(2);
+	case 2: return (uint32_t)rnd();
+	default: return 1 + rndn(4);
+	}
+}
+
+static uint32_t rnd_srq_limit(uint32_t max_wr)
+{
+	switch (rndn(8)) {
+	case 0: case 1: case 2: return 0;
+	case 3: return max_wr;
+	case 4: return max_wr + 1;
+	case 5: return (uint32_t)rnd();
+	default: return rndn((uint64_t)max_wr + 1);
+	}
+}
+
+static uint32_t rnd_srq_mask(void)
+{
+	switch (rndn(8)) {
+	case 0: return 0;
+	case 1: return IBV_SRQ_MAX_WR;
+	case 2: return IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT;
+	case 3: return (uint32_t)rnd();
+	case 4: return IBV_SRQ_LIMIT | 1U << rndn(32);
+	default: return IBV_SRQ_LIMIT;
+	}
+}
+
+/* create_srq: the core looks the PD up, softhca checks the rest */
+static expect_t srq_create_expect(uint32_t pd, uint32_t wr, uint32_t sge,
+				  uint32_t limit, int udata)
+{
+	int e = lookup_err(pd, T_PD);
+
+	if (e)
+		return X(e);
+	if (udata)
+		return X(EINVAL);	/* softhca takes no driver data */
+	if (!wr || wr > SHCA_MAX_SRQ_WR || !sge || sge > SHCA_MAX_SRQ_SGE ||
+	    limit > wr)
+		return X(EINVAL);
+	return XOK | X(ENOMEM);
+}
+
+static void srq_created(uint32_t h, uint32_t pd, uint32_t wr, uint32_t sge,
+			uint32_t limit)
+{
+	kset(h, T_SRQ);
+	tab[h].pd = pd;
+	tab[h].max_wr = wr;
+	tab[h].max_sge = sge;
+	tab[h].limit = limit;
+	tab[h].exact = 1;
+}
+
+/* modify_srq: only arming the limit (IB_SRQ_LIMIT) is offered */
+static expect_t srq_modify_expect(uint32_t h, uint32_t mask, uint32_t limit,
+				  int udata)
+{
+	int e = lookup_err(h, T_SRQ);
+
+	if (e)
+		return X(e);
+	if (udata || (mask & ~(uint32_t)IBV_SRQ_LIMIT))
+		return X(EOPNOTSUPP);
+	if ((mask & IBV_SRQ_LIMIT) && limit > tab[h].max_wr)
+		return X(EINVAL);
+	return XOK;
+}
+
+/*
+ * Posting receive WRs with @nsge SGEs each to live SRQ @h: EINVAL at the
+ * first with too many SGEs, ENOMEM once the SRQ may be full - certainly
+ * full if no QP ever took a WQE from it.
+ */
+static expect_t srq_post_expect(uint32_t h, const uint32_t *nsge,
+				unsigned int n)
+{
+	const struct kobj *o = &tab[h];
+	expect_t x = 0;
+	unsigned int k;
+
+	for (k = 0; k < n; k++) {
+		if (nsge[k] > o->max_sge)
+			return x | X(EINVAL);
+		if (o->posted + k >= o->max_wr) {
+			if (o->exact)
+				return x | X(ENOMEM);
+			x |= X(ENOMEM);
+		}
+	}
+	return x | XOK;
+}
+
+/* a query's answer: the limit reads 0 once it fired */
+static int srq_attr_ok(uint32_t h, uint32_t max_wr, uint32_t max_sge,
+		       uint32_t limit)
+{
+	return max_wr == tab[h].max_wr && max_sge == tab[h].max_sge &&
+	       (limit == tab[h].limit || limit == 0);
+}
+
+static void op_srq_create(void)
+{
+	struct ibv_srq_init_attr ia;
+	struct ibv_pd *pd = some_pd();
+	uint32_t wr, sge, limit;
+	struct ibv_srq *srq;
+	unsigned int i;
+	expect_t x;
+	int err;
+
+	for (i = 0; i < MAX_SRQ && srqs[i]; i++)
+		;
+	if (i == MAX_SRQ || !pd)
+		return;
+	memset(&ia, 0, sizeof(ia));
+	wr = ia.attr.max_wr = rnd_srq_wr();
+	sge = ia.attr.max_sge = rnd_srq_sge();
+	limit = ia.attr.srq_limit = rnd_srq_limit(wr);
+	x = srq_create_expect(pd->handle, wr, sge, limit, 0);
+	errno = 0;
+	srq = ibv_create_srq(pd, &ia);
+	err = !srq ? errno : ia.attr.max_wr != wr || ia.attr.max_sge != sge ?
+	      EPROTO : 0;
+	account(OP_SRQ_CREATE, err, x,
+		"(pd %u, max_wr %u, max_sge %u, limit %u; granted %u, %u)",
+		pd->handle, wr, sge, limit, ia.attr.max_wr, ia.attr.max_sge);
+	if (srq) {
+		srq_created(srq->handle, pd->handle, wr, sge, limit);
+		srqs[i] = srq;
+	}
+}
+
+static void op_srq_destroy(void)
+{
+	unsigned int i = rndn(MAX_SRQ);
+	uint32_t h;
+	int e, err;
+
+	if (!srqs[i])
+		return;
+	h = srqs[i]->handle;
+	e = lookup_err(h, T_SRQ);
+	if (!e && srq_users(h))
+		e = EBUSY;
+	err = ibv_destroy_srq(srqs[i]);
+	account(OP_SRQ_DESTROY, err, X(e), "(handle %u, %u QPs on it)", h,
+		ktype(h) == T_SRQ ? srq_users(h) : 0);
+	if (!err) {
+		kdel(h);
+		srqs[i] = NULL;
+	} else if (e != EBUSY) {
+		srqs[i] = NULL;	/* stale: forget it (the struct leaks) */
+	}
+}
+
+static void op_srq_modify(void)
+{
+	unsigned int i = rndn(MAX_SRQ);
+	struct ibv_srq_attr a;
+	uint32_t h, mask;
+	int err;
+
+	if (!srqs[i])
+		return;
+	h = srqs[i]->handle;
+	mask = rnd_srq_mask();
+	a.max_wr = rndn(2) ? rnd_srq_wr() : 0;
+	a.max_sge = rnd();
+	a.srq_limit = rnd_srq_limit(ktype(h) == T_SRQ ? tab[h].max_wr :
+				    rnd_srq_wr());
+	err = ibv_modify_srq(srqs[i], &a, (int)mask);
+	account(OP_SRQ_MODIFY, err, srq_modify_expect(h, mask, a.srq_limit, 0),
+		"(handle %u, mask %#x, max_wr %u, limit %u)", h, mask,
+		a.max_wr, a.srq_limit);
+	if (!err && (mask & IBV_SRQ_LIMIT))
+		tab[h].limit = a.srq_limit;
+}
+
+static void op_srq_query(void)
+{
+	unsigned int i = rndn(MAX_SRQ);
+	struct ibv_srq_attr a;
+	uint32_t h;
+	int e, err;
+
+	if (!srqs[i])
+		return;
+	h = srqs[i]->handle;
+	e = lookup_err(h, T_SRQ);
+	memset(&a, 0xa5, sizeof(a));
+	err = ibv_query_srq(srqs[i], &a);
+	if (!err && !e && !srq_attr_ok(h, a.max_wr, a.max_sge, a.srq_limit))
+		err = EPROTO;
+	account(OP_SRQ_QUERY, err, X(e),
+		"(handle %u: max_wr %u, max_sge %u, limit %u; model %u, %u, %u)",
+		h, a.max_wr, a.max_sge, a.srq_limit, tab[h].max_wr,
+		tab[h].max_sge, tab[h].limit);
+}
+
+static void op_srq_post(void)
+{
+	unsigned int i = rndn(MAX_SRQ), n = 1 + rndn(3), k, j, posted;
+	struct ibv_recv_wr wr[3], *bad = NULL;
+	struct ibv_sge sg[3][40];
+	uint32_t h, nsge[3], maxs;
+	expect_t x;
+	int e, err;
+
+	if (!srqs[i])
+		return;
+	h = srqs[i]->handle;
+	e = lookup_err(h, T_SRQ);
+	maxs = e ? 4 : tab[h].max_sge;
+	memset(wr, 0, sizeof(wr));
+	for (k = 0; k < n; k++) {
+		wr[k].wr_id = rnd();
+		wr[k].num_sge = rndn(8) ? rndn(maxs + 2) : rndn(40);
+		nsge[k] = wr[k].num_sge;
+		for (j = 0; j < nsge[k]; j++)
+			sg[k][j] = rnd_sge();
+		wr[k].sg_list = sg[k];
+		wr[k].next = k + 1 < n ? &wr[k + 1] : NULL;
+	}
+	x = e ? X(e) : srq_post_expect(h, nsge, n);
+	err = ibv_post_srq_recv(srqs[i], wr, &bad);
+	account(OP_SRQ_POST, err, x,
+		"(handle %u, %u WRs, sges %u/%d/%d, max_wr %u, max_sge %u, %llu posted%s)",
+		h, n, nsge[0], n > 1 ? (int)nsge[1] : -1,
+		n > 2 ? (int)nsge[2] : -1, tab[h].max_wr, tab[h].max_sge,
+		(unsigned long long)tab[h].posted,
+		tab[h].exact ? "" : " at most");
+	if (e)
+		return;
+	posted = !err ? n : bad >= wr && bad < wr + n ? (unsigned int)(bad - wr) : 0;
+	tab[h].posted += posted;
+}
+
+/* a raw command with @extra more words after @req: zeroes or @junk */
+static int raw_cmd_x(uint32_t command, const void *req, size_t req_len,
+		     unsigned int extra, int junk, unsigned int out_words)
+{
+	unsigned char buf[256];
+	unsigned int i;
+
+	memcpy(buf, req, req_len);
+	for (i = 0; i < extra * 4; i++)
+		buf[req_len + i] = junk ? (unsigned char)(rnd() | 1) : 0;
+	return raw_cmd(command, buf, req_len + extra * 4, out_words);
+}
+
+static void op_srq_create_raw(void)
+{
+	struct ib_uverbs_create_srq cmd;
+	struct {
+		struct ib_uverbs_create_srq_resp resp;
+		uint32_t more[4];
+	} out;
+	unsigned int in_x = 0, out_x = 0;
+	int bad, err, junk = 0;
+	expect_t x;
+
+	if (count_type(T_SRQ) >= 2 * MAX_SRQ)
+		return;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&out, 0, sizeof(out));
+	cmd.response = rnd_resp(&out, &bad);
+	cmd.user_handle = rnd();
+	cmd.pd_handle = any_handle(T_PD);
+	cmd.max_wr = rnd_srq_wr();
+	cmd.max_sge = rnd_srq_sge();
+	cmd.srq_limit = rnd_srq_limit(cmd.max_wr);
+	if (!rndn(6)) {		/* driver data in or out */
+		in_x = rndn(3);
+		out_x = in_x ? rndn(2) : 1 + rndn(3);
+		junk = rndn(2);
+	}
+	x = srq_create_expect(cmd.pd_handle, cmd.max_wr, cmd.max_sge,
+			      cmd.srq_limit, in_x || out_x);
+	/* created, then the response fails: it is destroyed again */
+	if (bad && (x & XOK))
+		x = (x & ~XOK) | X(EFAULT);
+	err = raw_cmd_x(IB_USER_VERBS_CMD_CREATE_SRQ, &cmd, sizeof(cmd), in_x,
+			junk, sizeof(out.resp) / 4 + out_x);
+	account(OP_SRQ_CREATE_RAW, err, x,
+		"(pd %u, max_wr %u, max_sge %u, limit %u, +%u/+%u words, response %#llx)",
+		cmd.pd_handle, cmd.max_wr, cmd.max_sge, cmd.srq_limit, in_x,
+		out_x, (unsigned long long)cmd.response);
+	if (!err)
+		srq_created(out.resp.srq_handle, cmd.pd_handle, cmd.max_wr,
+			    cmd.max_sge, cmd.srq_limit);
+}
+
+static void op_srq_modify_raw(void)
+{
+	struct ib_uverbs_modify_srq cmd;
+	unsigned int in_x = rndn(8) ? 0 : 1 + rndn(3);
+	expect_t x;
+	int err;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.srq_handle = any_handle(T_SRQ);
+	cmd.attr_mask = rnd_srq_mask();
+	cmd.max_wr = rnd();
+	cmd.srq_limit = rnd_srq_limit(ktype(cmd.srq_handle) == T_SRQ ?
+				      tab[cmd.srq_handle].max_wr :
+				      rnd_srq_wr());
+	x = srq_modify_expect(cmd.srq_handle, cmd.attr_mask, cmd.srq_limit,
+			      in_x);
+	err = raw_cmd_x(IB_USER_VERBS_CMD_MODIFY_SRQ, &cmd, sizeof(cmd), in_x,
+			rndn(2), 0);
+	account(OP_SRQ_MODIFY_RAW, err, x,
+		"(handle %u, mask %#x, max_wr %u, limit %u, +%u words)",
+		cmd.srq_handle, cmd.attr_mask, cmd.max_wr, cmd.srq_limit, in_x);
+	if (!err && (cmd.attr_mask & IBV_SRQ_LIMIT))
+		tab[cmd.srq_handle].limit = cmd.srq_limit;
+}
+
+static void op_srq_query_raw(void)
+{
+	struct ib_uverbs_query_srq_resp resp;
+	struct ib_uverbs_query_srq cmd;
+	unsigned int in_x = rndn(8) ? 0 : 1 + rndn(3);
+	int bad, e, err, junk = rndn(2);
+	expect_t x;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&resp, 0xa5, sizeof(resp));
+	cmd.response = rnd_resp(&resp, &bad);
+	cmd.srq_handle = any_handle(T_SRQ);
+	cmd.reserved = rndn(4) ? 0 : rnd();
+	if (in_x && junk)
+		x = X(EOPNOTSUPP);	/* bytes the core does not know */
+	else if ((e = lookup_err(cmd.srq_handle, T_SRQ)))
+		x = X(e);
+	else
+		x = bad ? X(EFAULT) : XOK;
+	err = raw_cmd_x(IB_USER_VERBS_CMD_QUERY_SRQ, &cmd, sizeof(cmd), in_x,
+			junk, sizeof(resp) / 4);
+	if (!err && !srq_attr_ok(cmd.srq_handle, resp.max_wr, resp.max_sge,
+				 resp.srq_limit))
+		err = EPROTO;
+	account(OP_SRQ_QUERY_RAW, err, x,
+		"(handle %u, +%u words%s, response %#llx: max_wr %u, max_sge %u, limit %u)",
+		cmd.srq_handle, in_x, junk ? " of junk" : "",
+		(unsigned long long)cmd.response, resp.max_wr, resp.max_sge,
+		resp.srq_limit);
+}
+
+static void op_srq_destroy_raw(void)
+{
+	struct ib_uverbs_destroy_srq_resp resp;
+	struct ib_uverbs_destroy_srq cmd;
+	int bad, e, err;
+	expect_t x;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.response = rnd_resp(&resp, &bad);
+	cmd.srq_handle = any_handle(T_SRQ);
+	cmd.reserved = rndn(4) ? 0 : rnd();
+	e = lookup_err(cmd.srq_handle, T_SRQ);
+	if (!e && srq_users(cmd.srq_handle))
+		e = EBUSY;
+	/* destroyed, then the response fails */
+	x = e ? X(e) : bad ? X(EFAULT) : XOK;
+	err = raw_cmd(IB_USER_VERBS_CMD_DESTROY_SRQ, &cmd, sizeof(cmd),
+		      sizeof(resp) / 4);
+	account(OP_SRQ_DESTROY_RAW, err, x, "(handle %u, response %#llx)",
+		cmd.srq_handle, (unsigned long long)cmd.response);
+	if (!err || (!e && bad && err == EFAULT))
+		kdel(cmd.srq_handle);
+}
+
+/*
+ * POST_SRQ_RECV with its variable part garbled: WQE size, WR and SGE
+ * counts that do not match what follows, trailing bytes, WRs claiming
+ * more SGEs than there are.
+ */
+static void op_srq_post_raw(void)
+{
+	struct {
+		struct ib_uverbs_post_srq_recv cmd;
+		unsigned char data[224];
+	} req;
+	struct ib_uverbs_post_srq_recv_resp resp;
+	uint32_t h = any_handle(T_SRQ), nsge[8], wr_count, sge_count, wqe_size;
+	uint64_t need;
+	size_t plen;
+	unsigned int k, sg_left, posted = 0;
+	int bad, e, err, junk = 0;
+	expect_t x;
+
+	memset(&req, 0, sizeof(req));
+	req.cmd.response = rnd_resp(&resp, &bad);
+	req.cmd.srq_handle = h;
+	wr_count = rndn(16) ? rndn(4) : rndn(2) ? 4 + rndn(5) : (uint32_t)rnd();
+	sge_count = rndn(16) ? rndn(6) : (uint32_t)rnd();
+	switch (rndn(12)) {
+	case 0: wqe_size = rndn(16); break;			/* too small */
+	case 1: wqe_size = 16 + 8 * (1 + rndn(3)); break;	/* larger */
+	case 2: wqe_size = 0x80000000U >> rndn(2); break;	/* huge */
+	default: wqe_size = sizeof(struct ib_uverbs_recv_wr); break;
+	}
+	req.cmd.wr_count = wr_count;
+	req.cmd.sge_count = sge_count;
+	req.cmd.wqe_size = wqe_size;
+	need = (uint64_t)wqe_size * wr_count + (uint64_t)sge_count * 16;
+	/* what follows: mostly exactly that, else shorter or longer */
+	if (need <= sizeof(req.data) && rndn(5))
+		plen = need;
+	else
+		plen = 4 * rndn(sizeof(req.data) / 4 + 1);
+	/* the WRs: their SGE counts mostly within sge_count */
+	sg_left = sge_count;
+	for (k = 0; k < wr_count && k < 8 && (uint64_t)wqe_size * (k + 1) <= plen; k++) {
+		struct ib_uverbs_recv_wr *w =
+			(void *)(req.data + (size_t)wqe_size * k);
+
+		w->wr_id = rnd();
+		w->num_sge = rndn(8) ? rndn(sg_left + 1) : rndn(4) ? sg_left + 1 : (uint32_t)rnd();
+		w->reserved = rndn(4) ? 0 : rnd();
+		nsge[k] = w->num_sge;
+		sg_left -= nsge[k] <= sg_left ? nsge[k] : sg_left;
+	}
+	if (wqe_size <= sizeof(req.data) && wr_count <= 8 &&
+	    need <= plen) {
+		struct ib_uverbs_sge *s = (void *)(req.data + (size_t)wqe_size * wr_count);
+
+		for (k = 0; k < sge_count; k++) {
+			struct ibv_sge g = rnd_sge();
+
+			s[k].addr = g.addr;
+			s[k].length = g.length;
+			s[k].lkey = g.lkey;
+		}
+		if (plen > need && rndn(2)) {
+			junk = 1;
+			req.data[need + rndn(plen - need)] = 1 | rnd();
+		}
+	}
+
+	/* ib_uverbs_unmarshall_recv(), then the SRQ, then softhca */
+	if (wqe_size < sizeof(struct ib_uverbs_recv_wr)) {
+		x = X(EINVAL);
+	} else if ((uint64_t)wqe_size * wr_count > plen ||
+		   need > plen) {
+		x = X(ENOSPC);
+	} else if (junk) {
+		x = X(EOPNOTSUPP);
+	} else if (!wr_count && wqe_size >= 0x40000000U) {
+		x = X(ENOMEM);		/* kmalloc(wqe_size) */
+	} else {
+		uint32_t used = 0;
+
+		x = 0;
+		for (k = 0; k < wr_count; k++) {
+			if (nsge[k] > sge_count - used) {
+				x = X(EINVAL);
+				break;
+			}
+			used += nsge[k];
+		}
+		if (!x) {
+			e = lookup_err(h, T_SRQ);
+			if (e)
+				x = X(e);
+			else if (bad)
+				x = X(EFAULT);	/* whatever was posted */
+			else
+				x = srq_post_expect(h, nsge, wr_count);
+		}
+	}
+	memset(&resp, 0, sizeof(resp));
+	err = raw_cmd(IB_USER_VERBS_CMD_POST_SRQ_RECV, &req,
+		      sizeof(req.cmd) + plen, sizeof(resp) / 4);
+	account(OP_SRQ_POST_RAW, err, x,
+		"(handle %u, %u WRs of %u bytes, %u SGEs, %zu bytes follow%s, response %#llx)",
+		h, wr_count, wqe_size, sge_count, plen, junk ? " with junk" : "",
+		(unsigned long long)req.cmd.response);
+	if (ktype(h) != T_SRQ || !(x & (XOK | X(ENOMEM) | X(EINVAL) | X(EFAULT))))
+		return;
+	if (bad) {
+		if (err == EFAULT) {	/* some may have been posted */
+			tab[h].posted += wr_count;
+			tab[h].exact = 0;
+		}
+		return;
+	}
+	if (!err)
+		posted = wr_count;
+	else if ((err == EINVAL || err == ENOMEM) && resp.bad_wr)
+		posted = resp.bad_wr - 1;
+	tab[h].posted += posted;
+}
+
+/* ---- address handles -------------------------------------------------------- */
+
+static const char *gid_str(const void *g, char *buf)
+{
+	const unsigned char *r = g;
+	unsigned int i;
+
+	for (i = 0; i < 16; i++)
+		sprintf(buf + 2 * i + i / 2, "%02x%s", r[i],
+			i % 2 && i < 15 ? ":" : "");
+	return buf;
+}
+
+enum { G_OWN, G_MCAST, G_OTHER };
+
+/*
+ * A destination GID: one of the device's, a multicast one, or one no
+ * device owns: QEMU's gateway, global IPv6 addresses (routed through
+ * QEMU's router), ::1 and ::. Not addresses whose resolution times out
+ * after a second (127.0.0.1, an unrouted IPv4 address, an on-link address
+ * nobody answers): that is the core's timeout, and it costs time.
+ */
+static int rnd_dgid(union ibv_gid *g)
+{
+	static const unsigned char mcast[][16] = {
+		{ 0xff, 0x02, [15] = 1 },
+		{ 0xff, 0x0e, [14] = 0x12, [15] = 0x34 },
+		{ [10] = 0xff, [11] = 0xff, 224, 0, 0, 251 },
+		{ [10] = 0xff, [11] = 0xff, 239, 1, 2, 3 },
+	};
+	static const unsigned char other[][16] = {
+		{ [10] = 0xff, [11] = 0xff, 10, 0, 2, 2 },	/* QEMU's gateway */
+		{ 0x20, 0x01, 0x0d, 0xb8, [15] = 1 },		/* documentation */
+		{ [15] = 1 },					/* ::1 */
+		{ 0 },						/* :: */
+	};
+	unsigned int i;
+
+	switch (rndn(10)) {
+	case 0: case 1: case 2: case 3: case 4: case 5:
+		if (nahgids) {
+			*g = gids[ah_gid_list[rndn(nahgids)]];
+			return G_OWN;
+		}
+		/* fall through */
+	case 6:
+		memcpy(g->raw, mcast[rndn(4)], 16);
+		return G_MCAST;
+	case 7: case 8:
+		memcpy(g->raw, other[rndn(4)], 16);
+		return G_OTHER;
+	default:		/* global unicast, 2000::/3 */
+		for (i = 0; i < 16; i++)
+			g->raw[i] = rnd();
+		g->raw[0] = 0x20 | (g->raw[0] & 0x1f);
+		return G_OTHER;
+	}
+}
+
+/* what resolving a route to a GID nobody owns may give */
+#define AH_ROUTE	(XOK | X(ENETUNREACH) | X(EHOSTUNREACH) | X(ETIMEDOUT) | \
+			 X(EADDRNOTAVAIL) | X(ENODEV))
+
+/*
+ * create_ah: the core checks the port, the PD, the GRH and the source GID
+ * (an empty entry: ENODATA), then resolves the destination MAC: a
+ * multicast GID maps to one directly; a unicast one is resolved by route
+ * from the source GID's address, which must be of the same family
+ * (EINVAL otherwise); softhca's own GIDs always resolve.
+ */
+static expect_t ah_expect(uint32_t pd, unsigned int port, int global,
+			  unsigned int sgid, const union ibv_gid *dgid,
+			  int kind)
+{
+	expect_t x;
+	int e;
+
+	if (port != 1)
+		return X(EINVAL);
+	if ((e = lookup_err(pd, T_PD)))
+		return X(e);
+	if (!global)
+		return X(EINVAL);	/* RoCE needs a GRH */
+	/* an empty entry; the table may have grown since the start */
+	if (!gid_valid[sgid])
+		return X(ENODATA) | X(EINVAL) | AH_ROUTE;
+	if (kind == G_MCAST)
+		x = XOK;
+	else if (gid_v4(&gids[sgid]) != gid_v4(dgid))
+		x = X(EINVAL);
+	else if (kind == G_OWN)
+		x = XOK;
+	else
+		x = AH_ROUTE;
+	return x;
+}
+
+static void rnd_ah_attr(struct ibv_ah_attr *a, int *kind)
+{
+	memset(a, 0, sizeof(*a));
+	*kind = rnd_dgid(&a->grh.dgid);
+	a->grh.sgid_index = rndn(4) && nahgids ? (unsigned int)ah_gid_list[rndn(nahgids)] :
+			  (unsigned int)rndn(256);
+	a->grh.hop_limit = rndn(3) ? 64 : rnd();
+	a->grh.traffic_class = rnd();
+	a->grh.flow_label = rndn(2) ? 0 : rnd();
+	a->is_global = rndn(12) != 0;
+	a->port_num = rndn(10) ? 1 : rndn(3);
+	a->sl = rnd();
+	a->dlid = rnd();
+	a->src_path_bits = rnd();
+	a->static_rate = rnd();
+}
+
+static void op_ah_create(void)
+{
+	struct ibv_pd *pd = some_pd();
+	struct ibv_ah_attr a;
+	struct ibv_ah *ah;
+	unsigned int i;
+	char gs[48];
+	expect_t x;
+	int kind;
+
+	for (i = 0; i < MAX_AH && ahs[i]; i++)
+		;
+	/* half as often as the weight says: a unicast AH resolves a route */
+	if (i == MAX_AH || !pd || rndn(2))
+		return;
+	rnd_ah_attr(&a, &kind);
+	x = ah_expect(pd->handle, a.port_num, a.is_global, a.grh.sgid_index,
+		      &a.grh.dgid, kind);
+	errno = 0;
+	ah = ibv_create_ah(pd, &a);
+	account(OP_AH_CREATE, ah ? 0 : errno, x,
+		"(pd %u, port %u, global %u, sgid %u, dgid %s)", pd->handle,
+		a.port_num, a.is_global, a.grh.sgid_index,
+		gid_str(a.grh.dgid.raw, gs));
+	if (ah) {
+		kset(ah->handle, T_AH);
+		tab[ah->handle].pd = pd->handle;
+		ahs[i] = ah;
+	}
+}
+
+static void op_ah_destroy(void)
+{
+	unsigned int i = rndn(MAX_AH);
+	uint32_t h;
+	int e, err;
+
+	if (!ahs[i])
+		return;
+	h = ahs[i]->handle;
+	e = lookup_err(h, T_AH);
+	err = ibv_destroy_ah(ahs[i]);
+	account(OP_AH_DESTROY, err, X(e), "(handle %u)", h);
+	if (!err) {
+		kdel(h);
+		ahs[i] = NULL;
+	} else if (rndn(2)) {
+		ahs[i] = NULL;	/* stale: forget it (the struct leaks) */
+	}
+}
+
+static void op_ah_create_raw(void)
+{
+	struct ib_uverbs_create_ah cmd;
+	struct {
+		struct ib_uverbs_create_ah_resp resp;
+		uint32_t more[4];
+	} out;
+	unsigned int in_x = 0, out_x = 0;
+	struct ibv_ah_attr a;
+	int bad, err, kind;
+	char gs[48];
+	expect_t x;
+
+	if (count_type(T_AH) >= 2 * MAX_AH || rndn(2))
+		return;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&out, 0, sizeof(out));
+	rnd_ah_attr(&a, &kind);
+	cmd.response = rnd_resp(&out, &bad);
+	cmd.user_handle = rnd();
+	cmd.pd_handle = any_handle(T_PD);
+	cmd.reserved = rndn(4) ? 0 : rnd();
+	memcpy(cmd.attr.grh.dgid, a.grh.dgid.raw, 16);
+	cmd.attr.grh.flow_label = a.grh.flow_label;
+	cmd.attr.grh.sgid_index = a.grh.sgid_index;
+	cmd.attr.grh.hop_limit = a.grh.hop_limit;
+	cmd.attr.grh.traffic_class = a.grh.traffic_class;
+	cmd.attr.grh.reserved = rndn(4) ? 0 : rnd();
+	cmd.attr.dlid = a.dlid;
+	cmd.attr.sl = a.sl;
+	cmd.attr.src_path_bits = a.src_path_bits;
+	cmd.attr.static_rate = a.static_rate;
+	cmd.attr.is_global = rndn(8) ? a.is_global : rnd();
+	cmd.attr.port_num = rndn(8) ? a.port_num : rnd();
+	cmd.attr.reserved = rndn(4) ? 0 : rnd();
+	if (!rndn(6)) {		/* driver data: softhca takes none, ignores it */
+		in_x = rndn(4);
+		out_x = rndn(3);
+	}
+	x = ah_expect(cmd.pd_handle, cmd.attr.port_num, cmd.attr.is_global,
+		      cmd.attr.grh.sgid_index, &a.grh.dgid, kind);
+	if (bad && (x & XOK))
+		x = (x & ~XOK) | X(EFAULT);
+	err = raw_cmd_x(IB_USER_VERBS_CMD_CREATE_AH, &cmd, sizeof(cmd), in_x,
+			rndn(2), sizeof(out.resp) / 4 + out_x);
+	account(OP_AH_CREATE_RAW, err, x,
+		"(pd %u, port %u, global %u, sgid %u, dgid %s, +%u/+%u words, response %#llx)",
+		cmd.pd_handle, cmd.attr.port_num, cmd.attr.is_global,
+		cmd.attr.grh.sgid_index, gid_str(cmd.attr.grh.dgid, gs), in_x,
+		out_x, (unsigned long long)cmd.response);
+	if (!err) {
+		kset(out.resp.ah_handle, T_AH);
+		tab[out.resp.ah_handle].pd = cmd.pd_handle;
+	}
+}
+
+static void op_ah_destroy_raw(void)
+{
+	struct ib_uverbs_destroy_ah cmd;
+	int e, err;
+
+	cmd.ah_handle = any_handle(T_AH);
+	e = lookup_err(cmd.ah_handle, T_AH);
+	err = raw_cmd(IB_USER_VERBS_CMD_DESTROY_AH, &cmd, sizeof(cmd), 0);
+	account(OP_AH_DESTROY_RAW, err, X(e), "(handle %u)", cmd.ah_handle);
+	if (!err)
+		kdel(cmd.ah_handle);
+}
+
+/* ---- UD sends ------------------------------------------------------------- */
+
+/* a QP of @type, or NULL */
+static struct ibv_qp *some_qp_of(enum ibv_qp_type type)
+{
+	unsigned int i, start = rndn(MAX_QP);
+
+	for (i = 0; i < MAX_QP; i++) {
+		struct ibv_qp *qp = qps[(start + i) % MAX_QP];
+
+		if (qp && qp->qp_type == type)
+			return qp;
+	}
+	return NULL;
+}
+
+/* a MAD-like datagram in the upper half of udbuf, for QP1 */
+static uint64_t fill_mad(void)
+{
+	static const unsigned char classes[] = {
+		0x01, 0x03, 0x04, 0x06, 0x07, 0x09, 0x0a, 0x10, 0x21, 0x30,
+		0x81,
+	};
+	unsigned char *m = (unsigned char *)udbuf + UDBUF_LEN / 2 +
+			   256 * rndn(UDBUF_LEN / 2 / 256 - 2);
+	uint64_t v;
+	unsigned int i;
+
+	for (i = 0; i < 256; i += 8) {
+		v = rnd();
+		memcpy(m + i, &v, 8);
+	}
+	m[0] = rndn(4) ? 1 : rnd();			/* base version */
+	m[1] = rndn(4) ? classes[rndn(sizeof(classes))] : rnd();
+	m[2] = rndn(3) ? 1 + rndn(2) : rnd();		/* class version */
+	m[3] = rndn(2) ? 1 + rndn(0x20) : rnd();	/* method */
+	return (uintptr_t)m;
+}
+
+/* what softhca checks of one UD send WR, after the core's checks */
+static int ud_wr_err(const struct kobj *o, const struct ibv_send_wr *w,
+		     expect_t *maybe)
+{
+	uint32_t len = 0;
+	int i;
+
+	if (w->wr.ud.remote_qpn > 0xffffff)
+		return EINVAL;
+	if (w->send_flags & IBV_SEND_INLINE) {
+		/* copied from the process while posting */
+		for (i = 0; i < w->num_sge; i++) {
+			const struct ibv_sge *s = &w->sg_list[i];
+
+			if (s->length > o->max_inline - len)
+				return EINVAL;
+			if (s->length) {
+				if (s->addr + s->length < s->addr)
+					return EFAULT;
+				switch (classify(s->addr, s->length)) {
+				case M_RW:
+				case M_RO:
+					break;
+				case M_BAD:
+					return EFAULT;
+				default:
+					*maybe |= X(EFAULT);
+					break;
+				}
+			}
+			len += s->length;
+		}
+		return 0;
+	}
+	if ((uint32_t)w->num_sge > o->max_sge)
+		return EINVAL;
+	for (i = 0; i < w->num_sge; i++) {
+		if (len + w->sg_list[i].length < len)
+			return EINVAL;
+		len += w->sg_list[i].length;
+	}
+	return 0;
+}
+
+static expect_t ud_send_expect(struct ibv_qp *qp, struct ibv_send_wr *wr)
+{
+	const struct kobj *o = &tab[qp->handle];
+	struct ibv_send_wr *w;
+	expect_t x = 0;
+	int e;
+
+	/* the core converts the whole chain before softhca sees any */
+	for (w = wr; w; w = w->next) {
+		if (w->opcode != IBV_WR_SEND && w->opcode != IBV_WR_SEND_WITH_IMM)
+			return X(EINVAL);
+		if ((e = lookup_err(w->wr.ud.ah->handle, T_AH)))
+			return X(e);
+	}
+	for (w = wr; w; w = w->next) {
+		e = ud_wr_err(o, w, &x);
+		if (e)
+			return x | X(e);
+		if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT)
+			return x | X(EINVAL);
+		/* RTR: or in the error state by now */
+		if (qp->state == IBV_QPS_RTR)
+			x |= X(EINVAL);
+		x |= X(ENOMEM);		/* the send queue may be full */
+	}
+	return x | XOK;
+}
+
+/*
+ * UD sends with live (or destroyed) address handles of the process, to
+ * its own UD QPs, to QP1 (MAD-like datagrams with the GSI Q_Key), to QP
+ * numbers 0, 0xffffff and beyond, with controlled Q_Keys and lengths
+ * above the MTU.
+ */
+static void op_ud_send(void)
+{
+	static const uint32_t qpns[] = { 0, 1, 0xffffff, 0x1000000, 0xffffffff };
+	struct ibv_qp *qp = some_qp_of(IBV_QPT_UD), *peer;
+	struct ibv_send_wr wr[3], *bad = NULL;
+	struct ibv_ah *live[MAX_AH];
+	struct ibv_sge sg[3][40];
+	unsigned int n = 1 + rndn(3), k, j, nah = 0;
+	const struct kobj *o;
+	expect_t x;
+	int err;
+
+	if (!qp)
+		return;
+	for (k = 0; k < MAX_AH; k++)
+		if (ahs[k])
+			live[nah++] = ahs[k];
+	if (!nah)
+		return;
+	o = &tab[qp->handle];
+	memset(wr, 0, sizeof(wr));
+	for (k = 0; k < n; k++) {
+		struct ibv_send_wr *w = &wr[k];
+
+		w->wr_id = rnd();
+		w->opcode = rndn(24) ? (rndn(2) ? IBV_WR_SEND : IBV_WR_SEND_WITH_IMM) :
+			    (enum ibv_wr_opcode)rndn(16);
+		w->send_flags = rndn(2) ? IBV_SEND_SIGNALED :
+				rndn(4) ? rnd() & (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
+						   IBV_SEND_INLINE) :
+					  (unsigned int)rnd();
+		w->imm_data = rnd();
+		w->wr.ud.ah = live[rndn(nah)];
+		peer = some_qp_of(IBV_QPT_UD);
+		switch (rndn(8)) {
+		case 0:
+			w->wr.ud.remote_qpn = 1;
+			w->wr.ud.remote_qkey = rndn(4) ? QP1_QKEY : rnd();
+			break;
+		case 1:
+			w->wr.ud.remote_qpn = qpns[rndn(5)];
+			w->wr.ud.remote_qkey = rnd();
+			break;
+		case 2:
+			w->wr.ud.remote_qpn = rnd() & 0xffffff;
+			w->wr.ud.remote_qkey = rnd();
+			break;
+		default:
+			w->wr.ud.remote_qpn = peer->qp_num;
+			w->wr.ud.remote_qkey = rndn(4) ? tab[peer->handle].qkey :
+					       rndn(2) ? 0x80000000U | (uint32_t)rnd() :
+							 (uint32_t)rnd();
+			break;
+		}
+		if (w->wr.ud.remote_qpn == 1 && ud_mr && rndn(4)) {
+			w->num_sge = 1;
+			sg[k][0].addr = fill_mad();
+			sg[k][0].length = rndn(4) ? 256 : rndn(512);
+			sg[k][0].lkey = ud_mr->lkey;
+		} else {
+			w->num_sge = rndn(8) ? rndn(o->max_sge + 1) : rndn(40);
+			for (j = 0; j < (unsigned int)w->num_sge; j++)
+				sg[k][j] = rnd_sge();
+		}
+		w->sg_list = sg[k];
+		w->next = k + 1 < n ? &wr[k + 1] : NULL;
+	}
+	x = ud_send_expect(qp, wr);
+	err = ibv_post_send(qp, wr, &bad);
+	account(OP_UD_SEND, err, x,
+		"(qp %u state %d, %u WRs, first: opcode %d flags %#x sges %d of %u (inline %u), ah %u, qpn %#x, qkey %#x)",
+		qp->handle, qp->state, n, wr[0].opcode, wr[0].send_flags,
+		wr[0].num_sge, o->max_sge, o->max_inline,
+		wr[0].wr.ud.ah->handle, wr[0].wr.ud.remote_qpn,
+		wr[0].wr.ud.remote_qkey);
 }
 
 static const struct {
@@ -2117,14 +3232,20 @@ static const struct {
 	unsigned int weight;
 } ops[] = {
 	{ op_pd_alloc, 4 }, { op_pd_alloc_raw, 3 }, { op_pd_dealloc, 2 },
-	{ op_pd_dealloc_raw, 4 }, { op_reg, 14 }, { op_reg_raw, 16 },
-	{ op_rereg, 6 }, { op_rereg_raw, 10 }, { op_dereg, 6 },
-	{ op_dereg_raw, 8 }, { op_hdr_raw, 3 }, { op_dm_alloc, 3 },
+	{ op_pd_dealloc_raw, 4 }, { op_reg, 12 }, { op_reg_raw, 13 },
+	{ op_rereg, 6 }, { op_rereg_raw, 8 }, { op_dereg, 6 },
+	{ op_dereg_raw, 7 }, { op_hdr_raw, 3 }, { op_dm_alloc, 3 },
 	{ op_dm_free, 2 }, { op_dm_copy, 4 }, { op_dm_mr, 4 },
 	{ op_dm_mmap, 3 }, { op_dmabuf_mr, 5 }, { op_vm, 3 },
 	{ op_cq_create, 1 }, { op_cq_destroy, 1 }, { op_poll, 2 },
 	{ op_poll_raw, 1 }, { op_qp_create, 1 }, { op_qp_modify, 2 },
-	{ op_qp_destroy, 1 }, { op_post_send, 2 }, { op_post_recv, 1 },
+	{ op_qp_destroy, 1 }, { op_post_send, 2 }, { op_post_recv, 2 },
+	{ op_srq_create, 1 }, { op_srq_destroy, 1 }, { op_srq_modify, 1 },
+	{ op_srq_query, 1 }, { op_srq_post, 2 }, { op_srq_create_raw, 1 },
+	{ op_srq_modify_raw, 1 }, { op_srq_query_raw, 1 },
+	{ op_srq_destroy_raw, 1 }, { op_srq_post_raw, 2 }, { op_ah_create, 1 },
+	{ op_ah_destroy, 1 }, { op_ah_create_raw, 1 }, { op_ah_destroy_raw, 1 },
+	{ op_ud_send, 3 },
 };
 
 /*
@@ -2148,6 +3269,9 @@ static void cleanup(void)
 {
 	struct ib_uverbs_dereg_mr dmr;
 	struct ib_uverbs_dealloc_pd dpd;
+	struct ib_uverbs_destroy_srq_resp dsrq_resp;
+	struct ib_uverbs_destroy_srq dsrq = {};
+	struct ib_uverbs_destroy_ah dah;
 	unsigned int i;
 	int err;
 
@@ -2158,6 +3282,24 @@ static void cleanup(void)
 		account(OP_CLEANUP, err, XOK, "(destroy_qp %u)", qps[i]->handle);
 		if (!err)
 			kdel(qps[i]->handle);
+	}
+	for (i = 0; i < MAXH; i++) {
+		if (tab[i].type == T_SRQ) {
+			dsrq.srq_handle = i;
+			dsrq.response = (uintptr_t)&dsrq_resp;
+			err = raw_cmd(IB_USER_VERBS_CMD_DESTROY_SRQ, &dsrq,
+				      sizeof(dsrq), sizeof(dsrq_resp) / 4);
+			account(OP_CLEANUP, err, XOK, "(raw DESTROY_SRQ %u)", i);
+		} else if (tab[i].type == T_AH) {
+			dah.ah_handle = i;
+			err = raw_cmd(IB_USER_VERBS_CMD_DESTROY_AH, &dah,
+				      sizeof(dah), 0);
+			account(OP_CLEANUP, err, XOK, "(raw DESTROY_AH %u)", i);
+		} else {
+			continue;
+		}
+		if (!err)
+			kdel(i);
 	}
 	for (i = 0; i < MAX_CQ; i++) {
 		if (!cqs[i])
@@ -2202,6 +3344,47 @@ static void cleanup(void)
 	account(OP_CLEANUP, err, XOK, "(close_device)");
 }
 
+/*
+ * A PD with an MR over udbuf for UD payloads (among the PDs ibv_create_qp
+ * picks from), and whether UC QPs exist: a UC QP, created and destroyed.
+ */
+static void setup_ud(void)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_cq *cq;
+	struct ibv_qp *qp;
+
+	ud_pd = ibv_alloc_pd(ctx);
+	account(OP_PD_ALLOC, ud_pd ? 0 : errno, XOK, "(for UD)");
+	if (!ud_pd)
+		return;
+	kset(ud_pd->handle, T_PD);
+	pd_register(ud_pd);
+	ud_mr = ibv_reg_mr(ud_pd, udbuf, UDBUF_LEN, IBV_ACCESS_LOCAL_WRITE);
+	account(OP_REG, ud_mr ? 0 : errno, XOK, "(udbuf)");
+	if (ud_mr) {
+		mr_created(ud_mr->handle, ud_pd->handle, -1, IBV_ACCESS_LOCAL_WRITE);
+		mr_pinned(ud_mr->handle, (uintptr_t)udbuf, UDBUF_LEN,
+			  (uintptr_t)udbuf, 0);
+	}
+	cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	if (!cq)
+		return;
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = ia.recv_cq = cq;
+	ia.qp_type = IBV_QPT_UC;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 1;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	errno = 0;
+	qp = ibv_create_qp(ud_pd, &ia);
+	account(OP_QP_CREATE, qp ? 0 : errno, XOK | X(EOPNOTSUPP), "(UC probe)");
+	if (qp) {
+		uc_qps = 1;
+		ibv_destroy_qp(qp);
+	}
+	ibv_destroy_cq(cq);
+}
+
 /* mode 0: clean up at the end; 1: just exit; 2: to be killed half way */
 static int child(const char *name, uint64_t seed, uint64_t iters, int mode,
 		 int kill_fd)
@@ -2217,6 +3400,7 @@ static int child(const char *name, uint64_t seed, uint64_t iters, int mode,
 	ctx = vt_open(name);
 	cmd_fd = ctx->cmd_fd;
 	find_gid();
+	setup_ud();
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
 		total += ops[i].weight;
 
