@@ -8,8 +8,8 @@
 # O_DIRECT is read back and compared through the host and on the backing
 # device; then a controller reset, polled I/O on poll queues
 # (nr_poll_queues: IB_POLL_DIRECT CQs), the target on SRQs
-# (nvmet-rdma use_srq=1), and device removal under a
-# connected controller: `rdma link delete` and `rmmod softhca` go through
+# (nvmet-rdma use_srq=1), and device removal under a connected
+# controller: `rdma link delete`, netdev removal and `rmmod softhca` go through
 # the core's removal (RDMA_CM_EVENT_DEVICE_REMOVAL), the ULPs tear down,
 # nothing hangs and no task is reported blocked.
 #
@@ -73,7 +73,7 @@ no_ctrl() { [ -z "$(ctrl)" ]; }
 
 # connect [OPTIONS]: connect the host to $NQN (",OPTIONS" appended)
 connect() {
-	_opts="transport=rdma,traddr=$A0,trsvcid=4420,nqn=$NQN${1:+,$1}"
+	_opts="transport=rdma,traddr=${TADDR:-$A0},trsvcid=4420,nqn=$NQN${1:+,$1}"
 	echo "  \$ echo $_opts > /dev/nvme-fabrics"
 	if ! echo "$_opts" >/dev/nvme-fabrics; then
 		bad "connect ($_opts) failed"
@@ -201,6 +201,40 @@ else
 	bad "controller still there: '$(ctrl_state)'"
 fi
 kernel_quiet
+
+title "netdev removal under a connected controller"
+# A second device on a dummy netdev, a second nvmet port on its address;
+# deleting the netdev removes the device with the controller connected.
+# softhca fails the device's QPs at once (IB_EVENT_DEVICE_FATAL, flushes),
+# so the host's shutdown commands complete; rdma_rxe keeps retrying on
+# the vanished port and blocks the removal for about a minute (seen:
+# hung-task reports at 20 and 40 s), so the case is softhca's only.
+if [ "$DRV_TYPE" = rxe ]; then
+	info "rxe: skipped (the removal blocks for about a minute)"
+elif add_dummy shd0 && run ip addr add 10.0.9.15/24 dev shd0 &&
+	must "rdma link add shd9 on shd0" link_add shd9 shd0; then
+	expect_port shd9 state "4: ACTIVE" 10
+	mkdir "$CFS/ports/2"
+	echo rdma >"$CFS/ports/2/addr_trtype"
+	echo ipv4 >"$CFS/ports/2/addr_adrfam"
+	echo 10.0.9.15 >"$CFS/ports/2/addr_traddr"
+	echo 4420 >"$CFS/ports/2/addr_trsvcid"
+	ln -s "$CFS/subsystems/$NQN" "$CFS/ports/2/subsystems/$NQN"
+	if TADDR=10.0.9.15 connect; then
+		run rdma res show qp link shd9/1
+		run_t 60 dd if=/dev/nvme0n1 of=/dev/null bs=1M count=8 iflag=direct
+		must "ip link del shd0" run_t 60 ip link del shd0
+		if wait_for 30 no_ctrl; then
+			ok "the host deleted its controller"
+		else
+			bad "controller still there: '$(ctrl_state)'"
+		fi
+		wait_for 10 dev_gone shd9 && ok "shd9 is gone" || bad "shd9 still there"
+	fi
+	rm -f "$CFS/ports/2/subsystems/$NQN"
+	rmdir "$CFS/ports/2"
+	kernel_quiet
+fi
 
 title "rmmod under a connected controller"
 must "rdma link add $D0 again" link_add "$D0" eth0

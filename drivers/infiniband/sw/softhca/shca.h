@@ -99,6 +99,8 @@ struct dma_buf;
  * @netdev_gone: the netdev unregistered while the device was still being
  *	registered; under shca_devices_lock
  * @port_state: last port state reported by an IB event; under RTNL
+ * @fatal: the netdev is unregistering: the device executes nothing more
+ *	(see shca_qp_device_fatal())
  * @num_pds: PDs allocated, bounded by SHCA_MAX_PD
  * @num_cqs: CQs allocated, bounded by SHCA_MAX_CQ
  * @num_qps: QPs allocated, bounded by SHCA_MAX_QP
@@ -120,6 +122,7 @@ struct shca_dev {
 	bool registered;
 	bool netdev_gone;
 	enum ib_port_state port_state;
+	bool fatal;
 	atomic_t num_pds;
 	atomic_t num_cqs;
 	atomic_t num_qps;

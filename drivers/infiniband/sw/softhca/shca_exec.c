@@ -1013,6 +1013,10 @@ void shca_qp_work(struct work_struct *work)
 	for (budget = SHCA_EXEC_BUDGET; budget && bytes < SHCA_EXEC_BYTES;
 	     budget--) {
 		spin_lock_irqsave(&qp->lock, flags);
+		/* A device that is going away executes nothing more. */
+		if (unlikely(READ_ONCE(qp->sdev->fatal)) &&
+		    qp->state != IB_QPS_RESET)
+			shca_qp_set_error(qp);
 		state = qp->state;
 		w = state == IB_QPS_RTS ? shca_sq_head(qp) : NULL;
 		if (w)

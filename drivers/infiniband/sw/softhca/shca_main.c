@@ -220,6 +220,8 @@ static void shca_netdev_gone(struct shca_dev *sdev)
 	 * could take; the unregistration in flight releases the netdev.
 	 */
 	if (ib_device_try_get(&sdev->ibdev)) {
+		/* Consumers tear down on a device that fails fast. */
+		shca_qp_device_fatal(sdev);
 		ib_unregister_device_queued(&sdev->ibdev);
 		ib_device_put(&sdev->ibdev);
 	}

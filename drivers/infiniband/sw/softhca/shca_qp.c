@@ -1119,6 +1119,59 @@ int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 	return err;
 }
 
+/* Move @qp to the error state and let its work item flush it. */
+static void shca_qp_fatal(struct shca_qp *qp)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state != IB_QPS_RESET)
+		shca_qp_set_error(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	shca_qp_kick_now(qp);
+}
+
+/**
+ * shca_qp_device_fatal() - the device is going away under its users
+ * @sdev: the device; its netdev is unregistering
+ *
+ * As a hardware HCA does on a catastrophic error: report
+ * IB_EVENT_DEVICE_FATAL, move every QP of the device to the error state
+ * and flush it, and execute nothing more on it (a QP brought back to RTS
+ * is moved to the error state again). ULPs tearing down then see their
+ * work requests complete with IB_WC_WR_FLUSH_ERR at once instead of
+ * waiting out transport timeouts on a port that is gone.
+ *
+ * Context: process context.
+ */
+void shca_qp_device_fatal(struct shca_dev *sdev)
+{
+	struct ib_event ev = {
+		.device = &sdev->ibdev,
+		.element.port_num = SHCA_PORT,
+		.event = IB_EVENT_DEVICE_FATAL,
+	};
+	struct shca_qp *qp;
+	unsigned long idx;
+
+	WRITE_ONCE(sdev->fatal, true);
+	rcu_read_lock();
+	xa_for_each(&shca_qp_xa, idx, qp) {
+		if (qp->sdev != sdev || !kref_get_unless_zero(&qp->ref))
+			continue;
+		shca_qp_fatal(qp);
+		shca_qp_put(qp);
+	}
+	list_for_each_entry_rcu(qp, &shca_gsi_qps, gsi_entry) {
+		if (qp->sdev != sdev || !kref_get_unless_zero(&qp->ref))
+			continue;
+		shca_qp_fatal(qp);
+		shca_qp_put(qp);
+	}
+	rcu_read_unlock();
+	ib_dispatch_event(&ev);
+}
+
 /**
  * shca_qp_table_fini() - forget the held QP numbers; every QP is gone
  */

@@ -131,6 +131,7 @@ bool shca_queue_take(struct shca_queue *q, struct shca_wqe *out);
 int shca_queue_put_recv(struct shca_queue *q, const struct ib_recv_wr *wr);
 void shca_qp_event(struct shca_qp *qp, enum ib_event_type type);
 void shca_qp_srq_check(struct shca_qp *qp, bool done);
+void shca_qp_device_fatal(struct shca_dev *sdev);
 
 /* shca_srq.c */
 int shca_srq_init(struct shca_srq *srq, struct ib_srq_init_attr *init);
