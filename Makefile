@@ -12,7 +12,8 @@
 #   make kunit           the KUnit tier only (kunit-san: under sanitizers)
 #   make vm              the VM tier only
 #   make bench           MR registration rate and RDMA WRITE/READ/SEND throughput
-#                        and latency, softhca vs rdma_rxe vs memcpy, in the VM
+#                        and latency, softhca vs rdma_rxe vs memcpy, and NVMe over
+#                        Fabrics (fio) and rdma_cm setup (cmtime), in the VM
 
 include $(dir $(lastword $(MAKEFILE_LIST)))scripts/versions.env
 
@@ -81,6 +82,6 @@ vm:
 	scripts/vm.sh
 
 bench:
-	scripts/deps.sh vm build
+	scripts/deps.sh vm build bench
 	$(MAKE) modules vm-programs KDIR=$(DEBIAN_KDIR)
 	tests/bench/run.sh

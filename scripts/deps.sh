@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install the Debian packages a tier needs; a no-op when they are there.
-#   scripts/deps.sh [build|check|kunit|vm|all]...
+#   scripts/deps.sh [build|check|kunit|vm|bench|all]...
+# all = the tiers of make test (build, check, kunit, vm); bench = what make
+# bench needs on top of vm and build (fio for the ULP benchmark).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -15,6 +17,7 @@ pkgs_kunit="$DEBIAN_KSRC_PKG xz-utils python3 gcc make bc flex bison libelf-dev 
 pkgs_vm="linux-image-$DEBIAN_KVER qemu-system-x86 busybox-static cpio kmod
 	iproute2 rdma-core ibverbs-utils ibverbs-providers libibverbs-dev
 	librdmacm-dev rdmacm-utils perftest xz-utils gzip"
+pkgs_bench="fio"
 
 want=""
 [ $# -gt 0 ] || set -- all
@@ -24,6 +27,7 @@ for tier in "$@"; do
 	check) want="$want $pkgs_check" ;;
 	kunit) want="$want $pkgs_kunit" ;;
 	vm) want="$want $pkgs_vm" ;;
+	bench) want="$want $pkgs_bench" ;;
 	all) want="$want $pkgs_build $pkgs_check $pkgs_kunit $pkgs_vm" ;;
 	*) echo "deps: unknown tier $tier" >&2; exit 2 ;;
 	esac

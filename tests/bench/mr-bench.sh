@@ -12,19 +12,27 @@
 # through libibverbs and the providers for 4 KiB .. 1 GiB regions; its table
 # goes between "=== REG-BENCH-TABLE" and "=== REG-BENCH-TABLE-END", every
 # line prefixed with "reg-bench: ". Then the data-path benchmark,
-# dp-bench.sh (its own table, see there), on all four devices. Finally
-# unloads everything. Exit status 0 only if the three tables were printed
-# and the cleanup succeeded.
+# dp-bench.sh (its own table, see there), on all four devices. Then
+# unloads everything and, unless BENCH_ULP=0, runs the ULP benchmark
+# ulp-bench.sh (NVMe over Fabrics with fio, rdma_cm with cmtime; its own
+# devices and table, see there). Exit status 0 only if the tables were
+# printed and the cleanups succeeded.
 #
 # Environment: BENCH_ITERS (default 2000), BENCH_PAGES (default 16),
 # BENCH_REG_SECS (seconds per userspace cell, default 0.5),
 # SOFTHCA_KO (default /softhca.ko), BENCH_KO (default /shca_mr_bench.ko),
-# DP_BENCH (default /tests/dp-bench.sh) and the BENCH_DP_* knobs it reads.
+# DP_BENCH (default /tests/dp-bench.sh) and the BENCH_DP_* knobs it reads,
+# BENCH_ULP (0: no ULP benchmark), BENCH_ULP_TIMEOUT (its bound in
+# seconds, default 900), ULP_BENCH (default /tests/ulp-bench.sh) and the
+# BENCH_ULP_* knobs it reads.
 # POSIX sh; every command is bounded by a timeout.
 
 KO=${SOFTHCA_KO:-/softhca.ko}
 BENCH_KO=${BENCH_KO:-/shca_mr_bench.ko}
 DP_BENCH=${DP_BENCH:-/tests/dp-bench.sh}
+ULP_BENCH=${ULP_BENCH:-/tests/ulp-bench.sh}
+ULP=${BENCH_ULP:-1}
+ULP_TIMEOUT=${BENCH_ULP_TIMEOUT:-900}
 ITERS=${BENCH_ITERS:-2000}
 PAGES=${BENCH_PAGES:-16}
 REG_SECS=${BENCH_REG_SECS:-0.5}
@@ -158,4 +166,17 @@ say "data-path benchmark ran for $(($(date +%s) - t0))s"
 [ $rc -eq 0 ] || fail "$DP_BENCH: exit status $rc"
 
 cleanup || fail "cleanup failed"
+
+# The ULP benchmark, same boot, devices of its own.
+if [ "$ULP" != 0 ]; then
+	[ -r "$ULP_BENCH" ] || fail "$ULP_BENCH is missing"
+	say "\$ sh $ULP_BENCH"
+	t0=$(date +%s)
+	timeout -k 5 "$ULP_TIMEOUT" sh "$ULP_BENCH"
+	rc=$?
+	say "ULP benchmark ran for $(($(date +%s) - t0))s"
+	[ $rc -eq 0 ] || fail "$ULP_BENCH: exit status $rc"
+else
+	say "ULP benchmark skipped (BENCH_ULP=0)"
+fi
 say "done"

@@ -7,7 +7,7 @@
 # under build/bench/:
 #   mr-bench.txt   the MR registration benchmark from the kernel
 #                  (tests/bench/shca_mr_bench.ko, softhca0 vs rxe0, both on
-#                  eth0), followed by the other two tables
+#                  eth0), followed by the other tables
 #   reg-bench.txt  the userspace MR benchmark tests/vm/bin/shca_reg_bench
 #                  (ibv_reg_mr + ibv_dereg_mr, 4 KiB .. 1 GiB, same devices)
 #   dp-bench.txt   the data-path benchmark tests/bench/dp-bench.sh (RDMA
@@ -15,6 +15,13 @@
 #                  softhca1 vs rxe0 -> rxe1 vs memcpy, from the kernel with
 #                  tests/bench/shca_dp_bench.ko and from userspace with
 #                  perftest)
+#   ulp-bench.txt  the ULP benchmark tests/bench/ulp-bench.sh (issue 10):
+#                  fio over nvme-rdma -> nvmet-rdma on softhca0 (eth0) vs
+#                  on rxe0 (eth1) vs the null_blk behind them without RDMA,
+#                  4 KiB random-read IOPS and 128 KiB sequential read and
+#                  write throughput; rdma_cm connection setup with cmtime.
+#                  The guest gets the host's fio (and its ~80 MB of
+#                  libraries; about 36 MB more initramfs) for this only.
 #
 # Usage: tests/bench/run.sh [scripts/vm.sh options: -v, --module PATH,
 #        --provider PATH, --timeout SECS, --test-timeout SECS, --rebuild]
@@ -28,10 +35,18 @@
 #   BENCH_DP_BUDGET (default 200): s after which remaining perftest runs
 #     are skipped
 #   BENCH_DP_PERFTEST=0: no perftest
+#   BENCH_ULP=0: no ULP benchmark
+#   BENCH_ULP_SECS (default 5): s per fio cell
+#   BENCH_ULP_REPS (default 3): runs of each fio and cmtime cell (median)
+#   BENCH_ULP_CONNS (default 100): cmtime's connections
+#   BENCH_ULP_MIB (default 256): MiB of each block device fio uses
+#   BENCH_ULP_BUDGET (default from the above, about 10 min): s after
+#     which the remaining ULP cells are skipped
 # A short run: BENCH_ITERS=100 BENCH_REG_SECS=0.05 BENCH_DP_MS=20
-#   BENCH_DP_PERFTEST=0 make bench
+#   BENCH_DP_PERFTEST=0 BENCH_ULP_SECS=1 BENCH_ULP_REPS=1 make bench
 #
-# Exit status 0 only if all three tables were produced.
+# Exit status 0 only if all tables (three, four with the ULP one) were
+# produced.
 
 set -euo pipefail
 
@@ -41,6 +56,7 @@ OUT_DIR=$ROOT/build/bench
 BENCH_OUT=$OUT_DIR/mr-bench.txt
 REG_OUT=$OUT_DIR/reg-bench.txt
 DP_OUT=$OUT_DIR/dp-bench.txt
+ULP_OUT=$OUT_DIR/ulp-bench.txt
 BENCH_BIN=$OUT_DIR/bin
 DEBIAN_KVER=
 if [ -r "$ROOT/scripts/versions.env" ]; then
@@ -75,14 +91,17 @@ trap 'exit 130' INT TERM
 VM_ARGS=()
 MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
 TEST_TIMEOUT=420
+HAVE_TIMEOUT=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	-h|--help) sed -n '4,/^$/s/^# \{0,1\}//p' "$0"; DONE=1; exit 0 ;;
 	--module) MODULE=${2:?--module needs a path}; VM_ARGS+=("$1" "$2"); shift ;;
 	--module=*) MODULE=${1#*=}; VM_ARGS+=("$1") ;;
 	--test-timeout) TEST_TIMEOUT=${2:?}; shift ;;
-	--provider|--timeout) VM_ARGS+=("$1" "${2:?$1 needs a value}"); shift ;;
-	-v|--verbose|--rebuild|--provider=*|--timeout=*) VM_ARGS+=("$1") ;;
+	--timeout) HAVE_TIMEOUT=1; VM_ARGS+=("$1" "${2:?$1 needs a value}"); shift ;;
+	--timeout=*) HAVE_TIMEOUT=1; VM_ARGS+=("$1") ;;
+	--provider) VM_ARGS+=("$1" "${2:?$1 needs a value}"); shift ;;
+	-v|--verbose|--rebuild|--provider=*) VM_ARGS+=("$1") ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 	shift
@@ -113,6 +132,39 @@ fi
 if [ "$BENCH_DP_SECS" -lt 1 ] || [ "$BENCH_DP_SECS" -gt 60 ]; then
 	die "BENCH_DP_SECS must be 1..60"
 fi
+BENCH_ULP=${BENCH_ULP:-1}
+BENCH_ULP_SECS=${BENCH_ULP_SECS:-5}
+BENCH_ULP_REPS=${BENCH_ULP_REPS:-3}
+BENCH_ULP_CONNS=${BENCH_ULP_CONNS:-100}
+BENCH_ULP_MIB=${BENCH_ULP_MIB:-256}
+case $BENCH_ULP$BENCH_ULP_SECS$BENCH_ULP_REPS$BENCH_ULP_CONNS$BENCH_ULP_MIB${BENCH_ULP_BUDGET:-} in
+*[!0-9]*) die "BENCH_ULP, BENCH_ULP_SECS, BENCH_ULP_REPS, BENCH_ULP_CONNS, BENCH_ULP_MIB and BENCH_ULP_BUDGET must be whole numbers" ;;
+esac
+if [ "$BENCH_ULP_SECS" -lt 1 ] || [ "$BENCH_ULP_SECS" -gt 120 ]; then
+	die "BENCH_ULP_SECS must be 1..120"
+fi
+if [ "$BENCH_ULP_REPS" -lt 1 ] || [ "$BENCH_ULP_REPS" -gt 20 ]; then
+	die "BENCH_ULP_REPS must be 1..20"
+fi
+if [ "$BENCH_ULP_CONNS" -lt 1 ] || [ "$BENCH_ULP_CONNS" -gt 1000 ]; then
+	die "BENCH_ULP_CONNS must be 1..1000"
+fi
+if [ "$BENCH_ULP_MIB" -lt 16 ] || [ "$BENCH_ULP_MIB" -gt 1024 ]; then
+	die "BENCH_ULP_MIB must be 16..1024 (the null_blk devices have 1 GiB)"
+fi
+# Twice what the 12 fio cells (about 1.5 s of start-up each under TCG)
+# and the 2 cmtime cells per repetition need, plus the setup.
+BENCH_ULP_BUDGET=${BENCH_ULP_BUDGET:-$((120 + BENCH_ULP_REPS * (12 * (2 * BENCH_ULP_SECS + 3) + 2 * (10 + BENCH_ULP_CONNS / 10))))}
+ULP_TIMEOUT=0
+if [ "$BENCH_ULP" != 0 ]; then
+	# a cell started just before the budget ran out, then table and cleanup
+	ULP_TIMEOUT=$((BENCH_ULP_BUDGET + BENCH_ULP_SECS + 180))
+	TEST_TIMEOUT=$((TEST_TIMEOUT + ULP_TIMEOUT))
+	command -v fio >/dev/null ||
+		note "warning: fio is not installed (scripts/deps.sh bench): no fio rows in the ULP table"
+fi
+# as scripts/vm.sh computes it, without its 900 s cap
+[ "$HAVE_TIMEOUT" = 1 ] || VM_ARGS+=(--timeout "$((120 + TEST_TIMEOUT + 40))")
 [ -x "$ROOT/tests/vm/bin/shca_reg_bench" ] ||
 	note "warning: tests/vm/bin/shca_reg_bench missing (make vm-programs): no userspace table"
 
@@ -146,9 +198,16 @@ ov=$TMP/overlay
 mkdir -p "$ov/tests/bin"
 cp "$BENCH_KO" "$DP_KO" "$ov/"
 install -m 0755 "$BENCH_DIR/dp-bench.sh" "$ov/tests/dp-bench.sh"
+install -m 0755 "$BENCH_DIR/ulp-bench.sh" "$ov/tests/ulp-bench.sh"
 for f in "$BENCH_BIN"/*; do
 	if [ -f "$f" ] && [ -x "$f" ]; then cp -L "$f" "$ov/tests/bin/"; fi
 done
+# fio for the ULP benchmark only: scripts/vm.sh adds the libraries that
+# ldd lists for it (not in scripts/vm/binaries.list, which every test
+# boot carries)
+if [ "$BENCH_ULP" != 0 ] && command -v fio >/dev/null; then
+	cp -L "$(command -v fio)" "$ov/tests/bin/"
+fi
 
 # ---- the run -----------------------------------------------------------------------
 
@@ -156,11 +215,14 @@ CLEAN=$TMP/console.txt
 vm_rc=0
 "$ROOT/scripts/vm.sh" "${VM_ARGS[@]}" --run "$BENCH_DIR/mr-bench.sh" --hub \
 	--overlay "$ov" --console "$CLEAN" --test-timeout "$TEST_TIMEOUT" \
-	--show '^(mr-bench|dp-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
+	--show '^(mr-bench|dp-bench|ulp-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
 	--env "BENCH_ITERS=$BENCH_ITERS" --env "BENCH_PAGES=$BENCH_PAGES" \
 	--env "BENCH_REG_SECS=$BENCH_REG_SECS" --env "BENCH_DP_MS=$BENCH_DP_MS" \
 	--env "BENCH_DP_SECS=$BENCH_DP_SECS" --env "BENCH_DP_BUDGET=$BENCH_DP_BUDGET" \
-	--env "BENCH_DP_PERFTEST=$BENCH_DP_PERFTEST" || vm_rc=$?
+	--env "BENCH_DP_PERFTEST=$BENCH_DP_PERFTEST" --env "BENCH_ULP=$BENCH_ULP" \
+	--env "BENCH_ULP_SECS=$BENCH_ULP_SECS" --env "BENCH_ULP_REPS=$BENCH_ULP_REPS" \
+	--env "BENCH_ULP_CONNS=$BENCH_ULP_CONNS" --env "BENCH_ULP_MIB=$BENCH_ULP_MIB" \
+	--env "BENCH_ULP_BUDGET=$BENCH_ULP_BUDGET" --env "BENCH_ULP_TIMEOUT=$ULP_TIMEOUT" || vm_rc=$?
 [ -r "$CLEAN" ] || die "no console output from the VM (scripts/vm.sh exit status $vm_rc)"
 
 # ---- the tables --------------------------------------------------------------------
@@ -191,6 +253,8 @@ regtable=$TMP/reg-table.txt
 guest_table REG-BENCH-TABLE REG-BENCH-TABLE-END 'reg-bench: ' >"$regtable" || : >"$regtable"
 dptable=$TMP/dp-table.txt
 guest_table DP-BENCH-TABLE DP-BENCH-TABLE-END 'dp-table: ' >"$dptable" || : >"$dptable"
+ulptable=$TMP/ulp-table.txt
+guest_table ULP-BENCH-TABLE ULP-BENCH-TABLE-END 'ulp-table: ' >"$ulptable" || : >"$ulptable"
 if [ ! -s "$table" ]; then
 	note "no table produced"
 	DONE=1
@@ -230,6 +294,16 @@ if [ -s "$dptable" ]; then
 	{ echo; echo; cat "$DP_OUT.tmp"; } >>"$BENCH_OUT.tmp"
 	mv "$DP_OUT.tmp" "$DP_OUT"
 fi
+if [ -s "$ulptable" ]; then
+	{
+		echo "ULP benchmark: NVMe over Fabrics (nvme-rdma, nvmet-rdma) with fio and rdma_cm with cmtime (tests/bench/ulp-bench.sh)"
+		echo "Ran in the same guest, same boot; $when."
+		echo
+		cat "$ulptable"
+	} >"$ULP_OUT.tmp"
+	{ echo; echo; cat "$ULP_OUT.tmp"; } >>"$BENCH_OUT.tmp"
+	mv "$ULP_OUT.tmp" "$ULP_OUT"
+fi
 mv "$BENCH_OUT.tmp" "$BENCH_OUT"
 echo
 cat "$BENCH_OUT"
@@ -237,9 +311,12 @@ echo
 saved="${BENCH_OUT#"$ROOT"/} (all tables)"
 [ ! -s "$regtable" ] || saved="$saved, ${REG_OUT#"$ROOT"/} (userspace MR)"
 [ ! -s "$dptable" ] || saved="$saved, ${DP_OUT#"$ROOT"/} (data path)"
+[ ! -s "$ulptable" ] || saved="$saved, ${ULP_OUT#"$ROOT"/} (ULPs)"
 note "saved to $saved"
 [ -s "$regtable" ] || note "no userspace MR table (see the console log above)"
 [ -s "$dptable" ] || note "no data-path table (see the console log above)"
+[ "$BENCH_ULP" = 0 ] || [ -s "$ulptable" ] || note "no ULP table (see the console log above)"
 DONE=1
 [ -s "$regtable" ] && [ -s "$dptable" ] || exit 1
+[ "$BENCH_ULP" = 0 ] || [ -s "$ulptable" ] || exit 1
 exit 0
