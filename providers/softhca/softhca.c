@@ -648,6 +648,19 @@ static int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 	return ibv_cmd_post_recv(ibqp, wr, bad_wr);
 }
 
+/* Multicast attachments of UD QPs are kept by the kernel. */
+static int shca_attach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			     uint16_t lid)
+{
+	return ibv_cmd_attach_mcast(qp, gid, lid);
+}
+
+static int shca_detach_mcast(struct ibv_qp *qp, const union ibv_gid *gid,
+			     uint16_t lid)
+{
+	return ibv_cmd_detach_mcast(qp, gid, lid);
+}
+
 /* ---- shared receive queues ---------------------------------------------- */
 
 /*
@@ -759,6 +772,7 @@ static void shca_free_context(struct ibv_context *ibctx)
 static const struct verbs_context_ops shca_ctx_ops = {
 	.alloc_dm = shca_alloc_dm,
 	.alloc_pd = shca_alloc_pd,
+	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_qp = shca_create_qp,
@@ -770,6 +784,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
 	.destroy_srq = shca_destroy_srq,
+	.detach_mcast = shca_detach_mcast,
 	.free_context = shca_free_context,
 	.free_dm = shca_free_dm,
 	.modify_qp = shca_modify_qp,

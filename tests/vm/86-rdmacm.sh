@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # rdma_cm over softhca, proven with programs nobody here wrote: rdmacm-utils
-# (rping with validated pings, ucmatose for RC, udaddy for UD, rdma_server/
-# rdma_client, rstream over rsockets) and perftest's -R mode. Connections are
+# (rping with validated pings, ucmatose for RC, udaddy for UD, mckey for
+# multicast, rdma_server/rdma_client, rstream over rsockets) and
+# perftest's -R mode. Connections are
 # made through the GSI QP (CM MADs on QP1): on one device, and from softhca0
 # (eth0) to softhca1 (eth1). A connection to a port nobody listens on is
 # rejected at once; rping also runs over a VLAN device's address.
@@ -145,6 +146,35 @@ if [ $CROSS = 1 ]; then
 		ucmatose -s "$L1%eth0" -b "$L0%eth0" -c 4 -C "$N"
 	serve "udaddy $D0 -> $D1" 7174 60 udaddy -b "$L1%eth1" -c 4 -C "$N" -- \
 		udaddy -s "$L1%eth0" -b "$L0%eth0" -c 4 -C "$N"
+fi
+
+title "mckey: UD multicast (two receivers, one sender)"
+# Each receiver exits 0 only after its $N datagrams arrived.
+timeout -k 5 60 mckey -m 239.1.2.3 -b "$A0" -C "$N" >/tmp/mc1.out 2>&1 &
+m1=$!
+timeout -k 5 60 mckey -m 239.1.2.3 -b "$A0" -C "$N" >/tmp/mc2.out 2>&1 &
+m2=$!
+# (their output is block-buffered: count their UD QPs, then give them
+# the moment their join takes)
+mc_ready() { [ "$(rdma res show qp link "$D0/1" | grep -c 'type UD .*comm mckey')" = 2 ]; }
+if wait_for 15 mc_ready && sleep 2; then
+	run_t 60 mckey -m 239.1.2.3 -b "$A0" -s -C "$N"
+	src=$?
+	wait $m1
+	r1=$?
+	wait $m2
+	r2=$?
+	sed 's/^/    receiver 1: /' /tmp/mc1.out
+	sed 's/^/    receiver 2: /' /tmp/mc2.out
+	if [ $src = 0 ] && [ $r1 = 0 ] && [ $r2 = 0 ]; then
+		ok "mckey: $N datagrams to 239.1.2.3 reached both receivers"
+	else
+		bad "mckey: sender $src, receivers $r1 and $r2"
+	fi
+else
+	kill $m1 $m2 2>/dev/null
+	wait
+	bad "mckey receivers did not join"
 fi
 
 title "rdma_server / rdma_client (librdmacm's rdma_verbs API)"

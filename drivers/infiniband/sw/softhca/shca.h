@@ -14,7 +14,8 @@
  *
  *   RTNL -> shca_devices_lock (shca_main.c)
  *   shca_qpn_held.lock (shca_qp.c) -> xa_lock(shca_qp_xa)
- *   shca_gsi_lock (shca_qp.c): a leaf; readers of the GSI list use RCU
+ *   shca_gsi_lock, shca_mcast_lock (shca_qp.c): leaves; readers of the
+ *	GSI and multicast lists use RCU
  *   shca_qp.lock -> shca_srq.lock (a responder takes a receive WQE of
  *	the QP's SRQ under the QP's lock)
  *   shca_atomic_lock (shca_exec.c) -> shca_mr.lock (the 8-byte copy)
@@ -78,6 +79,9 @@ struct dma_buf;
 #define SHCA_MAX_SRQ		0x4000
 #define SHCA_MAX_SRQ_WR		0x4000		/* receive WQEs per SRQ */
 #define SHCA_MAX_SRQ_SGE	SHCA_MAX_SGE
+#define SHCA_MCAST_QPN		0xffffff	/* a datagram to a group */
+#define SHCA_MAX_MCAST_ATTACH	4096		/* attachments per device */
+#define SHCA_MAX_MCAST_QP_ATTACH 64		/* QPs of a device per group */
 
 /*
  * Memory a consumer makes the driver allocate for its queues (up to about
@@ -106,6 +110,8 @@ struct dma_buf;
  * @num_qps: QPs allocated, bounded by SHCA_MAX_QP
  * @num_ahs: address handles allocated, bounded by SHCA_MAX_AH
  * @num_srqs: SRQs allocated, bounded by SHCA_MAX_SRQ
+ * @num_mcast: multicast attachments of its QPs, bounded by
+ *	SHCA_MAX_MCAST_ATTACH; under shca_mcast_lock
  * @mr_xa: MR key index -> struct shca_mr, see shca_mr.c
  * @dm_pool: allocator over the device-memory arena
  * @dm_arena: the arena, SHCA_DM_SIZE physically contiguous bytes
@@ -128,6 +134,7 @@ struct shca_dev {
 	atomic_t num_qps;
 	atomic_t num_ahs;
 	atomic_t num_srqs;
+	u32 num_mcast;
 	struct xarray mr_xa;
 	struct gen_pool *dm_pool;
 	void *dm_arena;

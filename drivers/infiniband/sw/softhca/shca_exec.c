@@ -727,32 +727,20 @@ static struct shca_qp *shca_ud_peer(struct shca_qp *qp,
 }
 
 /*
- * A UD SEND: the datagram reaches the UD QP of this host it is addressed
- * to, or is dropped (counted at the receiving device when there is one);
- * either way the sender's request completes successfully, as UD is
- * unreliable. The receive gets the GRH area, then the data.
+ * Deliver the datagram @w of @qp to @peer: if the peer is receiving, the
+ * Q_Key matches and a receive is posted, the receive gets the GRH area,
+ * then the data; else it is dropped and counted at the peer's device.
  */
-static void shca_exec_ud(struct shca_qp *qp, struct shca_wqe *w,
-			 struct ib_wc *wc)
+static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
+			    struct shca_qp *peer, u64 len)
 {
 	struct shca_wqe *r = qp->resp_wqe;
 	struct shca_xfer dst, src, hdr;
 	u8 grh[SHCA_GRH_BYTES];
-	u64 len = shca_wqe_len(w);
-	struct shca_qp *peer;
 	unsigned long flags;
 	bool popped = false, dst_failed;
 	u32 qkey;
 
-	if (len > shca_port_mtu(qp->sdev)) {
-		wc->status = IB_WC_LOC_LEN_ERR;
-		return;
-	}
-	if (!shca_port_up(qp->sdev))
-		return;			/* lost on the wire */
-	peer = shca_ud_peer(qp, w);
-	if (!peer)
-		return;
 	/* The high-order bit asks for the QP's own ("controlled") Q_Key. */
 	qkey = (w->ud.remote_qkey & BIT(31)) ? qp->qkey : w->ud.remote_qkey;
 
@@ -764,13 +752,13 @@ static void shca_exec_ud(struct shca_qp *qp, struct shca_wqe *w,
 	spin_unlock_irqrestore(&peer->lock, flags);
 	if (!popped) {
 		atomic_long_inc(&peer->sdev->rx_dropped);
-		goto out;
+		return;
 	}
 
 	if (len + SHCA_GRH_BYTES > shca_sge_total(r->sge, r->num_sge)) {
 		shca_resp_complete(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
 		shca_resp_error(peer, IB_EVENT_QP_REQ_ERR, false);
-		goto out;
+		return;
 	}
 	shca_ud_grh(grh, &w->ud.av, len, w->opcode == IB_WR_SEND_WITH_IMM);
 	dst = (struct shca_xfer){
@@ -787,10 +775,55 @@ static void shca_exec_ud(struct shca_qp *qp, struct shca_wqe *w,
 		/* The source was probed: a receive SGE was refused. */
 		shca_resp_complete(peer, qp, r, w, IB_WC_LOC_PROT_ERR, 0);
 		shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, false);
-		goto out;
+		return;
 	}
 	shca_resp_complete(peer, qp, r, w, IB_WC_SUCCESS, len + SHCA_GRH_BYTES);
-out:
+}
+
+/*
+ * A datagram to a multicast group (QP number 0xffffff, a multicast GID)
+ * reaches every UD QP attached to the group on the devices of the
+ * sender's namespace, the sender's own QP included (multicast loopback).
+ */
+static void shca_ud_multicast(struct shca_qp *qp, struct shca_wqe *w, u64 len)
+{
+	struct shca_qp *peers[SHCA_MAX_MCAST_QP_ATTACH];
+	int i, n;
+
+	n = shca_mcast_get(qp->sdev, &w->ud.av.dgid, peers, ARRAY_SIZE(peers));
+	for (i = 0; i < n; i++) {
+		shca_ud_deliver(qp, w, peers[i], len);
+		shca_qp_put(peers[i]);
+	}
+}
+
+/*
+ * A UD SEND: the datagram reaches the UD QP of this host it is addressed
+ * to (or the QPs attached to its multicast group), or is dropped (counted
+ * at the receiving device when there is one); either way the sender's
+ * request completes successfully, as UD is unreliable.
+ */
+static void shca_exec_ud(struct shca_qp *qp, struct shca_wqe *w,
+			 struct ib_wc *wc)
+{
+	u64 len = shca_wqe_len(w);
+	struct shca_qp *peer;
+
+	if (len > shca_port_mtu(qp->sdev)) {
+		wc->status = IB_WC_LOC_LEN_ERR;
+		return;
+	}
+	if (!shca_port_up(qp->sdev))
+		return;			/* lost on the wire */
+	if (w->ud.remote_qpn == SHCA_MCAST_QPN &&
+	    rdma_is_multicast_addr((struct in6_addr *)w->ud.av.dgid.raw)) {
+		shca_ud_multicast(qp, w, len);
+		return;
+	}
+	peer = shca_ud_peer(qp, w);
+	if (!peer)
+		return;
+	shca_ud_deliver(qp, w, peer, len);
 	shca_qp_put(peer);
 }
 

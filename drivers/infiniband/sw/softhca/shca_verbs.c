@@ -48,6 +48,9 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->max_srq = SHCA_MAX_SRQ;
 	attr->max_srq_wr = SHCA_MAX_SRQ_WR;
 	attr->max_srq_sge = SHCA_MAX_SRQ_SGE;
+	attr->max_mcast_grp = SHCA_MAX_MCAST_ATTACH;
+	attr->max_mcast_qp_attach = SHCA_MAX_MCAST_QP_ATTACH;
+	attr->max_total_mcast_qp_attach = SHCA_MAX_MCAST_ATTACH;
 	attr->max_qp_wr = SHCA_MAX_QP_WR;
 	attr->max_send_sge = SHCA_MAX_SGE;
 	attr->max_recv_sge = SHCA_MAX_SGE;
@@ -761,6 +764,16 @@ static int shca_post_srq_recv(struct ib_srq *ibsrq,
 	return shca_srq_post_recv(to_shca_srq(ibsrq), wr, bad_wr);
 }
 
+static int shca_attach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return shca_mcast_attach(to_shca_qp(ibqp), gid);
+}
+
+static int shca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
+{
+	return shca_mcast_detach(to_shca_qp(ibqp), gid);
+}
+
 static int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			  struct ib_udata *udata)
 {
@@ -869,6 +882,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_mr_integrity = shca_alloc_mr_integrity,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
+	.attach_mcast = shca_attach_mcast,
 	.check_mr_status = shca_check_mr_status,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
@@ -883,6 +897,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.destroy_cq = shca_destroy_cq,
 	.destroy_qp = shca_destroy_qp,
 	.destroy_srq = shca_destroy_srq,
+	.detach_mcast = shca_detach_mcast,
 	.disassociate_ucontext = shca_disassociate_ucontext,
 	.get_dev_fw_str = shca_get_dev_fw_str,
 	.get_dma_mr = shca_get_dma_mr,

@@ -110,6 +110,10 @@ void shca_qp_fini(struct shca_qp *qp);
 struct shca_qp *shca_qp_get(u32 qpn);
 struct shca_qp *shca_gsi_get(const struct shca_dev *from,
 			     const union ib_gid *dgid);
+int shca_mcast_attach(struct shca_qp *qp, const union ib_gid *mgid);
+int shca_mcast_detach(struct shca_qp *qp, const union ib_gid *mgid);
+int shca_mcast_get(const struct shca_dev *from, const union ib_gid *mgid,
+		   struct shca_qp **qps, int max);
 bool shca_dev_same_net(const struct shca_dev *a, const struct shca_dev *b);
 bool shca_dev_owns_gid(struct shca_dev *sdev, const union ib_gid *gid);
 void shca_qp_put(struct shca_qp *qp);

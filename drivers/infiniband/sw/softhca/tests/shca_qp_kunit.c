@@ -1747,10 +1747,110 @@ static void shca_qp_ud_refuse(struct kunit *test)
 	shca_qt_expect_empty(test, f->a.cq);
 }
 
+struct shca_qt_mcast {
+	struct ib_qp *qp;
+	union ib_gid mgid;
+};
+
+static void shca_qt_mcast_detach(void *p)
+{
+	struct shca_qt_mcast *m = p;
+
+	ib_detach_mcast(m->qp, &m->mgid, 0);
+}
+
+/* Attach @qp to @mgid; detached again at the end of the test. */
+static int shca_qt_mcast_attach(struct kunit *test, struct ib_qp *qp,
+				const union ib_gid *mgid)
+{
+	struct shca_qt_mcast *m = kunit_kzalloc(test, sizeof(*m), GFP_KERNEL);
+	int err;
+
+	KUNIT_ASSERT_NOT_NULL(test, m);
+	m->qp = qp;
+	m->mgid = *mgid;
+	err = ib_attach_mcast(qp, &m->mgid, 0);
+	if (!err)
+		shca_kunit_defer(test, shca_qt_mcast_detach, m);
+	return err;
+}
+
+/*
+ * Multicast: a datagram to QP 0xffffff and a multicast GID reaches every
+ * UD QP attached to the group (on one device and across two), each with
+ * the GRH area naming the group as destination; a detached QP gets
+ * nothing more; attach/detach refusals.
+ */
+static void shca_qp_ud_multicast(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_qp *ua = shca_qt_ud_qp(test, &f->a, SHCA_QT_QKEY);
+	struct ib_qp *ub = shca_qt_ud_qp(test, &f->b, SHCA_QT_QKEY);
+	struct ib_qp *uc = shca_qt_ud_qp(test, &f->b, SHCA_QT_QKEY);
+	union ib_gid mgid = { .raw = { 0xff, 0x0e, [14] = 0x12, [15] = 0x34 } };
+	union ib_gid ucast;
+	struct rdma_ah_attr attr = { .type = RDMA_AH_ATTR_TYPE_ROCE };
+	const struct ipv6hdr *ip6 = (const struct ipv6hdr *)f->b.buf;
+	struct ib_ah *ah;
+	struct ib_wc wc;
+
+	KUNIT_ASSERT_EQ(test, shca_qt_mcast_attach(test, ub, &mgid), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_mcast_attach(test, uc, &mgid), 0);
+	/* Once per QP and group (the core counts each attach as a use). */
+	KUNIT_EXPECT_EQ(test, ib_attach_mcast(uc, &mgid, 0), -EEXIST);
+	rdma_ah_set_port_num(&attr, 1);
+	rdma_ah_set_grh(&attr, &mgid, 0, 0, 1, 0);
+	ah = rdma_create_ah(f->a.pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ah));
+	shca_kunit_defer(test, shca_qt_destroy_ah, ah);
+
+	shca_qt_fill(f->a.buf, 64, 11);
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_recv(&f->b, ub, 20, 200), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_send(&f->a, ua, ah, 0xffffff,
+					      SHCA_QT_QKEY, 1, 64), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	shca_qt_expect_wc(test, f->b.cq, 20, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, ub);
+	KUNIT_EXPECT_EQ(test, wc.src_qp, ua->qp_num);
+	KUNIT_EXPECT_EQ(test, memcmp(&ip6->daddr, mgid.raw, 16), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 40, f->a.buf, 64), 0);
+	/* uc was attached but had no receive: dropped there, counted. */
+	shca_qt_expect_empty(test, f->b.cq);
+
+	/* Both with receives: both get it. */
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_recv(&f->b, ub, 21, 200), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_recv(&f->b, uc, 22, 200), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_send(&f->a, ua, ah, 0xffffff,
+					      SHCA_QT_QKEY, 2, 64), 0);
+	shca_qt_expect_wc(test, f->b.cq, 21, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, ub);
+	shca_qt_expect_wc(test, f->b.cq, 22, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_PTR_EQ(test, wc.qp, uc);
+
+	/* Detached: nothing more for ub; a unicast QPN is not the group. */
+	KUNIT_ASSERT_EQ(test, ib_detach_mcast(ub, &mgid, 0), 0);
+	KUNIT_EXPECT_EQ(test, ib_detach_mcast(ub, &mgid, 0), -EINVAL);
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_recv(&f->b, ub, 23, 200), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_send(&f->a, ua, ah, 0xffffff,
+					      SHCA_QT_QKEY, 3, 64), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_send(&f->a, ua, ah, ub->qp_num,
+					      SHCA_QT_QKEY, 4, 64), 0);
+	shca_qt_expect_wc(test, f->a.cq, 2, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	shca_qt_expect_wc(test, f->a.cq, 3, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	shca_qt_expect_wc(test, f->a.cq, 4, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	shca_qt_expect_empty(test, f->b.cq);
+
+	/* Only UD QPs, only multicast GIDs (the core checks both). */
+	KUNIT_ASSERT_EQ(test, rdma_query_gid(f->b.ibdev, 1, 0, &ucast), 0);
+	KUNIT_EXPECT_EQ(test, ib_attach_mcast(ub, &ucast, 0), -EINVAL);
+	KUNIT_EXPECT_EQ(test, ib_attach_mcast(f->b.qp, &mgid, 0), -EINVAL);
+}
+
 static struct kunit_case shca_qp_ud_cases[] = {
 	KUNIT_CASE_PARAM(shca_qp_ud_datagram, shca_qt_where_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_ud_drops, shca_qt_apart_gen_params),
 	KUNIT_CASE(shca_qp_ud_refuse),
+	KUNIT_CASE_PARAM(shca_qp_ud_multicast, shca_qt_where_gen_params),
 	{}
 };
 
