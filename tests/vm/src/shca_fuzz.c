@@ -3275,13 +3275,17 @@ static void cleanup(void)
 	unsigned int i;
 	int err;
 
+	/* (the provider frees a QP or CQ it destroys: keep the handle) */
 	for (i = 0; i < MAX_QP; i++) {
+		uint32_t h;
+
 		if (!qps[i])
 			continue;
+		h = qps[i]->handle;
 		err = ibv_destroy_qp(qps[i]);
-		account(OP_CLEANUP, err, XOK, "(destroy_qp %u)", qps[i]->handle);
+		account(OP_CLEANUP, err, XOK, "(destroy_qp %u)", h);
 		if (!err)
-			kdel(qps[i]->handle);
+			kdel(h);
 	}
 	for (i = 0; i < MAXH; i++) {
 		if (tab[i].type == T_SRQ) {
@@ -3302,12 +3306,15 @@ static void cleanup(void)
 			kdel(i);
 	}
 	for (i = 0; i < MAX_CQ; i++) {
+		uint32_t h;
+
 		if (!cqs[i])
 			continue;
+		h = cqs[i]->handle;
 		err = ibv_destroy_cq(cqs[i]);
-		account(OP_CLEANUP, err, XOK, "(destroy_cq %u)", cqs[i]->handle);
+		account(OP_CLEANUP, err, XOK, "(destroy_cq %u)", h);
 		if (!err)
-			kdel(cqs[i]->handle);
+			kdel(h);
 	}
 	for (i = 0; i < MAXH; i++) {
 		if (tab[i].type != T_MR)
@@ -3319,12 +3326,15 @@ static void cleanup(void)
 			kdel(i);
 	}
 	for (i = 0; i < MAX_DM; i++) {
+		uint32_t h;
+
 		if (!dms[i])
 			continue;
+		h = dm_handle(dms[i]);
 		err = ibv_free_dm(dms[i]);
-		account(OP_CLEANUP, err, XOK, "(free_dm %u)", dm_handle(dms[i]));
+		account(OP_CLEANUP, err, XOK, "(free_dm %u)", h);
 		if (!err)
-			kdel(dm_handle(dms[i]));
+			kdel(h);
 	}
 	for (i = 0; i < MAXH; i++) {
 		if (tab[i].type != T_PD)
