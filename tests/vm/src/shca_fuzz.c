@@ -169,21 +169,6 @@ static const char *expect_str(expect_t x, char *buf, size_t size)
 
 /* ---- random numbers -------------------------------------------------------- */
 
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545F4914F6CDD1DULL;
-}
-
-static uint64_t rndn(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
-
 /* ---- statistics, shared with the parent ---------------------------------- */
 
 enum op {
@@ -385,7 +370,7 @@ static int64_t live_of(int type)
 			n++;
 	if (!n)
 		return -1;
-	pick = rndn(n);
+	pick = vt_rndn(n);
 	for (i = 0; i < MAXH; i++)
 		if (tab[i].type == type && !pick--)
 			return i;
@@ -400,25 +385,25 @@ static uint32_t any_handle(int type)
 	};
 	int64_t h;
 
-	switch (rndn(10)) {
+	switch (vt_rndn(10)) {
 	case 0: case 1: case 2: case 3:
 		h = live_of(type);
 		if (h >= 0)
 			return h;
 		/* fall through */
 	case 4: case 5:
-		h = live_of(T_PD + rndn(NR_T - T_PD));
+		h = live_of(T_PD + vt_rndn(NR_T - T_PD));
 		if (h >= 0)
 			return h;
 		/* fall through */
 	case 6:
 		if (nfreed)
-			return freed[rndn(nfreed < 16 ? nfreed : 16)];
+			return freed[vt_rndn(nfreed < 16 ? nfreed : 16)];
 		/* fall through */
 	case 7: case 8:
-		return rndn(64);
+		return vt_rndn(64);
 	default:
-		return boundary[rndn(sizeof(boundary) / sizeof(boundary[0]))];
+		return boundary[vt_rndn(sizeof(boundary) / sizeof(boundary[0]))];
 	}
 }
 
@@ -598,44 +583,44 @@ static uint64_t rnd_addr(void)
 	};
 	unsigned int i;
 
-	switch (rndn(20)) {
+	switch (vt_rndn(20)) {
 	case 0: case 1: case 2: case 3: case 4: case 5:
-		return (uintptr_t)rw + rndn(RW_LEN);
+		return (uintptr_t)rw + vt_rndn(RW_LEN);
 	case 6:
-		return (uintptr_t)rw + rndn(RW_LEN / page) * page;
+		return (uintptr_t)rw + vt_rndn(RW_LEN / page) * page;
 	case 7:
-		return (uintptr_t)ro + rndn(RO_LEN);
+		return (uintptr_t)ro + vt_rndn(RO_LEN);
 	case 8:
-		return (uintptr_t)ro0 + rndn(RO_LEN);
+		return (uintptr_t)ro0 + vt_rndn(RO_LEN);
 	case 9:
-		return (uintptr_t)shm + rndn(SHM_LEN);
+		return (uintptr_t)shm + vt_rndn(SHM_LEN);
 	case 10:
-		i = rndn(NVOL);
+		i = vt_rndn(NVOL);
 		if (vol[i].addr)
-			return (uintptr_t)vol[i].addr + rndn(vol[i].len);
-		return (uintptr_t)vol[i].old + rndn(page);
+			return (uintptr_t)vol[i].addr + vt_rndn(vol[i].len);
+		return (uintptr_t)vol[i].old + vt_rndn(page);
 	case 11:
-		return (uintptr_t)arena + rndn(arena_len);	/* guards too */
+		return (uintptr_t)arena + vt_rndn(arena_len);	/* guards too */
 	case 12:
-		return rndn(0x10000);				/* NULL page */
+		return vt_rndn(0x10000);				/* NULL page */
 	case 13:
-		return kernel[rndn(sizeof(kernel) / sizeof(kernel[0]))] + rndn(2) * rndn(1 << 20);
+		return kernel[vt_rndn(sizeof(kernel) / sizeof(kernel[0]))] + vt_rndn(2) * vt_rndn(1 << 20);
 	case 14:
-		return UINT64_MAX - rndn(4) * page - rndn(page);	/* wraps */
+		return UINT64_MAX - vt_rndn(4) * page - vt_rndn(page);	/* wraps */
 	case 15:
-		if (rawmaps[i = rndn(MAX_RAWMAP)].addr)
-			return (uintptr_t)rawmaps[i].addr + rndn(rawmaps[i].len);
-		return rnd();
+		if (rawmaps[i = vt_rndn(MAX_RAWMAP)].addr)
+			return (uintptr_t)rawmaps[i].addr + vt_rndn(rawmaps[i].len);
+		return vt_rnd();
 	case 16:
-		return rnd() & 0x00007fffffffffffULL;
+		return vt_rnd() & 0x00007fffffffffffULL;
 	default:
-		return rnd();
+		return vt_rnd();
 	}
 }
 
 static uint64_t rnd_len(uint64_t a)
 {
-	switch (rndn(16)) {
+	switch (vt_rndn(16)) {
 	case 0:
 		return 0;
 	case 1:
@@ -643,23 +628,23 @@ static uint64_t rnd_len(uint64_t a)
 	case 2:
 		return page;
 	case 3: case 4: case 5: case 6:
-		return 1 + rndn(4 * page);
+		return 1 + vt_rndn(4 * page);
 	case 7: case 8:
-		return 1 + rndn(RW_LEN);
+		return 1 + vt_rndn(RW_LEN);
 	case 9:
-		return MAX_MR_SIZE - rndn(2);
+		return MAX_MR_SIZE - vt_rndn(2);
 	case 10:
-		return MAX_MR_SIZE + 1 + rndn(2);
+		return MAX_MR_SIZE + 1 + vt_rndn(2);
 	case 11:
 		return -a;			/* a + len == 2^64 */
 	case 12:
-		return -a + 1 + rndn(page);	/* wraps */
+		return -a + 1 + vt_rndn(page);	/* wraps */
 	case 13:
-		return UINT64_MAX - rndn(2);
+		return UINT64_MAX - vt_rndn(2);
 	case 14:
-		return 1ULL << rndn(64);
+		return 1ULL << vt_rndn(64);
 	default:
-		return rnd();
+		return vt_rnd();
 	}
 }
 
@@ -671,13 +656,13 @@ static uint32_t rnd_access(void)
 		A_HUGE, A_FLUSH_G | A_LW, A_FLUSH_P,
 	};
 
-	switch (rndn(4)) {
+	switch (vt_rndn(4)) {
 	case 0: case 1:
-		return good[rndn(sizeof(good) / sizeof(good[0]))];
+		return good[vt_rndn(sizeof(good) / sizeof(good[0]))];
 	case 2:
-		return rnd() & 0x3ff;
+		return vt_rnd() & 0x3ff;
 	default:
-		return rnd();
+		return vt_rnd();
 	}
 }
 
@@ -688,7 +673,7 @@ static void good_range(uint64_t *a, uint64_t *len)
 	size_t blen;
 	unsigned int i;
 
-	switch (rndn(8)) {
+	switch (vt_rndn(8)) {
 	case 0:
 		base = ro;
 		blen = RO_LEN;
@@ -702,7 +687,7 @@ static void good_range(uint64_t *a, uint64_t *len)
 		blen = SHM_LEN;
 		break;
 	case 3:
-		i = rndn(NVOL);
+		i = vt_rndn(NVOL);
 		if (vol[i].addr) {
 			base = vol[i].addr;
 			blen = vol[i].len;
@@ -714,10 +699,10 @@ static void good_range(uint64_t *a, uint64_t *len)
 		blen = RW_LEN;
 		break;
 	}
-	*len = 1 + rndn(rndn(4) ? 4 * page : blen);
+	*len = 1 + vt_rndn(vt_rndn(4) ? 4 * page : blen);
 	if (*len > blen)
 		*len = blen;
-	*a = (uintptr_t)base + rndn(blen - *len + 1);
+	*a = (uintptr_t)base + vt_rndn(blen - *len + 1);
 }
 
 static uint32_t good_access(void)
@@ -727,19 +712,19 @@ static uint32_t good_access(void)
 		A_RR, A_LW | A_RELAXED, A_LW | A_ZB, A_LW | A_RW | A_RR,
 	};
 
-	return good[rndn(sizeof(good) / sizeof(good[0]))];
+	return good[vt_rndn(sizeof(good) / sizeof(good[0]))];
 }
 
 /* an iova: mostly the address (same page offset), sometimes not */
 static uint64_t rnd_iova(uint64_t a)
 {
-	switch (rndn(8)) {
+	switch (vt_rndn(8)) {
 	case 0:
-		return rnd();
+		return vt_rnd();
 	case 1:
-		return (rnd() & ~(uint64_t)(page - 1)) | (a & (page - 1));
+		return (vt_rnd() & ~(uint64_t)(page - 1)) | (a & (page - 1));
 	case 2:
-		return UINT64_MAX - rndn(2 * page);
+		return UINT64_MAX - vt_rndn(2 * page);
 	case 3:
 		return a & (page - 1);
 	default:
@@ -756,7 +741,7 @@ static char *resp_ro;	/* a read-only page for responses */
 static uint64_t rnd_resp(void *good, int *bad)
 {
 	*bad = 1;
-	switch (rndn(24)) {
+	switch (vt_rndn(24)) {
 	case 0:
 		return 0;
 	case 1:
@@ -835,7 +820,7 @@ static int dealloc_expect(uint32_t h)
 
 static void op_pd_dealloc(void)
 {
-	unsigned int i = rndn(MAX_PD);
+	unsigned int i = vt_rndn(MAX_PD);
 	struct ibv_pd *pd = pds[i];
 	uint32_t h;
 	int e, err;
@@ -882,7 +867,7 @@ static int mr_slot(void)
 /* a PD to register on: mostly a live one of libibverbs */
 static struct ibv_pd *some_pd(void)
 {
-	unsigned int i, start = rndn(MAX_PD);
+	unsigned int i, start = vt_rndn(MAX_PD);
 
 	for (i = 0; i < MAX_PD; i++)
 		if (pds[(start + i) % MAX_PD])
@@ -920,10 +905,10 @@ static void op_reg(void)
 
 	if (!pd || slot < 0 || count_type(T_MR) >= MAX_MR)
 		return;
-	if (rndn(2)) {
+	if (vt_rndn(2)) {
 		good_range(&a, &len);
-		iova = rndn(4) ? a : rnd_iova(a);
-		access = rndn(4) ? good_access() : rnd_access();
+		iova = vt_rndn(4) ? a : rnd_iova(a);
+		access = vt_rndn(4) ? good_access() : rnd_access();
 	} else {
 		a = rnd_addr();
 		len = rnd_len(a);
@@ -966,14 +951,14 @@ static void op_reg_raw(void)
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
 	cmd.response = rnd_resp(&resp, &bad);
-	if (rndn(2)) {
+	if (vt_rndn(2)) {
 		uint64_t a, len;
 
 		good_range(&a, &len);
 		cmd.start = a;
 		cmd.length = len;
-		cmd.hca_va = rndn(4) ? cmd.start : rnd_iova(cmd.start);
-		cmd.access_flags = rndn(4) ? good_access() : rnd_access();
+		cmd.hca_va = vt_rndn(4) ? cmd.start : rnd_iova(cmd.start);
+		cmd.access_flags = vt_rndn(4) ? good_access() : rnd_access();
 	} else {
 		cmd.start = rnd_addr();
 		cmd.length = rnd_len(cmd.start);
@@ -1062,21 +1047,21 @@ static void rereg_done(uint32_t h, uint32_t flags, uint32_t pd, uint32_t access,
 
 static uint32_t rnd_rereg_flags(void)
 {
-	switch (rndn(10)) {
+	switch (vt_rndn(10)) {
 	case 0:
 		return 0;
 	case 1:
-		return rnd();
+		return vt_rnd();
 	case 2:
-		return 1U << rndn(32);
+		return 1U << vt_rndn(32);
 	default:
-		return 1 + rndn(7);
+		return 1 + vt_rndn(7);
 	}
 }
 
 static void op_rereg(void)
 {
-	unsigned int i = rndn(MAX_MR);
+	unsigned int i = vt_rndn(MAX_MR);
 	struct ibv_mr *mr = mrs[i];
 	struct ibv_pd *pd = NULL;
 	uint64_t a = 0, len = 0;
@@ -1087,14 +1072,14 @@ static void op_rereg(void)
 	if (!mr || mr_dmabuf[i])
 		return;
 	h = mr->handle;
-	flags = 1 + rndn(7);
+	flags = 1 + vt_rndn(7);
 	if (flags & REREG_PD) {
 		pd = some_pd();
 		if (!pd)
 			return;
 	}
 	if (flags & REREG_TRANS) {
-		if (rndn(3)) {
+		if (vt_rndn(3)) {
 			good_range(&a, &len);
 		} else {
 			a = rnd_addr();
@@ -1102,7 +1087,7 @@ static void op_rereg(void)
 		}
 	}
 	if (flags & REREG_ACCESS)
-		access = rndn(3) ? good_access() : rnd_access();
+		access = vt_rndn(3) ? good_access() : rnd_access();
 	if ((flags & REREG_TRANS) && (!a || !len))
 		x = X(EINVAL);		/* refused by libibverbs */
 	else
@@ -1131,14 +1116,14 @@ static void op_rereg_raw(void)
 	memset(&resp, 0, sizeof(resp));
 	cmd.mr_handle = any_handle(T_MR);
 	cmd.flags = rnd_rereg_flags();
-	if (rndn(2)) {
+	if (vt_rndn(2)) {
 		uint64_t a, len;
 
 		good_range(&a, &len);
 		cmd.start = a;
 		cmd.length = len;
-		cmd.hca_va = rndn(4) ? cmd.start : rnd_iova(cmd.start);
-		cmd.access_flags = rndn(4) ? good_access() : rnd_access();
+		cmd.hca_va = vt_rndn(4) ? cmd.start : rnd_iova(cmd.start);
+		cmd.access_flags = vt_rndn(4) ? good_access() : rnd_access();
 	} else {
 		cmd.start = rnd_addr();
 		cmd.length = rnd_len(cmd.start);
@@ -1175,7 +1160,7 @@ static void op_rereg_raw(void)
 
 static void op_dereg(void)
 {
-	unsigned int i = rndn(MAX_MR);
+	unsigned int i = vt_rndn(MAX_MR);
 	struct ibv_mr *mr = mrs[i];
 	uint32_t h;
 	int e, err;
@@ -1232,7 +1217,7 @@ static void op_hdr_raw(void)
 		{ IB_USER_VERBS_CMD_POST_SRQ_RECV, sizeof(struct ib_uverbs_post_srq_recv),
 		  sizeof(struct ib_uverbs_post_srq_recv_resp) },
 	};
-	unsigned int c = rndn(sizeof(cmds) / sizeof(cmds[0]));
+	unsigned int c = vt_rndn(sizeof(cmds) / sizeof(cmds[0]));
 	struct {
 		struct ib_uverbs_cmd_hdr hdr;
 		uint64_t body[16];
@@ -1245,18 +1230,18 @@ static void op_hdr_raw(void)
 
 	memset(&buf, 0, sizeof(buf));
 	for (i = 0; i < 16; i++)
-		buf.body[i] = rnd();
+		buf.body[i] = vt_rnd();
 	buf.body[0] = (uintptr_t)resp;	/* response, where there is one */
 	buf.hdr.command = cmds[c].cmd;
-	switch (rndn(5)) {
+	switch (vt_rndn(5)) {
 	case 0:		/* in_words does not match the write() size */
 		len = sizeof(buf.hdr) + cmds[c].req;
-		buf.hdr.in_words = len / 4 + 1 + rndn(8);
+		buf.hdr.in_words = len / 4 + 1 + vt_rndn(8);
 		buf.hdr.out_words = cmds[c].resp / 4;
 		x = X(EINVAL);
 		break;
 	case 1:		/* shorter than the command */
-		len = sizeof(buf.hdr) + (cmds[c].req / 4 - 1 - rndn(cmds[c].req / 4)) * 4;
+		len = sizeof(buf.hdr) + (cmds[c].req / 4 - 1 - vt_rndn(cmds[c].req / 4)) * 4;
 		buf.hdr.in_words = len / 4;
 		buf.hdr.out_words = cmds[c].resp / 4;
 		x = X(ENOSPC);
@@ -1266,19 +1251,19 @@ static void op_hdr_raw(void)
 			return;
 		len = sizeof(buf.hdr) + cmds[c].req;
 		buf.hdr.in_words = len / 4;
-		buf.hdr.out_words = rndn(cmds[c].resp / 4);
+		buf.hdr.out_words = vt_rndn(cmds[c].resp / 4);
 		x = X(ENOSPC);
 		break;
 	case 3:		/* a command number that does not exist */
 		len = sizeof(buf.hdr) + cmds[c].req;
 		buf.hdr.in_words = len / 4;
-		buf.hdr.command = 100 + rndn(156);
+		buf.hdr.command = 100 + vt_rndn(156);
 		x = X(EOPNOTSUPP);
 		break;
 	default:	/* bits outside the command mask */
 		len = sizeof(buf.hdr) + cmds[c].req;
 		buf.hdr.in_words = len / 4;
-		buf.hdr.command |= 1U << (8 + rndn(23));
+		buf.hdr.command |= 1U << (8 + vt_rndn(23));
 		x = X(EINVAL);
 		break;
 	}
@@ -1305,26 +1290,26 @@ static void op_dm_alloc(void)
 		;
 	if (i == MAX_DM)
 		return;
-	switch (rndn(10)) {
+	switch (vt_rndn(10)) {
 	case 0:
 		attr.length = 0;
 		break;
 	case 1:
 		/* the whole arena, rarely: it starves the other processes */
-		attr.length = DM_SIZE + (rndn(50) != 0);
+		attr.length = DM_SIZE + (vt_rndn(50) != 0);
 		break;
 	case 2:
-		attr.length = rnd();
+		attr.length = vt_rnd();
 		break;
 	case 3:
-		attr.length = SIZE_MAX - rndn(2 * page);
+		attr.length = SIZE_MAX - vt_rndn(2 * page);
 		break;
 	default:
-		attr.length = 1 + rndn(rndn(2) ? 4 * page : 64 * 1024);
+		attr.length = 1 + vt_rndn(vt_rndn(2) ? 4 * page : 64 * 1024);
 		break;
 	}
-	attr.log_align_req = rndn(4) ? rndn(16) : rndn(3) ? rndn(40) : (uint32_t)rnd();
-	attr.comp_mask = rndn(10) ? 0 : (uint32_t)rnd();
+	attr.log_align_req = vt_rndn(4) ? vt_rndn(16) : vt_rndn(3) ? vt_rndn(40) : (uint32_t)vt_rnd();
+	attr.comp_mask = vt_rndn(10) ? 0 : (uint32_t)vt_rnd();
 	if (attr.comp_mask || !attr.length || attr.length > SIZE_MAX - (page - 1))
 		x = X(EINVAL);			/* refused by the provider */
 	else if (attr.log_align_req > DM_MAX_ALIGN)
@@ -1350,7 +1335,7 @@ static void op_dm_alloc(void)
 
 static void op_dm_free(void)
 {
-	unsigned int i = rndn(MAX_DM);
+	unsigned int i = vt_rndn(MAX_DM);
 	uint32_t h;
 	int e, err;
 
@@ -1368,25 +1353,25 @@ static void op_dm_free(void)
 
 static uint64_t rnd_dm_off(uint64_t len)
 {
-	switch (rndn(8)) {
+	switch (vt_rndn(8)) {
 	case 0:
 		return 0;
 	case 1:
 		return len;
 	case 2:
-		return len + 1 + rndn(page);
+		return len + 1 + vt_rndn(page);
 	case 3:
-		return rnd();
+		return vt_rnd();
 	case 4:
-		return UINT64_MAX - rndn(page);
+		return UINT64_MAX - vt_rndn(page);
 	default:
-		return rndn(len);
+		return vt_rndn(len);
 	}
 }
 
 static uint64_t rnd_dm_len(uint64_t len, uint64_t off)
 {
-	switch (rndn(8)) {
+	switch (vt_rndn(8)) {
 	case 0:
 		return 0;
 	case 1:
@@ -1394,19 +1379,19 @@ static uint64_t rnd_dm_len(uint64_t len, uint64_t off)
 	case 2:
 		return len - off + 1;
 	case 3:
-		return rnd();
+		return vt_rnd();
 	case 4:
 		return -off;
 	default:
-		return off < len ? 1 + rndn(len - off) : rndn(page);
+		return off < len ? 1 + vt_rndn(len - off) : vt_rndn(page);
 	}
 }
 
 static void op_dm_copy(void)
 {
-	unsigned int i = rndn(MAX_DM);
+	unsigned int i = vt_rndn(MAX_DM);
 	uint64_t len, off, n;
-	int to = rndn(2), err;
+	int to = vt_rndn(2), err;
 	expect_t x;
 
 	if (!dms[i])
@@ -1428,7 +1413,7 @@ static void op_dm_copy(void)
 
 static void op_dm_mr(void)
 {
-	unsigned int i = rndn(MAX_DM);
+	unsigned int i = vt_rndn(MAX_DM);
 	struct ibv_pd *pd = some_pd();
 	uint64_t len, off, n;
 	uint32_t access, h;
@@ -1440,15 +1425,15 @@ static void op_dm_mr(void)
 		return;
 	h = dm_handle(dms[i]);
 	len = tab[h].len;
-	if (rndn(2)) {
-		off = rndn(len);
-		n = 1 + rndn(len - off);
+	if (vt_rndn(2)) {
+		off = vt_rndn(len);
+		n = 1 + vt_rndn(len - off);
 		access = good_access() | A_ZB;
 	} else {
 		off = rnd_dm_off(len);
 		n = rnd_dm_len(len, off);
 		access = rnd_access();
-		if (rndn(4))
+		if (vt_rndn(4))
 			access |= A_ZB;
 	}
 	if ((e = lookup_err(pd->handle, T_PD)))
@@ -1489,7 +1474,7 @@ static void op_dm_mmap(void)
 	static unsigned int seen = ~0U;
 	static int live;
 	uint64_t addr[64], pgoff, len;
-	int shared = rndn(5) != 0, prot, err, n, i, j;
+	int shared = vt_rndn(5) != 0, prot, err, n, i, j;
 	expect_t x = X(EINVAL);
 	unsigned int r;
 	void *p;
@@ -1498,8 +1483,8 @@ static void op_dm_mmap(void)
 	 * A mapping keeps its DM's range out of the arena even after
 	 * ibv_free_dm(): drop one now and then.
 	 */
-	r = rndn(MAX_RAWMAP);
-	if (rawmaps[r].addr && !rndn(3)) {
+	r = vt_rndn(MAX_RAWMAP);
+	if (rawmaps[r].addr && !vt_rndn(3)) {
 		munmap(rawmaps[r].addr, rawmaps[r].len);
 		rawmaps[r].addr = NULL;
 		maps_gen++;
@@ -1507,7 +1492,7 @@ static void op_dm_mmap(void)
 	for (r = 0; r < MAX_RAWMAP && rawmaps[r].addr; r++)
 		;
 	if (r == MAX_RAWMAP) {
-		r = rndn(MAX_RAWMAP);
+		r = vt_rndn(MAX_RAWMAP);
 		munmap(rawmaps[r].addr, rawmaps[r].len);
 		rawmaps[r].addr = NULL;
 		maps_gen++;
@@ -1527,25 +1512,25 @@ static void op_dm_mmap(void)
 			}
 		}
 	}
-	i = live ? (int)rndn(live) : -1;
-	pgoff = i >= 0 ? pg[i] : rndn(64);
+	i = live ? (int)vt_rndn(live) : -1;
+	pgoff = i >= 0 ? pg[i] : vt_rndn(64);
 	len = i >= 0 ? mlen[i] : page;
-	switch (rndn(6)) {
+	switch (vt_rndn(6)) {
 	case 0:
-		pgoff += 1 + rndn(255);
+		pgoff += 1 + vt_rndn(255);
 		break;
 	case 1:
-		pgoff = rndn(1ULL << 33);
+		pgoff = vt_rndn(1ULL << 33);
 		break;
 	default:
 		break;
 	}
-	if (!rndn(3))
-		len = page * (1 + rndn(8));
+	if (!vt_rndn(3))
+		len = page * (1 + vt_rndn(8));
 	for (i = 0; i < live; i++)
 		if (shared && pg[i] == pgoff && mlen[i] == len)
 			x = XOK;
-	prot = rndn(4) ? PROT_READ | PROT_WRITE : PROT_READ;
+	prot = vt_rndn(4) ? PROT_READ | PROT_WRITE : PROT_READ;
 	p = mmap(NULL, len, prot, shared ? MAP_SHARED : MAP_PRIVATE, cmd_fd,
 		 (off_t)(pgoff * page));
 	err = p == MAP_FAILED ? errno : 0;
@@ -1573,35 +1558,35 @@ static void op_dmabuf_mr(void)
 
 	if (!pd || slot < 0 || count_type(T_MR) >= MAX_MR)
 		return;
-	switch (dmabuf_fd >= 0 && rndn(2) ? 12 : rndn(12)) {
+	switch (dmabuf_fd >= 0 && vt_rndn(2) ? 12 : vt_rndn(12)) {
 	case 0: fd = memfd; break;
 	case 1: fd = nullfd; break;
 	case 2: fd = cmd_fd; break;
 	case 3: fd = -1; break;
-	case 4: fd = 1000 + rndn(1000); break;	/* not open */
-	case 5: fd = (int)rnd(); break;
+	case 4: fd = 1000 + vt_rndn(1000); break;	/* not open */
+	case 5: fd = (int)vt_rnd(); break;
 	default: fd = dmabuf_fd; break;
 	}
-	switch (rndn(6)) {
-	case 0: off = rnd(); break;
+	switch (vt_rndn(6)) {
+	case 0: off = vt_rnd(); break;
 	case 1: off = dlen; break;
-	case 2: off = rndn(dlen); break;
-	default: off = rndn(dlen / page) * page; break;
+	case 2: off = vt_rndn(dlen); break;
+	default: off = vt_rndn(dlen / page) * page; break;
 	}
-	switch (rndn(8)) {
+	switch (vt_rndn(8)) {
 	case 0: len = 0; break;
-	case 1: len = rnd(); break;
-	case 2: len = -off + rndn(2); break;
+	case 1: len = vt_rnd(); break;
+	case 2: len = -off + vt_rndn(2); break;
 	case 3: len = dlen - off + 1; break;
 	case 4: len = MAX_MR_SIZE + 1; break;
-	default: len = off < dlen ? 1 + rndn(dlen - off) : 1 + rndn(page); break;
+	default: len = off < dlen ? 1 + vt_rndn(dlen - off) : 1 + vt_rndn(page); break;
 	}
 	iova = rnd_iova(off);
-	access = rndn(3) ? (uint32_t)rndn(16) | (rndn(4) ? 0 : A_RELAXED) : rnd_access();
-	if (fd == dmabuf_fd && rndn(2)) {
-		off = rndn(dlen / page) * page;
-		len = 1 + rndn(dlen - off);
-		iova = rndn(2) ? off : rnd_iova(off);
+	access = vt_rndn(3) ? (uint32_t)vt_rndn(16) | (vt_rndn(4) ? 0 : A_RELAXED) : rnd_access();
+	if (fd == dmabuf_fd && vt_rndn(2)) {
+		off = vt_rndn(dlen / page) * page;
+		len = 1 + vt_rndn(dlen - off);
+		iova = vt_rndn(2) ? off : rnd_iova(off);
 		access = good_access() & ~A_ZB;
 	}
 
@@ -1642,8 +1627,8 @@ static void op_dmabuf_mr(void)
 /* munmap, mremap or mmap memory that may be registered */
 static void op_vm(void)
 {
-	struct vol *v = &vol[rndn(NVOL)];
-	size_t len = page * (1 + rndn(VOL_MAX / page));
+	struct vol *v = &vol[vt_rndn(NVOL)];
+	size_t len = page * (1 + vt_rndn(VOL_MAX / page));
 	void *p;
 	int err = 0;
 
@@ -1661,7 +1646,7 @@ static void op_vm(void)
 		return;
 	}
 	v->old = v->addr;
-	if (rndn(2)) {
+	if (vt_rndn(2)) {
 		err = munmap(v->addr, v->len) ? errno : 0;
 		v->addr = NULL;
 		account(OP_VM, err, XOK, "(munmap)");
@@ -1821,14 +1806,14 @@ static void op_cq_create(void)
 		;
 	if (i == MAX_CQ)
 		return;
-	switch (rndn(8)) {
+	switch (vt_rndn(8)) {
 	case 0: cqe = 0; break;
-	case 1: cqe = -(int)rndn(3) - 1; break;
-	case 2: cqe = SHCA_MAX_CQE + (rndn(8) ? 1 : 0); break;
-	case 3: cqe = (int)rnd(); break;
-	default: cqe = 1 + rndn(rndn(2) ? 8 : 512); break;
+	case 1: cqe = -(int)vt_rndn(3) - 1; break;
+	case 2: cqe = SHCA_MAX_CQE + (vt_rndn(8) ? 1 : 0); break;
+	case 3: cqe = (int)vt_rnd(); break;
+	default: cqe = 1 + vt_rndn(vt_rndn(2) ? 8 : 512); break;
 	}
-	vec = rndn(6) ? 0 : rndn(2) ? (int)rndn(8) : (int)rnd();
+	vec = vt_rndn(6) ? 0 : vt_rndn(2) ? (int)vt_rndn(8) : (int)vt_rnd();
 	if (vec < 0 || vec >= ctx->num_comp_vectors || cqe <= 0 ||
 	    cqe > SHCA_MAX_CQE)
 		x = X(EINVAL);
@@ -1845,7 +1830,7 @@ static void op_cq_create(void)
 
 static void op_cq_destroy(void)
 {
-	unsigned int i = rndn(MAX_CQ);
+	unsigned int i = vt_rndn(MAX_CQ);
 	uint32_t h;
 	int e, err;
 
@@ -1864,8 +1849,8 @@ static void op_cq_destroy(void)
 static void op_poll(void)
 {
 	struct ibv_wc wc[32];
-	unsigned int i = rndn(MAX_CQ);
-	int n, ne = rndn(33), k, bad = 0;
+	unsigned int i = vt_rndn(MAX_CQ);
+	int n, ne = vt_rndn(33), k, bad = 0;
 
 	if (!cqs[i])
 		return;
@@ -1894,7 +1879,7 @@ static void op_poll_raw(void)
 	 * The kernel copies up to ne entries behind the response without
 	 * looking at out_words: never ask for more than there is room for.
 	 */
-	cmd.ne = rndn(9);
+	cmd.ne = vt_rndn(9);
 	cmd.response = rnd_resp(&out, &bad);
 	e = lookup_err(cmd.cq_handle, T_CQ);
 	err = raw_cmd(IB_USER_VERBS_CMD_POLL_CQ, &cmd, sizeof(cmd),
@@ -1912,7 +1897,7 @@ static void op_poll_raw(void)
 
 static struct ibv_cq *some_cq(void)
 {
-	unsigned int i, start = rndn(MAX_CQ);
+	unsigned int i, start = vt_rndn(MAX_CQ);
 
 	for (i = 0; i < MAX_CQ; i++)
 		if (cqs[(start + i) % MAX_CQ])
@@ -1923,12 +1908,12 @@ static struct ibv_cq *some_cq(void)
 /* a capability: mostly small (the limit itself rarely: it costs memory) */
 static uint32_t rnd_cap(uint32_t small, uint32_t max)
 {
-	switch (rndn(12)) {
+	switch (vt_rndn(12)) {
 	case 0: return 0;
-	case 1: return rndn(8) ? max : max + 1 + rndn(2);
-	case 2: return max + 1 + rndn(2);
-	case 3: return (uint32_t)rnd();
-	default: return 1 + rndn(small);
+	case 1: return vt_rndn(8) ? max : max + 1 + vt_rndn(2);
+	case 2: return max + 1 + vt_rndn(2);
+	case 3: return (uint32_t)vt_rnd();
+	default: return 1 + vt_rndn(small);
 	}
 }
 
@@ -1958,7 +1943,7 @@ static void qp_ud_ready(struct ibv_qp *qp)
 {
 	struct ibv_qp_attr a = {
 		.qp_state = IBV_QPS_INIT, .port_num = 1,
-		.qkey = rndn(4) ? UD_QKEY : (uint32_t)rnd(),
+		.qkey = vt_rndn(4) ? UD_QKEY : (uint32_t)vt_rnd(),
 	};
 	int err;
 
@@ -1969,14 +1954,14 @@ static void qp_ud_ready(struct ibv_qp *qp)
 	a.qp_state = IBV_QPS_RTR;
 	err = err ? err : ibv_modify_qp(qp, &a, IBV_QP_STATE);
 	a.qp_state = IBV_QPS_RTS;
-	a.sq_psn = rnd() & 0xffffff;
+	a.sq_psn = vt_rnd() & 0xffffff;
 	err = err ? err : ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
 	account(OP_QP_MODIFY, err, XOK, "(qp %u, UD to RTS)", qp->handle);
 }
 
 static void qp_connect(struct ibv_qp *qp)
 {
-	struct ibv_qp *peer = qps[rndn(MAX_QP)];
+	struct ibv_qp *peer = qps[vt_rndn(MAX_QP)];
 	struct ibv_qp_attr a;
 	int err, uc;
 
@@ -1997,8 +1982,8 @@ static void qp_connect(struct ibv_qp *qp)
 	a.qp_state = IBV_QPS_RTR;
 	a.path_mtu = IBV_MTU_1024;
 	a.dest_qp_num = peer ? peer->qp_num : qp->qp_num;
-	a.max_dest_rd_atomic = 1 + rndn(16);
-	a.min_rnr_timer = rndn(32);
+	a.max_dest_rd_atomic = 1 + vt_rndn(16);
+	a.min_rnr_timer = vt_rndn(32);
 	a.ah_attr.is_global = 1;
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.dgid = gid;
@@ -2009,10 +1994,10 @@ static void qp_connect(struct ibv_qp *qp)
 					      IBV_QP_MIN_RNR_TIMER : 0));
 	account(OP_QP_MODIFY, err, XOK, "(qp %u, connect: RTR)", qp->handle);
 	a.qp_state = IBV_QPS_RTS;
-	a.timeout = 8 + rndn(4);
-	a.retry_cnt = rndn(3);
-	a.rnr_retry = rndn(3);
-	a.max_rd_atomic = 1 + rndn(16);
+	a.timeout = 8 + vt_rndn(4);
+	a.retry_cnt = vt_rndn(3);
+	a.rnr_retry = vt_rndn(3);
+	a.max_rd_atomic = 1 + vt_rndn(16);
 	err = err ? err : ibv_modify_qp(qp, &a, qp_mask_for(IBV_QPS_RTS) &
 				       ~(uc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
 					      IBV_QP_RNR_RETRY |
@@ -2043,19 +2028,19 @@ static void op_qp_create(void)
 		return;
 	memset(&ia, 0, sizeof(ia));
 	ia.send_cq = some_cq();
-	ia.recv_cq = rndn(2) ? ia.send_cq : some_cq();
-	r = rndn(20);
+	ia.recv_cq = vt_rndn(2) ? ia.send_cq : some_cq();
+	r = vt_rndn(20);
 	ia.qp_type = r < 10 ? IBV_QPT_RC : r < 15 ? IBV_QPT_UD :
-		     r < 17 ? IBV_QPT_UC : types[rndn(5)];
+		     r < 17 ? IBV_QPT_UC : types[vt_rndn(5)];
 	/* on an SRQ (maybe one the kernel no longer has) */
-	if (rndn(3) == 0)
-		ia.srq = srqs[rndn(MAX_SRQ)];
-	ia.sq_sig_all = rndn(2);
+	if (vt_rndn(3) == 0)
+		ia.srq = srqs[vt_rndn(MAX_SRQ)];
+	ia.sq_sig_all = vt_rndn(2);
 	ia.cap.max_send_wr = rnd_cap(64, SHCA_MAX_QP_WR);
 	ia.cap.max_recv_wr = rnd_cap(64, SHCA_MAX_QP_WR);
 	ia.cap.max_send_sge = rnd_cap(4, SHCA_MAX_SGE);
 	ia.cap.max_recv_sge = rnd_cap(4, SHCA_MAX_SGE);
-	ia.cap.max_inline_data = rndn(3) ? 0 : rnd_cap(256, SHCA_MAX_INLINE);
+	ia.cap.max_inline_data = vt_rndn(3) ? 0 : rnd_cap(256, SHCA_MAX_INLINE);
 	if (ia.qp_type != IBV_QPT_RC && ia.qp_type != IBV_QPT_UD &&
 	    (ia.qp_type != IBV_QPT_UC || !uc_qps))
 		x = X(EOPNOTSUPP);	/* refused by the provider */
@@ -2093,7 +2078,7 @@ static void op_qp_create(void)
 			tab[ia.srq->handle].exact = 0;	/* it may take WQEs */
 		}
 		qps[i] = qp;
-		if (rndn(4))
+		if (vt_rndn(4))
 			qp_connect(qp);
 	}
 }
@@ -2106,7 +2091,7 @@ static void op_qp_modify(void)
 		[IBV_QPS_SQD] = IBV_QPS_RTS, [IBV_QPS_SQE] = IBV_QPS_RTS,
 		[IBV_QPS_ERR] = IBV_QPS_RESET,
 	};
-	struct ibv_qp *qp = qps[rndn(MAX_QP)], *peer = qps[rndn(MAX_QP)];
+	struct ibv_qp *qp = qps[vt_rndn(MAX_QP)], *peer = qps[vt_rndn(MAX_QP)];
 	struct ibv_qp_attr a;
 	int mask, err;
 
@@ -2114,29 +2099,29 @@ static void op_qp_modify(void)
 		return;
 	memset(&a, 0, sizeof(a));
 	/* mostly the next state of a connection, with what it needs */
-	a.qp_state = rndn(4) ? next[qp->state <= IBV_QPS_ERR ? qp->state : 0] :
-		     (enum ibv_qp_state)rndn(8);
+	a.qp_state = vt_rndn(4) ? next[qp->state <= IBV_QPS_ERR ? qp->state : 0] :
+		     (enum ibv_qp_state)vt_rndn(8);
 	mask = qp_mask_for(a.qp_state);
-	if (!rndn(8))
-		mask = rnd() & ((IBV_QP_DEST_QPN << 1) - 1);
-	a.port_num = rndn(16) ? 1 : rndn(4);
-	a.pkey_index = rndn(16) ? 0 : rndn(4);
-	a.qp_access_flags = rndn(4) ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC : rnd() & 0xff;
-	a.path_mtu = rndn(8) ? IBV_MTU_1024 : rndn(8);
-	a.dest_qp_num = peer && rndn(8) ? peer->qp_num : (uint32_t)rnd() & 0xffffff;
-	a.rq_psn = rnd() & 0xffffff;
-	a.sq_psn = rnd() & 0xffffff;
-	a.max_dest_rd_atomic = rndn(20);
-	a.max_rd_atomic = rndn(20);
-	a.min_rnr_timer = rndn(32);
-	a.timeout = rndn(4) ? 8 + rndn(4) : rndn(32);	/* ~1 ms .. 8 ms */
-	a.retry_cnt = rndn(3);
-	a.rnr_retry = rndn(4);
-	a.ah_attr.is_global = rndn(16) != 0;
+	if (!vt_rndn(8))
+		mask = vt_rnd() & ((IBV_QP_DEST_QPN << 1) - 1);
+	a.port_num = vt_rndn(16) ? 1 : vt_rndn(4);
+	a.pkey_index = vt_rndn(16) ? 0 : vt_rndn(4);
+	a.qp_access_flags = vt_rndn(4) ? IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+			    IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_ATOMIC : vt_rnd() & 0xff;
+	a.path_mtu = vt_rndn(8) ? IBV_MTU_1024 : vt_rndn(8);
+	a.dest_qp_num = peer && vt_rndn(8) ? peer->qp_num : (uint32_t)vt_rnd() & 0xffffff;
+	a.rq_psn = vt_rnd() & 0xffffff;
+	a.sq_psn = vt_rnd() & 0xffffff;
+	a.max_dest_rd_atomic = vt_rndn(20);
+	a.max_rd_atomic = vt_rndn(20);
+	a.min_rnr_timer = vt_rndn(32);
+	a.timeout = vt_rndn(4) ? 8 + vt_rndn(4) : vt_rndn(32);	/* ~1 ms .. 8 ms */
+	a.retry_cnt = vt_rndn(3);
+	a.rnr_retry = vt_rndn(4);
+	a.ah_attr.is_global = vt_rndn(16) != 0;
 	a.ah_attr.port_num = 1;
 	a.ah_attr.grh.dgid = gid;
-	a.ah_attr.grh.sgid_index = rndn(16) ? (uint8_t)gid_index : rndn(256);
+	a.ah_attr.grh.sgid_index = vt_rndn(16) ? (uint8_t)gid_index : vt_rndn(256);
 	a.ah_attr.grh.hop_limit = 1;
 	/* the result depends on the QP's state: not predicted, only bounded */
 	err = ibv_modify_qp(qp, &a, mask);
@@ -2147,7 +2132,7 @@ static void op_qp_modify(void)
 
 static void op_qp_destroy(void)
 {
-	unsigned int i = rndn(MAX_QP);
+	unsigned int i = vt_rndn(MAX_QP);
 	uint32_t h;
 	int err;
 
@@ -2165,19 +2150,19 @@ static void op_qp_destroy(void)
 /* an SGE: mostly in rw with a live lkey, else anything */
 static struct ibv_sge rnd_sge(void)
 {
-	struct ibv_mr *mr = mrs[rndn(MAX_MR)];
+	struct ibv_mr *mr = mrs[vt_rndn(MAX_MR)];
 	struct ibv_sge sg;
 
 	/* the buffer of UD datagrams: the PD of UD QPs created on ud_pd */
-	if (ud_mr && !rndn(4)) {
-		sg.addr = (uintptr_t)udbuf + rndn(UDBUF_LEN / 2);
-		sg.length = rndn(2048);
+	if (ud_mr && !vt_rndn(4)) {
+		sg.addr = (uintptr_t)udbuf + vt_rndn(UDBUF_LEN / 2);
+		sg.length = vt_rndn(2048);
 		sg.lkey = ud_mr->lkey;
 		return sg;
 	}
-	sg.addr = rndn(4) ? (uintptr_t)rw + rndn(RW_LEN) : rnd_addr();
-	sg.length = rndn(8) ? rndn(rndn(2) ? 64 : 8192) : (uint32_t)rnd();
-	sg.lkey = mr && rndn(4) ? mr->lkey : (uint32_t)rnd();
+	sg.addr = vt_rndn(4) ? (uintptr_t)rw + vt_rndn(RW_LEN) : rnd_addr();
+	sg.length = vt_rndn(8) ? vt_rndn(vt_rndn(2) ? 64 : 8192) : (uint32_t)vt_rnd();
+	sg.lkey = mr && vt_rndn(4) ? mr->lkey : (uint32_t)vt_rnd();
 	return sg;
 }
 
@@ -2188,10 +2173,10 @@ static void op_post_send(void)
 		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM, IBV_WR_RDMA_READ,
 		IBV_WR_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_FETCH_AND_ADD,
 	};
-	struct ibv_qp *qp = qps[rndn(MAX_QP)];
+	struct ibv_qp *qp = qps[vt_rndn(MAX_QP)];
 	struct ibv_send_wr wr[3], *bad = NULL;
 	struct ibv_sge sg[3][40];
-	unsigned int n = 1 + rndn(3), k, j;
+	unsigned int n = 1 + vt_rndn(3), k, j;
 	int err;
 
 	if (!qp)
@@ -2204,32 +2189,32 @@ static void op_post_send(void)
 		return;
 	memset(wr, 0, sizeof(wr));
 	for (k = 0; k < n; k++) {
-		struct ibv_mr *mr = mrs[rndn(MAX_MR)];
+		struct ibv_mr *mr = mrs[vt_rndn(MAX_MR)];
 
-		wr[k].wr_id = rnd();
-		wr[k].opcode = rndn(16) ? opcodes[rndn(8)] : (enum ibv_wr_opcode)rndn(32);
-		wr[k].send_flags = rndn(2) ? IBV_SEND_SIGNALED :
-				   rndn(6) ? rnd() & (IBV_SEND_SIGNALED | IBV_SEND_FENCE |
+		wr[k].wr_id = vt_rnd();
+		wr[k].opcode = vt_rndn(16) ? opcodes[vt_rndn(8)] : (enum ibv_wr_opcode)vt_rndn(32);
+		wr[k].send_flags = vt_rndn(2) ? IBV_SEND_SIGNALED :
+				   vt_rndn(6) ? vt_rnd() & (IBV_SEND_SIGNALED | IBV_SEND_FENCE |
 						      IBV_SEND_SOLICITED | IBV_SEND_INLINE) :
-					     (unsigned int)rnd();
-		wr[k].num_sge = rndn(8) ? rndn(4) : rndn(40);
+					     (unsigned int)vt_rnd();
+		wr[k].num_sge = vt_rndn(8) ? vt_rndn(4) : vt_rndn(40);
 		for (j = 0; j < (unsigned int)wr[k].num_sge; j++)
 			sg[k][j] = rnd_sge();
 		wr[k].sg_list = sg[k];
-		wr[k].imm_data = rnd();
+		wr[k].imm_data = vt_rnd();
 		if (wr[k].opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
 		    wr[k].opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 			/* mostly 8-byte aligned inside a live MR */
-			wr[k].wr.atomic.remote_addr = mr && rndn(4) ?
+			wr[k].wr.atomic.remote_addr = mr && vt_rndn(4) ?
 				(uint64_t)(uintptr_t)mr->addr +
-				(rndn(4) ? rndn(64) & ~7ULL : rndn(64)) : rnd();
-			wr[k].wr.atomic.rkey = mr && rndn(4) ? mr->rkey : (uint32_t)rnd();
-			wr[k].wr.atomic.compare_add = rnd();
-			wr[k].wr.atomic.swap = rnd();
+				(vt_rndn(4) ? vt_rndn(64) & ~7ULL : vt_rndn(64)) : vt_rnd();
+			wr[k].wr.atomic.rkey = mr && vt_rndn(4) ? mr->rkey : (uint32_t)vt_rnd();
+			wr[k].wr.atomic.compare_add = vt_rnd();
+			wr[k].wr.atomic.swap = vt_rnd();
 		} else {
-			wr[k].wr.rdma.remote_addr = mr && rndn(4) ?
-				(uint64_t)(uintptr_t)mr->addr + rndn(mr->length + 1) : rnd();
-			wr[k].wr.rdma.rkey = mr && rndn(4) ? mr->rkey : (uint32_t)rnd();
+			wr[k].wr.rdma.remote_addr = mr && vt_rndn(4) ?
+				(uint64_t)(uintptr_t)mr->addr + vt_rndn(mr->length + 1) : vt_rnd();
+			wr[k].wr.rdma.rkey = mr && vt_rndn(4) ? mr->rkey : (uint32_t)vt_rnd();
 		}
 		wr[k].next = k + 1 < n ? &wr[k + 1] : NULL;
 	}
@@ -2247,10 +2232,10 @@ static void op_post_send(void)
  */
 static void op_post_recv(void)
 {
-	struct ibv_qp *qp = qps[rndn(MAX_QP)];
+	struct ibv_qp *qp = qps[vt_rndn(MAX_QP)];
 	struct ibv_recv_wr wr[3], *bad = NULL;
 	struct ibv_sge sg[3][40];
-	unsigned int n = 1 + rndn(3), k, j;
+	unsigned int n = 1 + vt_rndn(3), k, j;
 	struct kobj *o;
 	expect_t x = 0;
 	int err;
@@ -2260,8 +2245,8 @@ static void op_post_recv(void)
 	o = &tab[qp->handle];
 	memset(wr, 0, sizeof(wr));
 	for (k = 0; k < n; k++) {
-		wr[k].wr_id = rnd();
-		wr[k].num_sge = rndn(8) ? rndn(o->rsge + 2) : rndn(40);
+		wr[k].wr_id = vt_rnd();
+		wr[k].num_sge = vt_rndn(8) ? vt_rndn(o->rsge + 2) : vt_rndn(40);
 		for (j = 0; j < (unsigned int)wr[k].num_sge; j++)
 			sg[k][j] = rnd_sge();
 		wr[k].sg_list = sg[k];
@@ -2288,45 +2273,45 @@ static void op_post_recv(void)
 
 static uint32_t rnd_srq_wr(void)
 {
-	switch (rndn(12)) {
+	switch (vt_rndn(12)) {
 	case 0: return 0;
 	/* the limit itself rarely: 16384 WQEs of 32 SGEs are ~10 MB */
-	case 1: return rndn(8) ? SHCA_MAX_SRQ_WR + 1 + rndn(2) : SHCA_MAX_SRQ_WR;
-	case 2: return (uint32_t)rnd();
-	case 3: case 4: return 1 + rndn(3);
-	default: return 1 + rndn(rndn(2) ? 16 : 256);
+	case 1: return vt_rndn(8) ? SHCA_MAX_SRQ_WR + 1 + vt_rndn(2) : SHCA_MAX_SRQ_WR;
+	case 2: return (uint32_t)vt_rnd();
+	case 3: case 4: return 1 + vt_rndn(3);
+	default: return 1 + vt_rndn(vt_rndn(2) ? 16 : 256);
 	}
 }
 
 static uint32_t rnd_srq_sge(void)
 {
-	switch (rndn(10)) {
+	switch (vt_rndn(10)) {
 	case 0: return 0;
-	case 1: return SHCA_MAX_SRQ_SGE + rndn(2);
-	case 2: return (uint32_t)rnd();
-	default: return 1 + rndn(4);
+	case 1: return SHCA_MAX_SRQ_SGE + vt_rndn(2);
+	case 2: return (uint32_t)vt_rnd();
+	default: return 1 + vt_rndn(4);
 	}
 }
 
 static uint32_t rnd_srq_limit(uint32_t max_wr)
 {
-	switch (rndn(8)) {
+	switch (vt_rndn(8)) {
 	case 0: case 1: case 2: return 0;
 	case 3: return max_wr;
 	case 4: return max_wr + 1;
-	case 5: return (uint32_t)rnd();
-	default: return rndn((uint64_t)max_wr + 1);
+	case 5: return (uint32_t)vt_rnd();
+	default: return vt_rndn((uint64_t)max_wr + 1);
 	}
 }
 
 static uint32_t rnd_srq_mask(void)
 {
-	switch (rndn(8)) {
+	switch (vt_rndn(8)) {
 	case 0: return 0;
 	case 1: return IBV_SRQ_MAX_WR;
 	case 2: return IBV_SRQ_MAX_WR | IBV_SRQ_LIMIT;
-	case 3: return (uint32_t)rnd();
-	case 4: return IBV_SRQ_LIMIT | 1U << rndn(32);
+	case 3: return (uint32_t)vt_rnd();
+	case 4: return IBV_SRQ_LIMIT | 1U << vt_rndn(32);
 	default: return IBV_SRQ_LIMIT;
 	}
 }
@@ -2439,7 +2424,7 @@ static void op_srq_create(void)
 
 static void op_srq_destroy(void)
 {
-	unsigned int i = rndn(MAX_SRQ);
+	unsigned int i = vt_rndn(MAX_SRQ);
 	uint32_t h;
 	int e, err;
 
@@ -2462,7 +2447,7 @@ static void op_srq_destroy(void)
 
 static void op_srq_modify(void)
 {
-	unsigned int i = rndn(MAX_SRQ);
+	unsigned int i = vt_rndn(MAX_SRQ);
 	struct ibv_srq_attr a;
 	uint32_t h, mask;
 	int err;
@@ -2471,8 +2456,8 @@ static void op_srq_modify(void)
 		return;
 	h = srqs[i]->handle;
 	mask = rnd_srq_mask();
-	a.max_wr = rndn(2) ? rnd_srq_wr() : 0;
-	a.max_sge = rnd();
+	a.max_wr = vt_rndn(2) ? rnd_srq_wr() : 0;
+	a.max_sge = vt_rnd();
 	a.srq_limit = rnd_srq_limit(ktype(h) == T_SRQ ? tab[h].max_wr :
 				    rnd_srq_wr());
 	err = ibv_modify_srq(srqs[i], &a, (int)mask);
@@ -2485,7 +2470,7 @@ static void op_srq_modify(void)
 
 static void op_srq_query(void)
 {
-	unsigned int i = rndn(MAX_SRQ);
+	unsigned int i = vt_rndn(MAX_SRQ);
 	struct ibv_srq_attr a;
 	uint32_t h;
 	int e, err;
@@ -2506,7 +2491,7 @@ static void op_srq_query(void)
 
 static void op_srq_post(void)
 {
-	unsigned int i = rndn(MAX_SRQ), n = 1 + rndn(3), k, j, posted;
+	unsigned int i = vt_rndn(MAX_SRQ), n = 1 + vt_rndn(3), k, j, posted;
 	struct ibv_recv_wr wr[3], *bad = NULL;
 	struct ibv_sge sg[3][40];
 	uint32_t h, nsge[3], maxs;
@@ -2520,8 +2505,8 @@ static void op_srq_post(void)
 	maxs = e ? 4 : tab[h].max_sge;
 	memset(wr, 0, sizeof(wr));
 	for (k = 0; k < n; k++) {
-		wr[k].wr_id = rnd();
-		wr[k].num_sge = rndn(8) ? rndn(maxs + 2) : rndn(40);
+		wr[k].wr_id = vt_rnd();
+		wr[k].num_sge = vt_rndn(8) ? vt_rndn(maxs + 2) : vt_rndn(40);
 		nsge[k] = wr[k].num_sge;
 		for (j = 0; j < nsge[k]; j++)
 			sg[k][j] = rnd_sge();
@@ -2551,7 +2536,7 @@ static int raw_cmd_x(uint32_t command, const void *req, size_t req_len,
 
 	memcpy(buf, req, req_len);
 	for (i = 0; i < extra * 4; i++)
-		buf[req_len + i] = junk ? (unsigned char)(rnd() | 1) : 0;
+		buf[req_len + i] = junk ? (unsigned char)(vt_rnd() | 1) : 0;
 	return raw_cmd(command, buf, req_len + extra * 4, out_words);
 }
 
@@ -2571,15 +2556,15 @@ static void op_srq_create_raw(void)
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&out, 0, sizeof(out));
 	cmd.response = rnd_resp(&out, &bad);
-	cmd.user_handle = rnd();
+	cmd.user_handle = vt_rnd();
 	cmd.pd_handle = any_handle(T_PD);
 	cmd.max_wr = rnd_srq_wr();
 	cmd.max_sge = rnd_srq_sge();
 	cmd.srq_limit = rnd_srq_limit(cmd.max_wr);
-	if (!rndn(6)) {		/* driver data in or out */
-		in_x = rndn(3);
-		out_x = in_x ? rndn(2) : 1 + rndn(3);
-		junk = rndn(2);
+	if (!vt_rndn(6)) {		/* driver data in or out */
+		in_x = vt_rndn(3);
+		out_x = in_x ? vt_rndn(2) : 1 + vt_rndn(3);
+		junk = vt_rndn(2);
 	}
 	x = srq_create_expect(cmd.pd_handle, cmd.max_wr, cmd.max_sge,
 			      cmd.srq_limit, in_x || out_x);
@@ -2600,21 +2585,21 @@ static void op_srq_create_raw(void)
 static void op_srq_modify_raw(void)
 {
 	struct ib_uverbs_modify_srq cmd;
-	unsigned int in_x = rndn(8) ? 0 : 1 + rndn(3);
+	unsigned int in_x = vt_rndn(8) ? 0 : 1 + vt_rndn(3);
 	expect_t x;
 	int err;
 
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.srq_handle = any_handle(T_SRQ);
 	cmd.attr_mask = rnd_srq_mask();
-	cmd.max_wr = rnd();
+	cmd.max_wr = vt_rnd();
 	cmd.srq_limit = rnd_srq_limit(ktype(cmd.srq_handle) == T_SRQ ?
 				      tab[cmd.srq_handle].max_wr :
 				      rnd_srq_wr());
 	x = srq_modify_expect(cmd.srq_handle, cmd.attr_mask, cmd.srq_limit,
 			      in_x);
 	err = raw_cmd_x(IB_USER_VERBS_CMD_MODIFY_SRQ, &cmd, sizeof(cmd), in_x,
-			rndn(2), 0);
+			vt_rndn(2), 0);
 	account(OP_SRQ_MODIFY_RAW, err, x,
 		"(handle %u, mask %#x, max_wr %u, limit %u, +%u words)",
 		cmd.srq_handle, cmd.attr_mask, cmd.max_wr, cmd.srq_limit, in_x);
@@ -2626,15 +2611,15 @@ static void op_srq_query_raw(void)
 {
 	struct ib_uverbs_query_srq_resp resp;
 	struct ib_uverbs_query_srq cmd;
-	unsigned int in_x = rndn(8) ? 0 : 1 + rndn(3);
-	int bad, e, err, junk = rndn(2);
+	unsigned int in_x = vt_rndn(8) ? 0 : 1 + vt_rndn(3);
+	int bad, e, err, junk = vt_rndn(2);
 	expect_t x;
 
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0xa5, sizeof(resp));
 	cmd.response = rnd_resp(&resp, &bad);
 	cmd.srq_handle = any_handle(T_SRQ);
-	cmd.reserved = rndn(4) ? 0 : rnd();
+	cmd.reserved = vt_rndn(4) ? 0 : vt_rnd();
 	if (in_x && junk)
 		x = X(EOPNOTSUPP);	/* bytes the core does not know */
 	else if ((e = lookup_err(cmd.srq_handle, T_SRQ)))
@@ -2663,7 +2648,7 @@ static void op_srq_destroy_raw(void)
 	memset(&cmd, 0, sizeof(cmd));
 	cmd.response = rnd_resp(&resp, &bad);
 	cmd.srq_handle = any_handle(T_SRQ);
-	cmd.reserved = rndn(4) ? 0 : rnd();
+	cmd.reserved = vt_rndn(4) ? 0 : vt_rnd();
 	e = lookup_err(cmd.srq_handle, T_SRQ);
 	if (!e && srq_users(cmd.srq_handle))
 		e = EBUSY;
@@ -2699,12 +2684,12 @@ static void op_srq_post_raw(void)
 	memset(&req, 0, sizeof(req));
 	req.cmd.response = rnd_resp(&resp, &bad);
 	req.cmd.srq_handle = h;
-	wr_count = rndn(16) ? rndn(4) : rndn(2) ? 4 + rndn(5) : (uint32_t)rnd();
-	sge_count = rndn(16) ? rndn(6) : (uint32_t)rnd();
-	switch (rndn(12)) {
-	case 0: wqe_size = rndn(16); break;			/* too small */
-	case 1: wqe_size = 16 + 8 * (1 + rndn(3)); break;	/* larger */
-	case 2: wqe_size = 0x80000000U >> rndn(2); break;	/* huge */
+	wr_count = vt_rndn(16) ? vt_rndn(4) : vt_rndn(2) ? 4 + vt_rndn(5) : (uint32_t)vt_rnd();
+	sge_count = vt_rndn(16) ? vt_rndn(6) : (uint32_t)vt_rnd();
+	switch (vt_rndn(12)) {
+	case 0: wqe_size = vt_rndn(16); break;			/* too small */
+	case 1: wqe_size = 16 + 8 * (1 + vt_rndn(3)); break;	/* larger */
+	case 2: wqe_size = 0x80000000U >> vt_rndn(2); break;	/* huge */
 	default: wqe_size = sizeof(struct ib_uverbs_recv_wr); break;
 	}
 	req.cmd.wr_count = wr_count;
@@ -2712,19 +2697,19 @@ static void op_srq_post_raw(void)
 	req.cmd.wqe_size = wqe_size;
 	need = (uint64_t)wqe_size * wr_count + (uint64_t)sge_count * 16;
 	/* what follows: mostly exactly that, else shorter or longer */
-	if (need <= sizeof(req.data) && rndn(5))
+	if (need <= sizeof(req.data) && vt_rndn(5))
 		plen = need;
 	else
-		plen = 4 * rndn(sizeof(req.data) / 4 + 1);
+		plen = 4 * vt_rndn(sizeof(req.data) / 4 + 1);
 	/* the WRs: their SGE counts mostly within sge_count */
 	sg_left = sge_count;
 	for (k = 0; k < wr_count && k < 8 && (uint64_t)wqe_size * (k + 1) <= plen; k++) {
 		struct ib_uverbs_recv_wr *w =
 			(void *)(req.data + (size_t)wqe_size * k);
 
-		w->wr_id = rnd();
-		w->num_sge = rndn(8) ? rndn(sg_left + 1) : rndn(4) ? sg_left + 1 : (uint32_t)rnd();
-		w->reserved = rndn(4) ? 0 : rnd();
+		w->wr_id = vt_rnd();
+		w->num_sge = vt_rndn(8) ? vt_rndn(sg_left + 1) : vt_rndn(4) ? sg_left + 1 : (uint32_t)vt_rnd();
+		w->reserved = vt_rndn(4) ? 0 : vt_rnd();
 		nsge[k] = w->num_sge;
 		sg_left -= nsge[k] <= sg_left ? nsge[k] : sg_left;
 	}
@@ -2739,9 +2724,9 @@ static void op_srq_post_raw(void)
 			s[k].length = g.length;
 			s[k].lkey = g.lkey;
 		}
-		if (plen > need && rndn(2)) {
+		if (plen > need && vt_rndn(2)) {
 			junk = 1;
-			req.data[need + rndn(plen - need)] = 1 | rnd();
+			req.data[need + vt_rndn(plen - need)] = 1 | vt_rnd();
 		}
 	}
 
@@ -2837,22 +2822,22 @@ static int rnd_dgid(union ibv_gid *g)
 	};
 	unsigned int i;
 
-	switch (rndn(10)) {
+	switch (vt_rndn(10)) {
 	case 0: case 1: case 2: case 3: case 4: case 5:
 		if (nahgids) {
-			*g = gids[ah_gid_list[rndn(nahgids)]];
+			*g = gids[ah_gid_list[vt_rndn(nahgids)]];
 			return G_OWN;
 		}
 		/* fall through */
 	case 6:
-		memcpy(g->raw, mcast[rndn(4)], 16);
+		memcpy(g->raw, mcast[vt_rndn(4)], 16);
 		return G_MCAST;
 	case 7: case 8:
-		memcpy(g->raw, other[rndn(4)], 16);
+		memcpy(g->raw, other[vt_rndn(4)], 16);
 		return G_OTHER;
 	default:		/* global unicast, 2000::/3 */
 		for (i = 0; i < 16; i++)
-			g->raw[i] = rnd();
+			g->raw[i] = vt_rnd();
 		g->raw[0] = 0x20 | (g->raw[0] & 0x1f);
 		return G_OTHER;
 	}
@@ -2900,17 +2885,17 @@ static void rnd_ah_attr(struct ibv_ah_attr *a, int *kind)
 {
 	memset(a, 0, sizeof(*a));
 	*kind = rnd_dgid(&a->grh.dgid);
-	a->grh.sgid_index = rndn(4) && nahgids ? (unsigned int)ah_gid_list[rndn(nahgids)] :
-			  (unsigned int)rndn(256);
-	a->grh.hop_limit = rndn(3) ? 64 : rnd();
-	a->grh.traffic_class = rnd();
-	a->grh.flow_label = rndn(2) ? 0 : rnd();
-	a->is_global = rndn(12) != 0;
-	a->port_num = rndn(10) ? 1 : rndn(3);
-	a->sl = rnd();
-	a->dlid = rnd();
-	a->src_path_bits = rnd();
-	a->static_rate = rnd();
+	a->grh.sgid_index = vt_rndn(4) && nahgids ? (unsigned int)ah_gid_list[vt_rndn(nahgids)] :
+			  (unsigned int)vt_rndn(256);
+	a->grh.hop_limit = vt_rndn(3) ? 64 : vt_rnd();
+	a->grh.traffic_class = vt_rnd();
+	a->grh.flow_label = vt_rndn(2) ? 0 : vt_rnd();
+	a->is_global = vt_rndn(12) != 0;
+	a->port_num = vt_rndn(10) ? 1 : vt_rndn(3);
+	a->sl = vt_rnd();
+	a->dlid = vt_rnd();
+	a->src_path_bits = vt_rnd();
+	a->static_rate = vt_rnd();
 }
 
 static void op_ah_create(void)
@@ -2926,7 +2911,7 @@ static void op_ah_create(void)
 	for (i = 0; i < MAX_AH && ahs[i]; i++)
 		;
 	/* half as often as the weight says: a unicast AH resolves a route */
-	if (i == MAX_AH || !pd || rndn(2))
+	if (i == MAX_AH || !pd || vt_rndn(2))
 		return;
 	rnd_ah_attr(&a, &kind);
 	x = ah_expect(pd->handle, a.port_num, a.is_global, a.grh.sgid_index,
@@ -2946,7 +2931,7 @@ static void op_ah_create(void)
 
 static void op_ah_destroy(void)
 {
-	unsigned int i = rndn(MAX_AH);
+	unsigned int i = vt_rndn(MAX_AH);
 	uint32_t h;
 	int e, err;
 
@@ -2959,7 +2944,7 @@ static void op_ah_destroy(void)
 	if (!err) {
 		kdel(h);
 		ahs[i] = NULL;
-	} else if (rndn(2)) {
+	} else if (vt_rndn(2)) {
 		ahs[i] = NULL;	/* stale: forget it (the struct leaks) */
 	}
 }
@@ -2977,38 +2962,38 @@ static void op_ah_create_raw(void)
 	char gs[48];
 	expect_t x;
 
-	if (count_type(T_AH) >= 2 * MAX_AH || rndn(2))
+	if (count_type(T_AH) >= 2 * MAX_AH || vt_rndn(2))
 		return;
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&out, 0, sizeof(out));
 	rnd_ah_attr(&a, &kind);
 	cmd.response = rnd_resp(&out, &bad);
-	cmd.user_handle = rnd();
+	cmd.user_handle = vt_rnd();
 	cmd.pd_handle = any_handle(T_PD);
-	cmd.reserved = rndn(4) ? 0 : rnd();
+	cmd.reserved = vt_rndn(4) ? 0 : vt_rnd();
 	memcpy(cmd.attr.grh.dgid, a.grh.dgid.raw, 16);
 	cmd.attr.grh.flow_label = a.grh.flow_label;
 	cmd.attr.grh.sgid_index = a.grh.sgid_index;
 	cmd.attr.grh.hop_limit = a.grh.hop_limit;
 	cmd.attr.grh.traffic_class = a.grh.traffic_class;
-	cmd.attr.grh.reserved = rndn(4) ? 0 : rnd();
+	cmd.attr.grh.reserved = vt_rndn(4) ? 0 : vt_rnd();
 	cmd.attr.dlid = a.dlid;
 	cmd.attr.sl = a.sl;
 	cmd.attr.src_path_bits = a.src_path_bits;
 	cmd.attr.static_rate = a.static_rate;
-	cmd.attr.is_global = rndn(8) ? a.is_global : rnd();
-	cmd.attr.port_num = rndn(8) ? a.port_num : rnd();
-	cmd.attr.reserved = rndn(4) ? 0 : rnd();
-	if (!rndn(6)) {		/* driver data: softhca takes none, ignores it */
-		in_x = rndn(4);
-		out_x = rndn(3);
+	cmd.attr.is_global = vt_rndn(8) ? a.is_global : vt_rnd();
+	cmd.attr.port_num = vt_rndn(8) ? a.port_num : vt_rnd();
+	cmd.attr.reserved = vt_rndn(4) ? 0 : vt_rnd();
+	if (!vt_rndn(6)) {		/* driver data: softhca takes none, ignores it */
+		in_x = vt_rndn(4);
+		out_x = vt_rndn(3);
 	}
 	x = ah_expect(cmd.pd_handle, cmd.attr.port_num, cmd.attr.is_global,
 		      cmd.attr.grh.sgid_index, &a.grh.dgid, kind);
 	if (bad && (x & XOK))
 		x = (x & ~XOK) | X(EFAULT);
 	err = raw_cmd_x(IB_USER_VERBS_CMD_CREATE_AH, &cmd, sizeof(cmd), in_x,
-			rndn(2), sizeof(out.resp) / 4 + out_x);
+			vt_rndn(2), sizeof(out.resp) / 4 + out_x);
 	account(OP_AH_CREATE_RAW, err, x,
 		"(pd %u, port %u, global %u, sgid %u, dgid %s, +%u/+%u words, response %#llx)",
 		cmd.pd_handle, cmd.attr.port_num, cmd.attr.is_global,
@@ -3038,7 +3023,7 @@ static void op_ah_destroy_raw(void)
 /* a QP of @type, or NULL */
 static struct ibv_qp *some_qp_of(enum ibv_qp_type type)
 {
-	unsigned int i, start = rndn(MAX_QP);
+	unsigned int i, start = vt_rndn(MAX_QP);
 
 	for (i = 0; i < MAX_QP; i++) {
 		struct ibv_qp *qp = qps[(start + i) % MAX_QP];
@@ -3057,18 +3042,18 @@ static uint64_t fill_mad(void)
 		0x81,
 	};
 	unsigned char *m = (unsigned char *)udbuf + UDBUF_LEN / 2 +
-			   256 * rndn(UDBUF_LEN / 2 / 256 - 2);
+			   256 * vt_rndn(UDBUF_LEN / 2 / 256 - 2);
 	uint64_t v;
 	unsigned int i;
 
 	for (i = 0; i < 256; i += 8) {
-		v = rnd();
+		v = vt_rnd();
 		memcpy(m + i, &v, 8);
 	}
-	m[0] = rndn(4) ? 1 : rnd();			/* base version */
-	m[1] = rndn(4) ? classes[rndn(sizeof(classes))] : rnd();
-	m[2] = rndn(3) ? 1 + rndn(2) : rnd();		/* class version */
-	m[3] = rndn(2) ? 1 + rndn(0x20) : rnd();	/* method */
+	m[0] = vt_rndn(4) ? 1 : vt_rnd();			/* base version */
+	m[1] = vt_rndn(4) ? classes[vt_rndn(sizeof(classes))] : vt_rnd();
+	m[2] = vt_rndn(3) ? 1 + vt_rndn(2) : vt_rnd();		/* class version */
+	m[3] = vt_rndn(2) ? 1 + vt_rndn(0x20) : vt_rnd();	/* method */
 	return (uintptr_t)m;
 }
 
@@ -3157,7 +3142,7 @@ static void op_ud_send(void)
 	struct ibv_send_wr wr[3], *bad = NULL;
 	struct ibv_ah *live[MAX_AH];
 	struct ibv_sge sg[3][40];
-	unsigned int n = 1 + rndn(3), k, j, nah = 0;
+	unsigned int n = 1 + vt_rndn(3), k, j, nah = 0;
 	const struct kobj *o;
 	expect_t x;
 	int err;
@@ -3174,43 +3159,43 @@ static void op_ud_send(void)
 	for (k = 0; k < n; k++) {
 		struct ibv_send_wr *w = &wr[k];
 
-		w->wr_id = rnd();
-		w->opcode = rndn(24) ? (rndn(2) ? IBV_WR_SEND : IBV_WR_SEND_WITH_IMM) :
-			    (enum ibv_wr_opcode)rndn(16);
-		w->send_flags = rndn(2) ? IBV_SEND_SIGNALED :
-				rndn(4) ? rnd() & (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
+		w->wr_id = vt_rnd();
+		w->opcode = vt_rndn(24) ? (vt_rndn(2) ? IBV_WR_SEND : IBV_WR_SEND_WITH_IMM) :
+			    (enum ibv_wr_opcode)vt_rndn(16);
+		w->send_flags = vt_rndn(2) ? IBV_SEND_SIGNALED :
+				vt_rndn(4) ? vt_rnd() & (IBV_SEND_SIGNALED | IBV_SEND_SOLICITED |
 						   IBV_SEND_INLINE) :
-					  (unsigned int)rnd();
-		w->imm_data = rnd();
-		w->wr.ud.ah = live[rndn(nah)];
+					  (unsigned int)vt_rnd();
+		w->imm_data = vt_rnd();
+		w->wr.ud.ah = live[vt_rndn(nah)];
 		peer = some_qp_of(IBV_QPT_UD);
-		switch (rndn(8)) {
+		switch (vt_rndn(8)) {
 		case 0:
 			w->wr.ud.remote_qpn = 1;
-			w->wr.ud.remote_qkey = rndn(4) ? QP1_QKEY : rnd();
+			w->wr.ud.remote_qkey = vt_rndn(4) ? QP1_QKEY : vt_rnd();
 			break;
 		case 1:
-			w->wr.ud.remote_qpn = qpns[rndn(5)];
-			w->wr.ud.remote_qkey = rnd();
+			w->wr.ud.remote_qpn = qpns[vt_rndn(5)];
+			w->wr.ud.remote_qkey = vt_rnd();
 			break;
 		case 2:
-			w->wr.ud.remote_qpn = rnd() & 0xffffff;
-			w->wr.ud.remote_qkey = rnd();
+			w->wr.ud.remote_qpn = vt_rnd() & 0xffffff;
+			w->wr.ud.remote_qkey = vt_rnd();
 			break;
 		default:
 			w->wr.ud.remote_qpn = peer->qp_num;
-			w->wr.ud.remote_qkey = rndn(4) ? tab[peer->handle].qkey :
-					       rndn(2) ? 0x80000000U | (uint32_t)rnd() :
-							 (uint32_t)rnd();
+			w->wr.ud.remote_qkey = vt_rndn(4) ? tab[peer->handle].qkey :
+					       vt_rndn(2) ? 0x80000000U | (uint32_t)vt_rnd() :
+							 (uint32_t)vt_rnd();
 			break;
 		}
-		if (w->wr.ud.remote_qpn == 1 && ud_mr && rndn(4)) {
+		if (w->wr.ud.remote_qpn == 1 && ud_mr && vt_rndn(4)) {
 			w->num_sge = 1;
 			sg[k][0].addr = fill_mad();
-			sg[k][0].length = rndn(4) ? 256 : rndn(512);
+			sg[k][0].length = vt_rndn(4) ? 256 : vt_rndn(512);
 			sg[k][0].lkey = ud_mr->lkey;
 		} else {
-			w->num_sge = rndn(8) ? rndn(o->max_sge + 1) : rndn(40);
+			w->num_sge = vt_rndn(8) ? vt_rndn(o->max_sge + 1) : vt_rndn(40);
 			for (j = 0; j < (unsigned int)w->num_sge; j++)
 				sg[k][j] = rnd_sge();
 		}
@@ -3402,9 +3387,10 @@ static int child(const char *name, uint64_t seed, uint64_t iters, int mode,
 	unsigned int total = 0, i;
 	uint64_t pick;
 
-	rng = seed * 0x9E3779B97F4A7C15ULL + child_no + 1;
-	if (!rng)
-		rng = 1;
+	/* each child its own sequence, the same for the same seed */
+	*vt_rng() = seed * 0x9E3779B97F4A7C15ULL + child_no + 1;
+	if (!*vt_rng())
+		*vt_rng() = 1;
 	page = sysconf(_SC_PAGESIZE);
 	setup_memory();
 	ctx = vt_open(name);
@@ -3419,11 +3405,11 @@ static int child(const char *name, uint64_t seed, uint64_t iters, int mode,
 			if (write(kill_fd, "k", 1) != 1)
 				vt_info("[child %d] cannot ask to be killed", child_no);
 		}
-		pick = rndn(total);
+		pick = vt_rndn(total);
 		for (i = 0; pick >= ops[i].weight; i++)
 			pick -= ops[i].weight;
 		/* keep room: when full, destroy instead of creating */
-		if (count_type(T_MR) >= MAX_MR && rndn(2))
+		if (count_type(T_MR) >= MAX_MR && vt_rndn(2))
 			op_dereg_raw();
 		else
 			ops[i].fn();

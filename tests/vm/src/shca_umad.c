@@ -42,21 +42,6 @@
 #define GSI_QKEY	0x80010000U
 #define MGMT_GET	0x01
 
-static uint64_t rng;
-
-static uint64_t rnd(void)
-{
-	rng ^= rng >> 12;
-	rng ^= rng << 25;
-	rng ^= rng >> 27;
-	return rng * 0x2545F4914F6CDD1DULL;
-}
-
-static uint64_t rndn(uint64_t n)
-{
-	return n ? rnd() % n : 0;
-}
-
 static const char *ibdev;
 static int fd;
 /* the device's GIDs at the start: index, raw GID */
@@ -236,14 +221,14 @@ static const uint8_t *rnd_gid(uint8_t *buf)
 	};
 	unsigned int i;
 
-	switch (rndn(8)) {
+	switch (vt_rndn(8)) {
 	case 0: case 1: case 2: case 3: case 4:
-		return gid_raw[rndn(ngids)];
+		return gid_raw[vt_rndn(ngids)];
 	case 5: case 6:
-		return other[rndn(5)];
+		return other[vt_rndn(5)];
 	default:
 		for (i = 0; i < 16; i++)
-			buf[i] = rnd();
+			buf[i] = vt_rnd();
 		buf[0] = 0x20 | (buf[0] & 0x1f);	/* global: routed */
 		return buf;
 	}
@@ -268,41 +253,41 @@ static void garbage(const uint32_t *ids, int nids, int count)
 		unsigned int j;
 
 		for (j = 0; j < HDR + 320; j += 8) {
-			uint64_t v = rnd();
+			uint64_t v = vt_rnd();
 
 			memcpy(buf + j, &v, 8);
 		}
-		if (rndn(10)) {		/* a header that mostly makes sense */
-			int g = rndn(ngids);
+		if (vt_rndn(10)) {		/* a header that mostly makes sense */
+			int g = vt_rndn(ngids);
 
-			h->id = rndn(12) ? ids[rndn(nids)] : rndn(4) ? rndn(40) : (uint32_t)rnd();
+			h->id = vt_rndn(12) ? ids[vt_rndn(nids)] : vt_rndn(4) ? vt_rndn(40) : (uint32_t)vt_rnd();
 			h->status = 0;
-			h->timeout_ms = rndn(4) ? 0 : rndn(30);
-			h->retries = rndn(3);
-			h->qpn = htonl(rndn(3) ? 1 : rndn(2) ? 0 : rndn(2) ? rndn(0x1000000) : (uint32_t)rnd());
-			h->qkey = htonl(rndn(2) ? GSI_QKEY : rndn(2) ? 0x80000000U | (uint32_t)rnd() : (uint32_t)rnd());
-			h->grh_present = rndn(12) ? 1 : 0;
-			h->gid_index = rndn(6) ? (unsigned int)gid_idx[g] :
-					     (unsigned int)rndn(256);
-			memcpy(h->gid, rndn(3) ? gid_raw[g] : rnd_gid(gbuf), 16);
-			h->hop_limit = rndn(2) ? 64 : rnd();
-			h->pkey_index = rndn(6) ? 0 : rndn(2) ? rndn(4) : rnd();
-			m[0] = rndn(24) ? 1 : rnd();			/* base version */
-			m[1] = rndn(5) ? classes[rndn(sizeof(classes))] : rnd();
-			m[2] = rndn(4) ? 1 + rndn(2) : rnd();		/* class version */
-			m[3] = rndn(2) ? 1 + rndn(0x20) : rnd();	/* method, R bit */
-			if (rndn(4) == 0) {				/* RMPP header */
+			h->timeout_ms = vt_rndn(4) ? 0 : vt_rndn(30);
+			h->retries = vt_rndn(3);
+			h->qpn = htonl(vt_rndn(3) ? 1 : vt_rndn(2) ? 0 : vt_rndn(2) ? vt_rndn(0x1000000) : (uint32_t)vt_rnd());
+			h->qkey = htonl(vt_rndn(2) ? GSI_QKEY : vt_rndn(2) ? 0x80000000U | (uint32_t)vt_rnd() : (uint32_t)vt_rnd());
+			h->grh_present = vt_rndn(12) ? 1 : 0;
+			h->gid_index = vt_rndn(6) ? (unsigned int)gid_idx[g] :
+					     (unsigned int)vt_rndn(256);
+			memcpy(h->gid, vt_rndn(3) ? gid_raw[g] : rnd_gid(gbuf), 16);
+			h->hop_limit = vt_rndn(2) ? 64 : vt_rnd();
+			h->pkey_index = vt_rndn(6) ? 0 : vt_rndn(2) ? vt_rndn(4) : vt_rnd();
+			m[0] = vt_rndn(24) ? 1 : vt_rnd();			/* base version */
+			m[1] = vt_rndn(5) ? classes[vt_rndn(sizeof(classes))] : vt_rnd();
+			m[2] = vt_rndn(4) ? 1 + vt_rndn(2) : vt_rnd();		/* class version */
+			m[3] = vt_rndn(2) ? 1 + vt_rndn(0x20) : vt_rnd();	/* method, R bit */
+			if (vt_rndn(4) == 0) {				/* RMPP header */
 				m[24] = 1;				/* rmpp version */
-				m[25] = 1 + rndn(4);			/* type */
-				m[26] = rnd();				/* flags */
-				m[27] = rnd();				/* status */
+				m[25] = 1 + vt_rndn(4);			/* type */
+				m[26] = vt_rnd();				/* flags */
+				m[27] = vt_rnd();				/* status */
 			}
 		}
-		switch (rndn(10)) {
-		case 0: len = rndn(HDR + 24); break;		/* short */
-		case 1: len = HDR + MAD_SIZE + 1 + rndn(64); break;
-		case 2: len = HDR + MAD_SIZE + rndn(4096 - MAD_SIZE); break;
-		case 3: len = HDR + 24 + rndn(MAD_SIZE - 24); break;
+		switch (vt_rndn(10)) {
+		case 0: len = vt_rndn(HDR + 24); break;		/* short */
+		case 1: len = HDR + MAD_SIZE + 1 + vt_rndn(64); break;
+		case 2: len = HDR + MAD_SIZE + vt_rndn(4096 - MAD_SIZE); break;
+		case 3: len = HDR + 24 + vt_rndn(MAD_SIZE - 24); break;
 		default: len = HDR + MAD_SIZE; break;
 		}
 		errno = 0;
@@ -382,8 +367,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	ibdev = argv[2];
-	rng = argc > 4 ? strtoull(argv[4], NULL, 0) : 1;
-	rng = rng * 0x9E3779B97F4A7C15ULL + 1;
+	vt_seed(argc > 4 ? strtoull(argv[4], NULL, 0) : 1);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGALRM, on_alarm);
 	alarm(120);

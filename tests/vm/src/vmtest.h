@@ -67,6 +67,38 @@ static inline void __attribute__((format(printf, 1, 2))) vt_info(const char *fmt
 #define vt_check(cond, ...) \
 	((cond) ? (vt_ok(__VA_ARGS__), 1) : (vt_bad(__VA_ARGS__), 0))
 
+/*
+ * A small seeded PRNG (xorshift64*) for the randomised programs: the same
+ * seed (vt_seed()) gives the same sequence, so a run can be repeated.
+ */
+static inline uint64_t *vt_rng(void)
+{
+	static uint64_t state = 1;
+
+	return &state;
+}
+
+static inline void vt_seed(uint64_t seed)
+{
+	*vt_rng() = seed * 0x9E3779B97F4A7C15ULL + 1;
+}
+
+static inline uint64_t vt_rnd(void)
+{
+	uint64_t *s = vt_rng();
+
+	*s ^= *s >> 12;
+	*s ^= *s << 25;
+	*s ^= *s >> 27;
+	return *s * 0x2545F4914F6CDD1DULL;
+}
+
+/* A number in [0, n), 0 for n == 0. */
+static inline uint64_t vt_rndn(uint64_t n)
+{
+	return n ? vt_rnd() % n : 0;
+}
+
 /* Exit status for main(). */
 static inline int vt_exit(void)
 {
