@@ -41,15 +41,7 @@ ok "$DEV port 1 is $UMAD"
 wait_for 5 test -c "/dev/infiniband/$UMAD" ||
 	die "/dev/infiniband/$UMAD is missing"
 
-# eth0_tentative: an IPv6 address of eth0 is still in duplicate address
-# detection (IFA_F_TENTATIVE, 0x40, in the flags of /proc/net/if_inet6).
-# Such an address cannot be a route's source: a MAD to its GID would wait
-# out the core's 1 s resolution timeout (ETIMEDOUT). QEMU's router
-# advertises a prefix a few seconds after boot.
-eth0_settled() {
-	! awk '$6 == "eth0" { print $5 }' /proc/net/if_inet6 | grep -q '^[4567cdef]'
-}
-wait_for 10 eth0_settled || info "eth0 still has tentative IPv6 addresses"
+wait_for 10 ipv6_settled eth0 || info "eth0 still has tentative IPv6 addresses"
 
 title "vendor MADs through QP1, then $N hostile ones"
 must "shca_umad /dev/infiniband/$UMAD $DEV $N" \

@@ -28,6 +28,9 @@ N=${RDMACM_COUNT:-50}
 vm_setup "$D0" "$D1"
 # ll NETDEV: its IPv6 link-local address
 ll() { ip -6 -o addr show dev "$1" scope link | awk '{ sub(/\/.*/, "", $4); print $4; exit }'; }
+for n in eth0 eth1; do
+	wait_for 10 ipv6_settled $n || info "$n still has tentative IPv6 addresses"
+done
 L0=$(ll eth0)
 L1=$(ll eth1)
 # rdma_rxe cannot reach another local device's address (see 97-datapath)

@@ -199,6 +199,16 @@ ipv4_gid() {
 	printf '0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x\n' "$1" "$2" "$3" "$4"
 }
 
+# ipv6_settled NETDEV: no IPv6 address of NETDEV is still in duplicate
+# address detection (IFA_F_TENTATIVE, 0x40, in the flags of
+# /proc/net/if_inet6). A tentative address cannot be a route's source: a
+# MAD or connection to its GID waits out the core's 1 s resolution
+# timeout (ETIMEDOUT). QEMU's router advertises a prefix a few seconds
+# after boot.
+ipv6_settled() {
+	! awk -v d="$1" '$6 == d { print $5 }' /proc/net/if_inet6 | grep -q '^[4567cdef]'
+}
+
 # has_gid DEV GID: some entry of ports/1/gids/ equals GID
 has_gid() { cat "$IB/$1"/ports/1/gids/* 2>/dev/null | grep -qx "$2"; }
 
