@@ -24,6 +24,9 @@ done
 title "values"
 expect_eq node_type "1: CA" "$(cat "$D/node_type" 2>/dev/null)"
 expect_eq "ports/1/link_layer" Ethernet "$(port_attr softhca0 link_layer)"
+# The device sits under the NIC's device, as an HCA does: device/net/ names
+# the netdev (rdma-core's tests find the address this way).
+expect_eq "device/net/ of softhca0" eth0 "$(ls "$D/device/net" 2>/dev/null)"
 expect_port softhca0 state "4: ACTIVE" 10
 expect_port softhca0 phys_state "5: LinkUp" 10
 

@@ -160,6 +160,12 @@ VISIBLE_IF_KUNIT int shca_newlink(const char *ibdev_name,
 	if (err)
 		goto err_dealloc;
 
+	/*
+	 * Sit under the NIC's device, as an HCA does: tools find the netdev
+	 * through /sys/class/infiniband/DEV/device/net/ (rdma-core's tests
+	 * do). DMA stays virtual: no DMA device is passed.
+	 */
+	sdev->ibdev.dev.parent = ndev->dev.parent;
 	err = shca_inject_fault() ? -ENOMEM :
 	      ib_register_device(&sdev->ibdev, ibdev_name, NULL);
 
