@@ -25,7 +25,8 @@
  *	lock held, and moves bytes with none held at all.
  *
  * Lookups by number or key (QPs, MRs) run under RCU and take a kref; the
- * objects' memory outlives a grace period after they are unpublished.
+ * memory they read (an MR, a QP's struct shca_qp_link) outlives a grace
+ * period after it is unpublished.
  */
 #ifndef SHCA_H
 #define SHCA_H
@@ -555,12 +556,34 @@ struct shca_req {
 };
 
 /**
+ * struct shca_qp_link - what a lookup by number finds of a QP
+ * @ref: held by the QP (the initial reference, dropped by destroy) and
+ *	by each lookup of a peer delivering to it
+ * @released: completed when the last reference is gone
+ * @qp: the QP; dereferenced only with a reference held
+ * @gsi_entry: GSI QPs: entry in the list of every device's QP1 (under
+ *	shca_gsi_lock, read under RCU)
+ * @rcu: frees the link after the RCU readers that may have found it
+ *
+ * The QP table, the GSI list and the multicast attachments point at
+ * links, not at QPs: the core frees a QP as soon as destroy_qp returns,
+ * while a link outlives every RCU reader that found it, so a lookup that
+ * loses the race with destroy reads only link memory (its kref fails)
+ * and destroy need not wait for a grace period.
+ */
+struct shca_qp_link {
+	struct kref ref;
+	struct completion released;
+	struct shca_qp *qp;
+	struct list_head gsi_entry;
+	struct rcu_head rcu;
+};
+
+/**
  * struct shca_qp - a queue pair (RC, UD or the GSI QP)
  * @ibqp: the core object; first member (INIT_RDMA_OBJ_SIZE)
  * @sdev: owning device
- * @ref: held by the QP table (initial reference) and by each lookup of a
- *	peer delivering to this QP
- * @released: completed when the last reference is gone
+ * @link: what lookups by number find; holds the QP's reference count
  * @lock: protects @state, the connection attributes (@dest_qpn, @dgid,
  *	@sq_psn, @rq_psn ...), the @sq and @rq indices; never held while
  *	bytes move. A peer's lock is taken only with this one released.
@@ -599,8 +622,6 @@ struct shca_req {
  *	owned by the work item (see struct shca_req)
  * @peer_sdev: device of the last peer whose GID was validated (work
  *	item; cleared by modify_qp when the address changes)
- * @gsi_entry: GSI QPs: entry in the list of every device's QP1 (under
- *	shca_gsi_lock, read under RCU)
  * @srq_inflight: QPs on an SRQ: receive WQEs peers took from the SRQ for
  *	this QP and have not completed yet; under @lock
  * @last_wqe_sent: IB_EVENT_QP_LAST_WQE_REACHED was reported since the
@@ -609,8 +630,7 @@ struct shca_req {
 struct shca_qp {
 	struct ib_qp ibqp;
 	struct shca_dev *sdev;
-	struct kref ref;
-	struct completion released;
+	struct shca_qp_link *link;
 	spinlock_t lock; /* see @lock above */
 	struct mutex post_mutex; /* see @post_mutex above */
 	struct shca_wqe *scratch;
@@ -642,7 +662,6 @@ struct shca_qp {
 	u32 qkey;
 	struct shca_req req;
 	const struct shca_dev *peer_sdev;
-	struct list_head gsi_entry;
 	u32 srq_inflight;
 	bool last_wqe_sent;
 };

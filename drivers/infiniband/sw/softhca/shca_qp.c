@@ -17,12 +17,13 @@
  * device that owns its destination GID (shca_gsi_get()). QP0 (the SMI)
  * does not exist on a RoCE port.
  *
- * Lifetime rule for lookups by number: shca_qp_get() finds a QP under
- * RCU and takes a reference only if the count is not zero. That is safe
- * only because the QP's memory outlives every RCU reader that may have
- * found it: the core kfree()s a QP as soon as ->destroy_qp returns, so
- * shca_qp_fini() unpublishes the number, waits for a grace period, and
- * only then drops the table's reference and waits for the others.
+ * Lifetime rule for lookups by number: shca_qp_get() finds a QP's link
+ * (struct shca_qp_link) under RCU and takes a reference only if the count
+ * is not zero. The core kfree()s a QP as soon as ->destroy_qp returns, so
+ * the reference count lives in the link, which is freed only after a
+ * grace period: shca_qp_fini() unpublishes the link, drops the QP's own
+ * reference, waits until no peer holds one and returns at once; a lookup
+ * racing with it reads only the link and finds the count at zero.
  *
  * Queues are rings of fixed-size slots (struct shca_wqe plus room for the
  * scatter/gather list or inline data). The poster fills the slot at the
@@ -56,13 +57,14 @@ static DEFINE_SPINLOCK(shca_gsi_lock);
  * @entry: in shca_mcasts (RCU readers, writers under shca_mcast_lock)
  * @rcu: defers the free past readers
  * @mgid: the group
- * @qp: the QP; attachments go before the QP (detach, or its destroy)
+ * @link: the QP's link; attachments go before the QP (detach, or its
+ *	destroy), and readers take a reference before looking at the QP
  */
 struct shca_mcast {
 	struct list_head entry;
 	struct rcu_head rcu;
 	union ib_gid mgid;
-	struct shca_qp *qp;
+	struct shca_qp_link *link;
 };
 
 static LIST_HEAD(shca_mcasts);
@@ -149,21 +151,22 @@ EXPORT_SYMBOL_IF_KUNIT(shca_qpn_set_next);
  * shca_qp_get() - find a QP by number and take a reference
  * @qpn: QP number
  *
- * The reference is taken under RCU, which is safe because shca_qp_fini()
- * waits for a grace period between unpublishing a QP and letting the
- * core free it (see the top of this file).
+ * The reference is taken under RCU on the QP's link, which outlives a
+ * grace period after shca_qp_fini() unpublished it (see the top of this
+ * file).
  *
  * Context: any context.
  * Return: the QP, or NULL if there is none (or it is being destroyed).
  */
 struct shca_qp *shca_qp_get(u32 qpn)
 {
-	struct shca_qp *qp;
+	struct shca_qp_link *l;
+	struct shca_qp *qp = NULL;
 
 	rcu_read_lock();
-	qp = xa_load(&shca_qp_xa, qpn);
-	if (qp && !kref_get_unless_zero(&qp->ref))
-		qp = NULL;
+	l = xa_load(&shca_qp_xa, qpn);
+	if (l && kref_get_unless_zero(&l->ref))
+		qp = l->qp;
 	rcu_read_unlock();
 	return qp;
 }
@@ -217,15 +220,20 @@ struct shca_qp *shca_gsi_get(const struct shca_dev *from,
 			     const union ib_gid *dgid)
 {
 	struct shca_qp *qp, *found = NULL;
+	struct shca_qp_link *l;
 
 	rcu_read_lock();
-	list_for_each_entry_rcu(qp, &shca_gsi_qps, gsi_entry) {
+	list_for_each_entry_rcu(l, &shca_gsi_qps, gsi_entry) {
+		/* The QP and its device only with a reference held. */
+		if (!kref_get_unless_zero(&l->ref))
+			continue;
+		qp = l->qp;
 		if (shca_dev_same_net(qp->sdev, from) &&
 		    shca_dev_owns_gid(qp->sdev, dgid)) {
-			if (kref_get_unless_zero(&qp->ref))
-				found = qp;
+			found = qp;
 			break;
 		}
+		shca_qp_put(qp);
 	}
 	rcu_read_unlock();
 	return found;
@@ -253,17 +261,17 @@ int shca_mcast_attach(struct shca_qp *qp, const union ib_gid *mgid)
 	if (!new)
 		return -ENOMEM;
 	new->mgid = *mgid;
-	new->qp = qp;
+	new->link = qp->link;
 
 	spin_lock(&shca_mcast_lock);
 	list_for_each_entry(m, &shca_mcasts, entry) {
 		if (memcmp(&m->mgid, mgid, sizeof(*mgid)))
 			continue;
-		if (m->qp == qp) {
+		if (m->link == qp->link) {
 			err = -EEXIST;
 			goto out;
 		}
-		if (m->qp->sdev == qp->sdev)
+		if (m->link->qp->sdev == qp->sdev)
 			in_group++;
 	}
 	if (in_group >= SHCA_MAX_MCAST_QP_ATTACH ||
@@ -285,7 +293,7 @@ static void shca_mcast_unlink(struct shca_mcast *m)
 {
 	lockdep_assert_held(&shca_mcast_lock);
 	list_del_rcu(&m->entry);
-	m->qp->sdev->num_mcast--;
+	m->link->qp->sdev->num_mcast--;
 }
 
 /**
@@ -301,7 +309,8 @@ int shca_mcast_detach(struct shca_qp *qp, const union ib_gid *mgid)
 
 	spin_lock(&shca_mcast_lock);
 	list_for_each_entry(m, &shca_mcasts, entry) {
-		if (m->qp == qp && !memcmp(&m->mgid, mgid, sizeof(*mgid))) {
+		if (m->link == qp->link &&
+		    !memcmp(&m->mgid, mgid, sizeof(*mgid))) {
 			shca_mcast_unlink(m);
 			spin_unlock(&shca_mcast_lock);
 			kfree_rcu(m, rcu);
@@ -319,7 +328,7 @@ static void shca_mcast_detach_all(struct shca_qp *qp)
 
 	spin_lock(&shca_mcast_lock);
 	list_for_each_entry_safe(m, tmp, &shca_mcasts, entry) {
-		if (m->qp == qp) {
+		if (m->link == qp->link) {
 			shca_mcast_unlink(m);
 			kfree_rcu(m, rcu);
 		}
@@ -347,13 +356,18 @@ int shca_mcast_get(const struct shca_dev *from, const union ib_gid *mgid,
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(m, &shca_mcasts, entry) {
+		struct shca_qp *qp;
+
 		if (n == max)
 			break;
 		if (memcmp(&m->mgid, mgid, sizeof(*mgid)) ||
-		    !shca_dev_same_net(m->qp->sdev, from) ||
-		    !kref_get_unless_zero(&m->qp->ref))
+		    !kref_get_unless_zero(&m->link->ref))
 			continue;
-		qps[n++] = m->qp;
+		qp = m->link->qp;
+		if (shca_dev_same_net(qp->sdev, from))
+			qps[n++] = qp;
+		else
+			shca_qp_put(qp);
 	}
 	rcu_read_unlock();
 	return n;
@@ -362,18 +376,19 @@ int shca_mcast_get(const struct shca_dev *from, const union ib_gid *mgid,
 /* Make @qp its device's QP1; -EBUSY if the device has one. */
 static int shca_gsi_publish(struct shca_qp *qp)
 {
-	struct shca_qp *other;
+	struct shca_qp_link *other;
 	int err = 0;
 
 	spin_lock(&shca_gsi_lock);
+	/* Links in the list belong to QPs not destroyed yet. */
 	list_for_each_entry(other, &shca_gsi_qps, gsi_entry) {
-		if (other->sdev == qp->sdev) {
+		if (other->qp->sdev == qp->sdev) {
 			err = -EBUSY;
 			goto out;
 		}
 	}
 	qp->ibqp.qp_num = 1;
-	list_add_tail_rcu(&qp->gsi_entry, &shca_gsi_qps);
+	list_add_tail_rcu(&qp->link->gsi_entry, &shca_gsi_qps);
 out:
 	spin_unlock(&shca_gsi_lock);
 	return err;
@@ -381,7 +396,7 @@ out:
 
 static void shca_qp_release(struct kref *ref)
 {
-	complete(&container_of(ref, struct shca_qp, ref)->released);
+	complete(&container_of(ref, struct shca_qp_link, ref)->released);
 }
 
 /**
@@ -390,7 +405,7 @@ static void shca_qp_release(struct kref *ref)
  */
 void shca_qp_put(struct shca_qp *qp)
 {
-	kref_put(&qp->ref, shca_qp_release);
+	kref_put(&qp->link->ref, shca_qp_release);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_qp_put);
 
@@ -628,14 +643,22 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 	qp->path_mtu = IB_MTU_1024;
 	spin_lock_init(&qp->lock);
 	mutex_init(&qp->post_mutex);
-	kref_init(&qp->ref);
-	init_completion(&qp->released);
 	INIT_DELAYED_WORK(&qp->work, shca_qp_work);
+
+	qp->link = shca_inject_fault() ? NULL :
+		   kzalloc(sizeof(*qp->link), GFP_KERNEL_ACCOUNT);
+	if (!qp->link) {
+		err = -ENOMEM;
+		goto err_count;
+	}
+	kref_init(&qp->link->ref);
+	init_completion(&qp->link->released);
+	qp->link->qp = qp;
 
 	err = shca_queue_init(&qp->sq, cap->max_send_wr, cap->max_send_sge,
 			      cap->max_inline_data);
 	if (err)
-		goto err_count;
+		goto err_free_link;
 	/* On an SRQ, receives come from the SRQ: an empty receive queue. */
 	if (init->srq) {
 		cap->max_recv_wr = 0;
@@ -668,7 +691,7 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 		return 0;
 	}
 	err = shca_inject_fault() ? -ENOMEM :
-	      xa_alloc_cyclic(&shca_qp_xa, &qpn, qp,
+	      xa_alloc_cyclic(&shca_qp_xa, &qpn, qp->link,
 			      XA_LIMIT(SHCA_QPN_MIN, SHCA_QPN_MAX),
 			      &shca_qp_next, GFP_KERNEL);
 	if (err < 0)
@@ -684,6 +707,8 @@ err_free_rq:
 	kvfree(qp->rq.buf);
 err_free_sq:
 	kvfree(qp->sq.buf);
+err_free_link:
+	kfree(qp->link);
 err_count:
 	atomic_dec(&sdev->num_qps);
 	return err;
@@ -701,12 +726,13 @@ static void shca_qp_purge_cqs(struct shca_qp *qp)
  * shca_qp_fini() - destroy a QP
  * @qp: the QP
  *
- * Detaches it from its multicast groups, unpublishes its number (held
- * back from reuse for a while), waits for a
- * grace period so that no lookup still holds its address, waits until no
- * peer delivering to it holds a reference, stops its work item, drops
- * its completions from its kernel CQs and frees its queues. Outstanding
- * work requests are dropped without completions (consumers drain first).
+ * Detaches it from its multicast groups, unpublishes its link (its
+ * number is held back from reuse for a while), drops its own reference
+ * and waits until no peer delivering to it holds one, stops its work
+ * item, drops its completions from its kernel CQs and frees its queues;
+ * the link goes after a grace period. No grace period is waited for: a
+ * lookup racing with destroy reads only the link. Outstanding work
+ * requests are dropped without completions (consumers drain first).
  *
  * Context: process context; sleeps.
  */
@@ -721,21 +747,21 @@ void shca_qp_fini(struct shca_qp *qp)
 	shca_mcast_detach_all(qp);
 	if (qp->ibqp.qp_type == IB_QPT_GSI) {
 		spin_lock(&shca_gsi_lock);
-		list_del_rcu(&qp->gsi_entry);
+		list_del_rcu(&qp->link->gsi_entry);
 		spin_unlock(&shca_gsi_lock);
 	} else {
 		/* NULL keeps the number reserved; shca_qpn_hold() frees it. */
 		xa_store(&shca_qp_xa, qp->ibqp.qp_num, NULL, GFP_KERNEL);
 	}
-	synchronize_rcu();
 	shca_qp_put(qp);
-	wait_for_completion(&qp->released);
+	wait_for_completion(&qp->link->released);
 	/* No peer can queue our work any more; stop it for good. */
 	cancel_delayed_work_sync(&qp->work);
 	shca_qp_purge_cqs(qp);
 	if (qp->ibqp.qp_type != IB_QPT_GSI)
 		shca_qpn_hold(qp->ibqp.qp_num);
 
+	kfree_rcu(qp->link, rcu);
 	kfree(qp->scratch);
 	kfree(qp->resp_wqe);
 	kvfree(qp->rq.buf);
@@ -1265,16 +1291,23 @@ int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 	return err;
 }
 
-/* Move @qp to the error state and let its work item flush it. */
-static void shca_qp_fatal(struct shca_qp *qp)
+/* The QP of @l, if it is @sdev's: to the error state, flushed. */
+static void shca_qp_link_fatal(struct shca_qp_link *l, struct shca_dev *sdev)
 {
 	unsigned long flags;
+	struct shca_qp *qp;
 
-	spin_lock_irqsave(&qp->lock, flags);
-	if (qp->state != IB_QPS_RESET)
-		shca_qp_set_error(qp);
-	spin_unlock_irqrestore(&qp->lock, flags);
-	shca_qp_kick_now(qp);
+	if (!kref_get_unless_zero(&l->ref))
+		return;
+	qp = l->qp;
+	if (qp->sdev == sdev) {
+		spin_lock_irqsave(&qp->lock, flags);
+		if (qp->state != IB_QPS_RESET)
+			shca_qp_set_error(qp);
+		spin_unlock_irqrestore(&qp->lock, flags);
+		shca_qp_kick_now(qp);
+	}
+	shca_qp_put(qp);
 }
 
 /**
@@ -1297,23 +1330,15 @@ void shca_qp_device_fatal(struct shca_dev *sdev)
 		.element.port_num = SHCA_PORT,
 		.event = IB_EVENT_DEVICE_FATAL,
 	};
-	struct shca_qp *qp;
+	struct shca_qp_link *l;
 	unsigned long idx;
 
 	WRITE_ONCE(sdev->fatal, true);
 	rcu_read_lock();
-	xa_for_each(&shca_qp_xa, idx, qp) {
-		if (qp->sdev != sdev || !kref_get_unless_zero(&qp->ref))
-			continue;
-		shca_qp_fatal(qp);
-		shca_qp_put(qp);
-	}
-	list_for_each_entry_rcu(qp, &shca_gsi_qps, gsi_entry) {
-		if (qp->sdev != sdev || !kref_get_unless_zero(&qp->ref))
-			continue;
-		shca_qp_fatal(qp);
-		shca_qp_put(qp);
-	}
+	xa_for_each(&shca_qp_xa, idx, l)
+		shca_qp_link_fatal(l, sdev);
+	list_for_each_entry_rcu(l, &shca_gsi_qps, gsi_entry)
+		shca_qp_link_fatal(l, sdev);
 	rcu_read_unlock();
 	ib_dispatch_event(&ev);
 }
