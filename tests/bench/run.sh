@@ -274,36 +274,28 @@ when="kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')"
 	echo
 	cat "$table"
 } >"$BENCH_OUT.tmp"
-if [ -s "$regtable" ]; then
+# add_table TABLE OUT TITLE WHERE: if TABLE has rows, save it as OUT under
+# its title and where it ran, and append it to the combined file
+add_table() {
+	[ -s "$1" ] || return 0
 	{
-		echo "Userspace MR registration benchmark: shca_reg_bench through libibverbs (rdma-core 44), devices=softhca0,rxe0"
-		echo "Ran in the same guest, same boot; $when."
+		echo "$3"
+		echo "$4; $when."
 		echo
-		cat "$regtable"
-	} >"$REG_OUT.tmp"
-	{ echo; echo; cat "$REG_OUT.tmp"; } >>"$BENCH_OUT.tmp"
-	mv "$REG_OUT.tmp" "$REG_OUT"
-fi
-if [ -s "$dptable" ]; then
-	{
-		echo "Data-path benchmark: RDMA WRITE/READ/SEND throughput and latency (tests/bench/dp-bench.sh)"
-		echo "Ran in the same guest, same boot, eth0 and eth1 on one QEMU hub; $when."
-		echo
-		cat "$dptable"
-	} >"$DP_OUT.tmp"
-	{ echo; echo; cat "$DP_OUT.tmp"; } >>"$BENCH_OUT.tmp"
-	mv "$DP_OUT.tmp" "$DP_OUT"
-fi
-if [ -s "$ulptable" ]; then
-	{
-		echo "ULP benchmark: NVMe over Fabrics (nvme-rdma, nvmet-rdma) with fio and rdma_cm with cmtime (tests/bench/ulp-bench.sh)"
-		echo "Ran in the same guest, same boot; $when."
-		echo
-		cat "$ulptable"
-	} >"$ULP_OUT.tmp"
-	{ echo; echo; cat "$ULP_OUT.tmp"; } >>"$BENCH_OUT.tmp"
-	mv "$ULP_OUT.tmp" "$ULP_OUT"
-fi
+		cat "$1"
+	} >"$2.tmp"
+	{ echo; echo; cat "$2.tmp"; } >>"$BENCH_OUT.tmp"
+	mv "$2.tmp" "$2"
+}
+add_table "$regtable" "$REG_OUT" \
+	"Userspace MR registration benchmark: shca_reg_bench through libibverbs (rdma-core 44), devices=softhca0,rxe0" \
+	"Ran in the same guest, same boot"
+add_table "$dptable" "$DP_OUT" \
+	"Data-path benchmark: RDMA WRITE/READ/SEND throughput and latency (tests/bench/dp-bench.sh)" \
+	"Ran in the same guest, same boot, eth0 and eth1 on one QEMU hub"
+add_table "$ulptable" "$ULP_OUT" \
+	"ULP benchmark: NVMe over Fabrics (nvme-rdma, nvmet-rdma) with fio and rdma_cm with cmtime (tests/bench/ulp-bench.sh)" \
+	"Ran in the same guest, same boot"
 mv "$BENCH_OUT.tmp" "$BENCH_OUT"
 echo
 cat "$BENCH_OUT"

@@ -394,13 +394,8 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 		return SHCA_EXEC_DONE;
 	}
 
-	dst = (struct shca_xfer){
-		.sdev = peer->sdev,
-		.pd = peer->ibqp.pd,
-		.access = IB_ACCESS_LOCAL_WRITE,
-		.sge = r->sge,
-		.num_sge = r->num_sge,
-	};
+	/* The receive WQE's scatter list, written with local rights. */
+	shca_xfer_local(&dst, peer, r, IB_ACCESS_LOCAL_WRITE);
 	shca_xfer_local(&src, qp, w, 0);
 	err = shca_xfer(&dst, &src, len, &dst_failed);
 	if (!err && w->opcode == IB_WR_SEND_WITH_INV) {
@@ -761,13 +756,8 @@ static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
 		return;
 	}
 	shca_ud_grh(grh, &w->ud.av, len, w->opcode == IB_WR_SEND_WITH_IMM);
-	dst = (struct shca_xfer){
-		.sdev = peer->sdev,
-		.pd = peer->ibqp.pd,
-		.access = IB_ACCESS_LOCAL_WRITE,
-		.sge = r->sge,
-		.num_sge = r->num_sge,
-	};
+	/* The receive WQE's scatter list, written with local rights. */
+	shca_xfer_local(&dst, peer, r, IB_ACCESS_LOCAL_WRITE);
 	hdr = (struct shca_xfer){ .inl = grh, .inl_len = SHCA_GRH_BYTES };
 	shca_xfer_local(&src, qp, w, 0);
 	if (shca_xfer(&dst, &hdr, SHCA_GRH_BYTES, &dst_failed) ||
