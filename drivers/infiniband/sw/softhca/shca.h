@@ -39,6 +39,7 @@
 #include <linux/netdevice.h>
 #include <linux/xarray.h>
 #include <linux/sizes.h>
+#include <linux/t10-pi.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/signature.h>
@@ -234,19 +235,145 @@ struct shca_map {
 	struct shca_xlat meta;
 };
 
+/* Bytes of one T10 protection-information tuple (guard, app tag, ref tag). */
+#define SHCA_PI_SIZE	sizeof(struct t10_pi_tuple)
+
 /**
- * struct shca_sig_state - integrity MR signature status (mlx5 semantics)
+ * struct shca_sig_acc - guard of a block, computed piece by piece
+ * @crc: CRC16-T10DIF so far (IB_T10DIF_CRC), seeded with the domain's bg
+ * @csum: 32-bit one's-complement sum so far (IB_T10DIF_CSUM)
+ */
+struct shca_sig_acc {
+	u16 crc;
+	__wsum csum;
+};
+
+/**
+ * struct shca_sig_stream - one transfer through the T10-DIF engine
+ * @in: the input domain: the one data comes from, whose PI is checked
+ * @out: the output domain, whose PI is copied or regenerated
+ * @check_mask: ib_sig_attrs.check_mask, one bit per byte of the PI tuple
+ *	(bit 7 = byte 0)
+ * @to_wire: memory -> wire (input: memory domain); else wire -> memory
+ * @in_pi: the input domain carries PI
+ * @out_pi: the output domain carries PI
+ * @in_guard: the input guard is computed (a guard byte is checked)
+ * @out_guard: the output guard is computed from the data (not copied)
+ * @share_guard: @out_guard is the same computation as @in_guard
+ * @copy_guard: output guard copied from the input PI (same guard type)
+ * @copy_app: output app tag copied (same app_tag in both domains)
+ * @copy_ref: output ref tag copied (same ref_tag in both domains)
+ * @pi_ready: @pi_out of the current block is built
+ * @pi_in_off: bytes of the current block's input PI gathered
+ * @pi_out_off: bytes of the current block's output PI emitted
+ * @interval: data bytes per block (pi_interval)
+ * @block: index of the current block, counted from the block whose ref
+ *	tag is the domain's ref_tag (the start of the integrity MR)
+ * @off: data bytes of the current block moved so far
+ * @in_acc: the input-domain guard of the current block so far
+ * @out_acc: the output-domain guard of the current block so far
+ * @pi_in: the current block's input PI, as gathered
+ * @pi_out: the current block's output PI
+ * @err_valid: @err holds the first error of the transfer
+ * @err: the first error found (its key is left 0 for the caller)
+ *
+ * Built by shca_sig_stream_init(), fed by shca_sig_stream_xfer() chunk by
+ * chunk, in order; chunks may split blocks and PI tuples anywhere.
+ */
+struct shca_sig_stream {
+	struct ib_t10_dif_domain in;
+	struct ib_t10_dif_domain out;
+	u8 check_mask;
+	bool to_wire;
+	bool in_pi;
+	bool out_pi;
+	bool in_guard;
+	bool out_guard;
+	bool share_guard;
+	bool copy_guard;
+	bool copy_app;
+	bool copy_ref;
+	bool pi_ready;
+	u8 pi_in_off;
+	u8 pi_out_off;
+	u32 interval;
+	u32 block;
+	u32 off;
+	struct shca_sig_acc in_acc;
+	struct shca_sig_acc out_acc;
+	struct t10_pi_tuple pi_in;
+	struct t10_pi_tuple pi_out;
+	bool err_valid;
+	struct ib_sig_err err;
+};
+
+/**
+ * struct shca_sig_bufs - the windows one shca_sig_stream_xfer() call works on
+ * @wire: the wire stream (data, interleaved with PI when the wire domain
+ *	carries it): read towards memory, written towards the wire
+ * @wire_len: bytes available at @wire
+ * @data: the memory data: read towards the wire, written towards memory
+ * @data_len: bytes available at @data
+ * @meta: the memory PI (8 bytes per block) when the memory domain
+ *	carries it, else unused
+ * @meta_len: bytes available at @meta
+ *
+ * shca_sig_stream_xfer() advances each pointer past the bytes it used and
+ * lowers each length by as much, as zlib does with its stream windows.
+ */
+struct shca_sig_bufs {
+	void *wire;
+	size_t wire_len;
+	void *data;
+	size_t data_len;
+	void *meta;
+	size_t meta_len;
+};
+
+/* Wire bytes an integrity MR moves between two others per step. */
+#define SHCA_SIG_BOUNCE		SZ_1K
+
+/**
+ * struct shca_sig_state - integrity MR: signature status and engine state
  * @err: the latched error, valid while @err_exists
  * @err_exists: an error was detected since the status was last read
  * @status_checked: check_mr_status() ran since the last registration;
  *	IB_WR_REG_MR_INTEGRITY is refused while false
- * @attrs: ib_sig_attrs snapshot taken when the registration executed
+ * @attrs: ib_sig_attrs snapshot taken when the registration was posted
+ * @pi: a domain of @attrs carries PI: accesses go through the engine
+ * @interval: data bytes per block (the PI-carrying domain's pi_interval)
+ * @wire_block: bytes per block in the wire view: @interval, plus the
+ *	tuple when the wire domain carries PI
+ * @data_len: data bytes of the registration
+ * @st: the transfer in progress through the MR
+ * @live: @st continues at wire offset @wire_off, registration @gen
+ * @reported: @st's first error was latched
+ * @gen: shca_mr.gen when @st started
+ * @wire_off: wire-view offset of the next byte of @st
+ * @data_off: offset in the data translation of @st's next data byte
+ * @meta_off: offset in the metadata translation of @st's next PI byte
+ * @bounce: wire bytes on their way between this MR (the destination) and
+ *	another integrity MR
+ *
+ * Everything is protected by the MR's lock.
  */
 struct shca_sig_state {
 	struct ib_sig_err err;
 	bool err_exists;
 	bool status_checked;
 	struct ib_sig_attrs attrs;
+	bool pi;
+	u32 interval;
+	u32 wire_block;
+	u64 data_len;
+	struct shca_sig_stream st;
+	bool live;
+	bool reported;
+	u32 gen;
+	u64 wire_off;
+	u64 data_off;
+	u64 meta_off;
+	u8 bounce[SHCA_SIG_BOUNCE];
 };
 
 /**

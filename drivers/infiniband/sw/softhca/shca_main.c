@@ -14,6 +14,7 @@
  * itself (GID table rescan), so neither lock is held across it.
  */
 
+#include <linux/debugfs.h>
 #include <linux/if_arp.h>
 #include <linux/if_vlan.h>
 #include <linux/module.h>
@@ -292,6 +293,9 @@ static void shca_unregister_all(void)
 	}
 }
 
+/* Root-only knobs for fault injection; see shca_sig_debugfs_init(). */
+static struct dentry *shca_debugfs;
+
 static int __init shca_init(void)
 {
 	int err;
@@ -305,6 +309,8 @@ static int __init shca_init(void)
 		shca_exec_fini();
 		return err;
 	}
+	shca_debugfs = debugfs_create_dir("softhca", NULL);
+	shca_sig_debugfs_init(shca_debugfs);
 	rdma_link_register(&shca_link_ops);
 	return 0;
 }
@@ -314,6 +320,7 @@ static void __exit shca_exit(void)
 	/* Waits for newlink calls in flight; no new device after this. */
 	rdma_link_unregister(&shca_link_ops);
 	shca_unregister_all();
+	debugfs_remove(shca_debugfs);
 	unregister_netdevice_notifier(&shca_netdev_notifier);
 	shca_exec_fini();
 	shca_qp_table_fini();

@@ -50,6 +50,7 @@
  */
 
 #include <linux/dma-buf.h>
+#include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
@@ -777,191 +778,6 @@ int shca_mr_map_pi(struct shca_mr *mr, struct scatterlist *data_sg,
 	return n;
 }
 
-/**
- * shca_mr_check_access() - validate registration access flags
- * @access: IB_ACCESS_* flags
- *
- * Optional flags (IB_ACCESS_OPTIONAL, e.g. relaxed ordering) are hints
- * and ignored.
- *
- * Return: 0; -EINVAL for unknown flags or a combination the IBTA forbids
- * (remote write or atomic without local write); -EOPNOTSUPP for a valid
- * flag this device does not implement (memory windows, on-demand paging,
- * flush).
- */
-int shca_mr_check_access(int access)
-{
-	access &= ~IB_ACCESS_OPTIONAL;
-	if (access & ~IB_ACCESS_SUPPORTED)
-		return -EINVAL;
-	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
-	    !(access & IB_ACCESS_LOCAL_WRITE))
-		return -EINVAL;
-	if (access & ~SHCA_MR_ACCESS_SUPPORTED)
-		return -EOPNOTSUPP;
-	return 0;
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_mr_check_access);
-
-static int shca_mr_fast_reg_locked(struct shca_mr *mr, u32 key, int access)
-{
-	int err;
-
-	lockdep_assert_held(&mr->lock);
-
-	if (shca_mr_index(key) != shca_mr_index(mr->key))
-		return -EINVAL;
-	if (mr->state != SHCA_MR_FREE)
-		return -EBUSY;
-	err = shca_mr_check_access(access);
-	if (err)
-		return err;
-
-	if (mr->next_fresh) {
-		swap(mr->cur, mr->next);
-		mr->next_fresh = false;
-	}
-	mr->key = key;
-	mr->access = access;
-	mr->iova = mr->ibmr.iova;
-	mr->length = mr->ibmr.length;
-	mr->state = SHCA_MR_VALID;
-	mr->gen++;
-	return 0;
-}
-
-/**
- * shca_mr_fast_reg() - execute IB_WR_REG_MR
- * @mr: a MEM_REG or SG_GAPS MR
- * @key: the key to register under; its index must be @mr's
- * @access: IB_ACCESS_* flags the registration grants
- *
- * Installs the translation built by the last map_mr_sg() (or keeps the
- * current one if nothing was mapped since), the MR's current iova and
- * length, @key and @access, and makes the MR VALID.
- *
- * Context: any context.
- * Return: 0; -EINVAL for a key of another MR, an MR of another type or
- * an access combination the IBTA forbids; -EBUSY if the MR is VALID
- * (invalidate it first).
- */
-int shca_mr_fast_reg(struct shca_mr *mr, u32 key, int access)
-{
-	unsigned long flags;
-	int err;
-
-	if (mr->type != IB_MR_TYPE_MEM_REG && mr->type != IB_MR_TYPE_SG_GAPS)
-		return -EINVAL;
-
-	spin_lock_irqsave(&mr->lock, flags);
-	err = shca_mr_fast_reg_locked(mr, key, access);
-	spin_unlock_irqrestore(&mr->lock, flags);
-	return err;
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_mr_fast_reg);
-
-/**
- * shca_mr_fast_reg_pi() - execute IB_WR_REG_MR_INTEGRITY
- * @mr: an INTEGRITY MR
- * @key: the key to register under; its index must be @mr's
- * @access: IB_ACCESS_* flags; remote atomics are refused (as mlx5)
- * @attrs: signature attributes, snapshotted now (nvme-rdma sets them
- *	after mapping, before posting)
- *
- * Refused, as on mlx5, until check_mr_status() has read the status of the
- * previous registration.
- *
- * Context: any context.
- * Return: 0, or -EINVAL (see shca_mr_fast_reg(), plus: status not yet
- * checked, remote atomic access, no @attrs), -EBUSY if VALID.
- */
-int shca_mr_fast_reg_pi(struct shca_mr *mr, u32 key, int access,
-			const struct ib_sig_attrs *attrs)
-{
-	unsigned long flags;
-	int err;
-
-	if (mr->type != IB_MR_TYPE_INTEGRITY || !attrs ||
-	    (access & IB_ACCESS_REMOTE_ATOMIC))
-		return -EINVAL;
-
-	spin_lock_irqsave(&mr->lock, flags);
-	if (!mr->sig->status_checked) {
-		err = -EINVAL;
-		goto out;
-	}
-	err = shca_mr_fast_reg_locked(mr, key, access);
-	if (err)
-		goto out;
-	mr->sig->attrs = *attrs;
-	mr->sig->status_checked = false;
-out:
-	spin_unlock_irqrestore(&mr->lock, flags);
-	return err;
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_mr_fast_reg_pi);
-
-/**
- * shca_mr_invalidate() - execute a local or remote invalidation
- * @sdev: device the key belongs to
- * @pd: PD of the QP that invalidates
- * @key: the key to invalidate
- *
- * Context: any context.
- * Return: 0; -ENOKEY for an unknown or stale key; -EACCES for an MR of
- * another PD; -EINVAL for an MR that is not a fast-reg MR (DMA, USER and
- * DM MRs cannot be invalidated).
- */
-int shca_mr_invalidate(struct shca_dev *sdev, struct ib_pd *pd, u32 key)
-{
-	unsigned long flags;
-	struct shca_mr *mr;
-	int err = 0;
-
-	mr = shca_mr_get(sdev, key);
-	if (!mr)
-		return -ENOKEY;
-
-	spin_lock_irqsave(&mr->lock, flags);
-	if (mr->key != key)
-		err = -ENOKEY;
-	else if (!shca_mr_is_fast_reg(mr))
-		err = -EINVAL;
-	else if (mr->ibmr.pd != pd)
-		err = -EACCES;
-	if (!err) {
-		mr->state = SHCA_MR_FREE;
-		/* Transfers in flight through the MR stop at their next chunk. */
-		mr->gen++;
-	}
-	spin_unlock_irqrestore(&mr->lock, flags);
-
-	shca_mr_put(mr);
-	return err;
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_mr_invalidate);
-
-/**
- * shca_mr_set_access() - change the access rights of a user MR in place
- * @mr: a USER MR
- * @access: new IB_ACCESS_* flags
- *
- * Return: 0, or -EINVAL for a forbidden combination.
- */
-int shca_mr_set_access(struct shca_mr *mr, int access)
-{
-	unsigned long flags;
-	int err;
-
-	err = shca_mr_check_access(access);
-	if (err)
-		return err;
-	spin_lock_irqsave(&mr->lock, flags);
-	mr->access = access;
-	spin_unlock_irqrestore(&mr->lock, flags);
-	return 0;
-}
-
 /*
  * Translate region offset @off of @x into a kernel pointer; *@contig is
  * set to the number of bytes contiguous from there. NULL when @x does
@@ -1055,6 +871,226 @@ static u64 shca_map_len(const struct shca_map *m)
 }
 
 /**
+ * shca_mr_check_access() - validate registration access flags
+ * @access: IB_ACCESS_* flags
+ *
+ * Optional flags (IB_ACCESS_OPTIONAL, e.g. relaxed ordering) are hints
+ * and ignored.
+ *
+ * Return: 0; -EINVAL for unknown flags or a combination the IBTA forbids
+ * (remote write or atomic without local write); -EOPNOTSUPP for a valid
+ * flag this device does not implement (memory windows, on-demand paging,
+ * flush).
+ */
+int shca_mr_check_access(int access)
+{
+	access &= ~IB_ACCESS_OPTIONAL;
+	if (access & ~IB_ACCESS_SUPPORTED)
+		return -EINVAL;
+	if ((access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)) &&
+	    !(access & IB_ACCESS_LOCAL_WRITE))
+		return -EINVAL;
+	if (access & ~SHCA_MR_ACCESS_SUPPORTED)
+		return -EOPNOTSUPP;
+	return 0;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_check_access);
+
+static int shca_mr_fast_reg_locked(struct shca_mr *mr, u32 key, int access)
+{
+	int err;
+
+	lockdep_assert_held(&mr->lock);
+
+	if (shca_mr_index(key) != shca_mr_index(mr->key))
+		return -EINVAL;
+	if (mr->state != SHCA_MR_FREE)
+		return -EBUSY;
+	err = shca_mr_check_access(access);
+	if (err)
+		return err;
+
+	if (mr->next_fresh) {
+		swap(mr->cur, mr->next);
+		mr->next_fresh = false;
+	}
+	mr->key = key;
+	mr->access = access;
+	mr->iova = mr->ibmr.iova;
+	mr->length = mr->ibmr.length;
+	mr->state = SHCA_MR_VALID;
+	mr->gen++;
+	return 0;
+}
+
+/**
+ * shca_mr_fast_reg() - execute IB_WR_REG_MR
+ * @mr: a MEM_REG or SG_GAPS MR
+ * @key: the key to register under; its index must be @mr's
+ * @access: IB_ACCESS_* flags the registration grants
+ *
+ * Installs the translation built by the last map_mr_sg() (or keeps the
+ * current one if nothing was mapped since), the MR's current iova and
+ * length, @key and @access, and makes the MR VALID.
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for a key of another MR, an MR of another type or
+ * an access combination the IBTA forbids; -EBUSY if the MR is VALID
+ * (invalidate it first).
+ */
+int shca_mr_fast_reg(struct shca_mr *mr, u32 key, int access)
+{
+	unsigned long flags;
+	int err;
+
+	if (mr->type != IB_MR_TYPE_MEM_REG && mr->type != IB_MR_TYPE_SG_GAPS)
+		return -EINVAL;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	err = shca_mr_fast_reg_locked(mr, key, access);
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_fast_reg);
+
+/**
+ * shca_mr_fast_reg_pi() - execute IB_WR_REG_MR_INTEGRITY
+ * @mr: an INTEGRITY MR
+ * @key: the key to register under; its index must be @mr's
+ * @access: IB_ACCESS_* flags; remote atomics are refused (as mlx5)
+ * @attrs: signature attributes, snapshotted now (nvme-rdma sets them
+ *	after mapping, before posting)
+ *
+ * Refused, as on mlx5, until check_mr_status() has read the status of the
+ * previous registration. When a domain of @attrs carries PI, the key
+ * then names the wire view of the MR (see shca_mr.c) and every access
+ * through it goes through the T10-DIF engine; otherwise it names the
+ * data followed by the metadata, as mapped.
+ *
+ * Context: any context.
+ * Return: 0, or -EINVAL (see shca_mr_fast_reg(), plus: status not yet
+ * checked, remote atomic access, no @attrs, attributes the engine
+ * refuses (shca_sig_attrs_check()), data that is not a whole number of
+ * blocks, metadata shorter than 8 bytes per block when the memory domain
+ * carries PI), -EBUSY if VALID. Nothing changes on error.
+ */
+int shca_mr_fast_reg_pi(struct shca_mr *mr, u32 key, int access,
+			const struct ib_sig_attrs *attrs)
+{
+	bool mem_pi, wire_pi;
+	const struct shca_map *m;
+	struct shca_sig_state *s;
+	unsigned long flags;
+	u32 interval = 0;
+	u64 blocks = 0;
+	int err;
+
+	if (mr->type != IB_MR_TYPE_INTEGRITY || !attrs ||
+	    (access & IB_ACCESS_REMOTE_ATOMIC) || shca_sig_attrs_check(attrs))
+		return -EINVAL;
+	mem_pi = attrs->mem.sig_type == IB_SIG_TYPE_T10_DIF;
+	wire_pi = attrs->wire.sig_type == IB_SIG_TYPE_T10_DIF;
+	if (mem_pi || wire_pi)
+		interval = wire_pi ? attrs->wire.sig.dif.pi_interval :
+				     attrs->mem.sig.dif.pi_interval;
+
+	s = mr->sig;
+	spin_lock_irqsave(&mr->lock, flags);
+	if (!s->status_checked) {
+		err = -EINVAL;
+		goto out;
+	}
+	/* The translation this registration installs: whole blocks, all PI. */
+	m = mr->next_fresh ? mr->next : mr->cur;
+	if (interval) {
+		blocks = div_u64(m->data.len, interval);
+		if (blocks * interval != m->data.len ||
+		    (mem_pi && shca_xlat_len(&m->meta) < blocks * SHCA_PI_SIZE)) {
+			err = -EINVAL;
+			goto out;
+		}
+	}
+	err = shca_mr_fast_reg_locked(mr, key, access);
+	if (err)
+		goto out;
+	s->attrs = *attrs;
+	s->status_checked = false;
+	s->pi = interval != 0;
+	s->interval = interval;
+	s->wire_block = interval + (wire_pi ? SHCA_PI_SIZE : 0);
+	s->data_len = mr->cur->data.len;
+	s->live = false;
+	/* The key sees the wire view: data, interleaved with PI on the wire. */
+	if (s->pi)
+		mr->length = blocks * s->wire_block;
+out:
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_fast_reg_pi);
+
+/**
+ * shca_mr_invalidate() - execute a local or remote invalidation
+ * @sdev: device the key belongs to
+ * @pd: PD of the QP that invalidates
+ * @key: the key to invalidate
+ *
+ * Context: any context.
+ * Return: 0; -ENOKEY for an unknown or stale key; -EACCES for an MR of
+ * another PD; -EINVAL for an MR that is not a fast-reg MR (DMA, USER and
+ * DM MRs cannot be invalidated).
+ */
+int shca_mr_invalidate(struct shca_dev *sdev, struct ib_pd *pd, u32 key)
+{
+	unsigned long flags;
+	struct shca_mr *mr;
+	int err = 0;
+
+	mr = shca_mr_get(sdev, key);
+	if (!mr)
+		return -ENOKEY;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	if (mr->key != key)
+		err = -ENOKEY;
+	else if (!shca_mr_is_fast_reg(mr))
+		err = -EINVAL;
+	else if (mr->ibmr.pd != pd)
+		err = -EACCES;
+	if (!err) {
+		mr->state = SHCA_MR_FREE;
+		/* Transfers in flight through the MR stop at their next chunk. */
+		mr->gen++;
+	}
+	spin_unlock_irqrestore(&mr->lock, flags);
+
+	shca_mr_put(mr);
+	return err;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_invalidate);
+
+/**
+ * shca_mr_set_access() - change the access rights of a user MR in place
+ * @mr: a USER MR
+ * @access: new IB_ACCESS_* flags
+ *
+ * Return: 0, or -EINVAL for a forbidden combination.
+ */
+int shca_mr_set_access(struct shca_mr *mr, int access)
+{
+	unsigned long flags;
+	int err;
+
+	err = shca_mr_check_access(access);
+	if (err)
+		return err;
+	spin_lock_irqsave(&mr->lock, flags);
+	mr->access = access;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return 0;
+}
+
+/**
  * struct shca_span - a resolved range of one MR, as a transfer uses it
  * @mr: the MR, with a reference held
  * @map: the translation in force when the range was resolved
@@ -1062,6 +1098,8 @@ static u64 shca_map_len(const struct shca_map *m)
  * @gen: @mr->gen when the range was resolved
  * @locked: @map can change while the MR is published (fast-reg types):
  *	every chunk moves under @mr->lock, and only while @mr->gen is @gen
+ * @sig: an integrity MR whose registration carries PI: @off is an offset
+ *	in its wire view and bytes move through the T10-DIF engine
  */
 struct shca_span {
 	struct shca_mr *mr;
@@ -1069,6 +1107,7 @@ struct shca_span {
 	u64 off;
 	u32 gen;
 	bool locked;
+	bool sig;
 };
 
 /*
@@ -1105,6 +1144,8 @@ static int shca_mr_resolve(struct shca_dev *sdev,
 	else if (t->iova < mr->iova || off > mr->length ||
 		 len > mr->length - off)
 		err = -ERANGE;
+	else if (mr->sig && mr->sig->pi)
+		err = 0;	/* registration checked the translation */
 	else if (len && (off > shca_map_len(mr->cur) ||
 			 len > shca_map_len(mr->cur) - off))
 		err = -EFAULT;
@@ -1115,6 +1156,7 @@ static int shca_mr_resolve(struct shca_dev *sdev,
 	span->off = off;
 	span->gen = mr->gen;
 	span->locked = shca_mr_is_fast_reg(mr);
+	span->sig = mr->sig && mr->sig->pi;
 	spin_unlock_irqrestore(&mr->lock, flags);
 
 	if (err)
@@ -1221,6 +1263,130 @@ static int shca_map_copy(const struct shca_map *m, u64 off, void *buf,
 	return 0;
 }
 
+/* Keep the first signature error since the status was last read. */
+static void shca_mr_sig_latch(struct shca_mr *mr, const struct ib_sig_err *err)
+{
+	lockdep_assert_held(&mr->lock);
+
+	if (!mr->sig->err_exists) {
+		mr->sig->err = *err;
+		mr->sig->err_exists = true;
+	}
+}
+
+/*
+ * Run the MR's stream over @len bytes of wire at @wire: read towards
+ * the wire, written towards memory, as the stream was started. Latch
+ * the stream's first error, with the key it came through.
+ */
+static int shca_sig_pump(struct shca_mr *mr, const struct shca_map *m,
+			 void *wire, u64 len)
+{
+	struct shca_sig_state *s = mr->sig;
+	struct ib_sig_err err;
+
+	lockdep_assert_held(&mr->lock);
+
+	/* Go on after the wire is done: the last tuple may still be due. */
+	for (;;) {
+		struct shca_sig_bufs b = { .wire = wire, .wire_len = len };
+		u64 dc = 0, mc = 0, used;
+
+		b.data = shca_xlat_ptr(&m->data, s->data_off, &dc);
+		b.data_len = b.data ? dc : 0;
+		b.meta = shca_xlat_ptr(&m->meta, s->meta_off, &mc);
+		b.meta_len = b.meta ? mc : 0;
+		shca_sig_stream_xfer(&s->st, &b);
+
+		used = len - b.wire_len;
+		wire += used;
+		len -= used;
+		s->wire_off += used;
+		s->data_off += dc - b.data_len;
+		s->meta_off += mc - b.meta_len;
+		if (!used && dc == b.data_len && mc == b.meta_len)
+			break;
+	}
+	if (!s->reported && shca_sig_stream_error(&s->st, &err)) {
+		err.key = mr->key;
+		shca_mr_sig_latch(mr, &err);
+		s->reported = true;
+	}
+	/* Registration checked the translation: a hole is an engine bug. */
+	return len ? -EFAULT : 0;
+}
+
+/*
+ * Start a transfer through the wire view at @off. Towards the wire, one
+ * that starts inside a block replays the block's first bytes, so that
+ * the block is checked and its PI built whole; towards memory, those
+ * bytes (and maybe the PI) are gone, so such a start is refused unless
+ * it continues the MR's transfer in progress (shca_sig_copy()).
+ */
+static int shca_sig_start(struct shca_mr *mr, const struct shca_map *m,
+			  u64 off, bool to_wire)
+{
+	struct shca_sig_state *s = mr->sig;
+	bool mem_pi = s->attrs.mem.sig_type == IB_SIG_TYPE_T10_DIF;
+	u8 scratch[64];
+	u32 skip, block;
+	int err;
+
+	lockdep_assert_held(&mr->lock);
+
+	block = div_u64_rem(off, s->wire_block, &skip);
+	if (skip && !to_wire)
+		return -EINVAL;
+	err = shca_sig_stream_init(&s->st, &s->attrs, to_wire, block);
+	if (WARN_ON_ONCE(err))
+		return err;
+	s->live = true;
+	s->reported = false;
+	s->gen = mr->gen;
+	s->wire_off = off - skip;
+	s->data_off = (u64)block * s->interval;
+	s->meta_off = mem_pi ? (u64)block * SHCA_PI_SIZE : 0;
+	while (skip) {
+		u32 n = min_t(u32, skip, sizeof(scratch));
+
+		err = shca_sig_pump(mr, m, scratch, n);
+		if (err)
+			return err;
+		skip -= n;
+	}
+	return 0;
+}
+
+/*
+ * Move @len bytes between @buf (wire bytes) and the wire view of @span
+ * at @span->off: from it with @to_wire, else into it. A transfer goes
+ * on where the MR's previous one stopped if it starts there in the same
+ * direction under the same registration; so chunks, SGEs and even work
+ * requests may split blocks and tuples anywhere.
+ */
+static int shca_sig_copy(struct shca_span *span, void *buf, u64 len,
+			 bool to_wire)
+{
+	struct shca_mr *mr = span->mr;
+	struct shca_sig_state *s = mr->sig;
+	int err;
+
+	lockdep_assert_held(&mr->lock);
+
+	if (!s->live || s->gen != mr->gen || s->st.to_wire != to_wire ||
+	    s->wire_off != span->off) {
+		err = shca_sig_start(mr, span->map, span->off, to_wire);
+		if (err)
+			goto fail;
+	}
+	err = shca_sig_pump(mr, span->map, buf, len);
+	if (!err)
+		return 0;
+fail:
+	s->live = false;
+	return err;
+}
+
 /* Move @len bytes between @span and @buf, chunk by chunk. */
 static int shca_span_copy(struct shca_span *span, void *buf, u64 len,
 			  enum shca_copy_dir dir)
@@ -1238,6 +1404,9 @@ static int shca_span_copy(struct shca_span *span, void *buf, u64 len,
 		spin_lock_irqsave(&mr->lock, flags);
 		if (mr->gen != span->gen)
 			err = -EKEYREVOKED;
+		else if (span->sig)
+			err = shca_sig_copy(span, buf, n,
+					    dir == SHCA_COPY_FROM_MR);
 		else
 			err = shca_map_copy(span->map, span->off, buf, n, dir);
 		spin_unlock_irqrestore(&mr->lock, flags);
@@ -1251,21 +1420,63 @@ static int shca_span_copy(struct shca_span *span, void *buf, u64 len,
 	return 0;
 }
 
-/* Move @len bytes from @src to @dst, advancing both. */
+/*
+ * Move @len wire bytes between two integrity MRs through @dst's bounce
+ * buffer: @dst's lock is held.
+ */
+static int shca_span_move_sig(struct shca_span *dst, struct shca_span *src,
+			      u64 len, bool *dst_failed)
+{
+	u8 *bounce = dst->mr->sig->bounce;
+	int err;
+
+	while (len) {
+		u64 n = min_t(u64, len, SHCA_SIG_BOUNCE);
+
+		*dst_failed = false;
+		err = shca_sig_copy(src, bounce, n, true);
+		if (err)
+			return err;
+		*dst_failed = true;
+		err = shca_sig_copy(dst, bounce, n, false);
+		if (err)
+			return err;
+		src->off += n;
+		dst->off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Move @len bytes from @src to @dst, advancing both: straight from the
+ * source's memory into the destination's, or through the engine of the
+ * one that is an integrity MR.
+ */
 static int shca_span_move(struct shca_span *dst, struct shca_span *src,
 			  u64 len, bool *dst_failed)
 {
+	if (dst->sig && src->sig)
+		return shca_span_move_sig(dst, src, len, dst_failed);
+
 	while (len) {
+		struct shca_span *mem = src->sig ? dst : src;
 		u64 contig, n;
-		void *p = shca_map_ptr(src->map, src->off, &contig);
+		void *p = shca_map_ptr(mem->map, mem->off, &contig);
 		int err;
 
-		*dst_failed = false;
+		*dst_failed = mem == dst;
 		if (!p)
 			return -EFAULT;
 		n = min(len, contig);
-		*dst_failed = true;
-		err = shca_map_copy(dst->map, dst->off, p, n, SHCA_COPY_TO_MR);
+		*dst_failed = !src->sig;
+		if (src->sig)
+			err = shca_sig_copy(src, p, n, true);
+		else if (dst->sig)
+			err = shca_sig_copy(dst, p, n, false);
+		else
+			err = shca_map_copy(dst->map, dst->off, p, n,
+					    SHCA_COPY_TO_MR);
 		if (err)
 			return err;
 		src->off += n;
@@ -1430,10 +1641,7 @@ void shca_mr_sig_error(struct shca_mr *mr, const struct ib_sig_err *err)
 	if (WARN_ON_ONCE(mr->type != IB_MR_TYPE_INTEGRITY))
 		return;
 	spin_lock_irqsave(&mr->lock, flags);
-	if (!mr->sig->err_exists) {
-		mr->sig->err = *err;
-		mr->sig->err_exists = true;
-	}
+	shca_mr_sig_latch(mr, err);
 	spin_unlock_irqrestore(&mr->lock, flags);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_sig_error);

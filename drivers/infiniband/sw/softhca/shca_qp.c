@@ -589,8 +589,13 @@ static int shca_qp_check_init_attr(const struct ib_qp_init_attr *init,
 
 	if ((init->qp_type != IB_QPT_RC && init->qp_type != IB_QPT_UC &&
 	     init->qp_type != IB_QPT_UD && init->qp_type != IB_QPT_GSI) ||
-	    init->create_flags || init->rwq_ind_tbl)
+	    (init->create_flags & ~IB_QP_CREATE_INTEGRITY_EN) ||
+	    init->rwq_ind_tbl)
 		return -EOPNOTSUPP;
+	/* Signature offload is for kernel RC connections (as on mlx5). */
+	if ((init->create_flags & IB_QP_CREATE_INTEGRITY_EN) &&
+	    (user || init->qp_type != IB_QPT_RC))
+		return -EINVAL;
 	if (init->srq && init->qp_type == IB_QPT_GSI)
 		return -EINVAL;
 	/* QP1 belongs to the kernel's MAD layer. */
@@ -1028,6 +1033,8 @@ void shca_qp_query(struct shca_qp *qp, struct ib_qp_attr *attr,
 	init->send_cq = qp->ibqp.send_cq;
 	init->recv_cq = qp->ibqp.recv_cq;
 	init->srq = qp->ibqp.srq;
+	if (qp->ibqp.integrity_en)
+		init->create_flags = IB_QP_CREATE_INTEGRITY_EN;
 }
 
 static bool shca_wr_takes_inline(enum ib_wr_opcode op)

@@ -38,8 +38,10 @@
  * Nothing here knows about MRs or keys: callers hand in byte windows.
  */
 
+#include <linux/atomic.h>
 #include <linux/bits.h>
 #include <linux/crc-t10dif.h>
+#include <linux/debugfs.h>
 #include <linux/log2.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
@@ -50,6 +52,41 @@
 
 #define SHCA_SIG_MIN_INTERVAL	512
 #define SHCA_SIG_MAX_INTERVAL	32768
+
+/*
+ * Fault injection (debugfs softhca/corrupt_{guard,apptag,reftag}, root
+ * only, 0 by default): how many more tuples leaving memory for the wire
+ * get that field damaged, as a flipped bit on a link would. The receiver
+ * of the tuple detects it, whichever device or ULP it is.
+ */
+static atomic_t shca_sig_corrupt_guard = ATOMIC_INIT(0);
+static atomic_t shca_sig_corrupt_app = ATOMIC_INIT(0);
+static atomic_t shca_sig_corrupt_ref = ATOMIC_INIT(0);
+
+/**
+ * shca_sig_debugfs_init() - create the fault-injection files
+ * @dir: the driver's debugfs directory
+ */
+void shca_sig_debugfs_init(struct dentry *dir)
+{
+	debugfs_create_atomic_t("corrupt_guard", 0600, dir,
+				&shca_sig_corrupt_guard);
+	debugfs_create_atomic_t("corrupt_apptag", 0600, dir,
+				&shca_sig_corrupt_app);
+	debugfs_create_atomic_t("corrupt_reftag", 0600, dir,
+				&shca_sig_corrupt_ref);
+}
+
+/* Damage the wire tuple @pi as the fault-injection knobs ask. */
+static void shca_sig_inject(struct t10_pi_tuple *pi)
+{
+	if (atomic_dec_if_positive(&shca_sig_corrupt_guard) >= 0)
+		pi->guard_tag ^= cpu_to_be16(0x0100);
+	if (atomic_dec_if_positive(&shca_sig_corrupt_app) >= 0)
+		pi->app_tag ^= cpu_to_be16(0x0001);
+	if (atomic_dec_if_positive(&shca_sig_corrupt_ref) >= 0)
+		pi->ref_tag ^= cpu_to_be32(0x00000100);
+}
 
 static void shca_sig_acc_init(const struct ib_t10_dif_domain *dif,
 			      struct shca_sig_acc *acc)
@@ -359,6 +396,8 @@ static void shca_sig_block_end(struct shca_sig_stream *st)
 			     cpu_to_be16(st->out.app_tag);
 		o->ref_tag = st->copy_ref ? i->ref_tag :
 			     cpu_to_be32(shca_sig_ref(&st->out, st->block));
+		if (st->to_wire)
+			shca_sig_inject(o);
 	}
 	st->pi_ready = true;
 }

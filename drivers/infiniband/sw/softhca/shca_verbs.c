@@ -64,7 +64,12 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID;
-	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG;
+	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG |
+				 IBK_INTEGRITY_HANDOVER;
+	/* The T10-DIF engine (shca_sig.c): every type, both guards. */
+	attr->sig_prot_cap = IB_PROT_T10DIF_TYPE_1 | IB_PROT_T10DIF_TYPE_2 |
+			     IB_PROT_T10DIF_TYPE_3;
+	attr->sig_guard_cap = IB_GUARD_T10DIF_CRC | IB_GUARD_T10DIF_CSUM;
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 
 #include "shca.h"
 
+struct dentry;
 struct ib_umem;
 struct net_device;
 struct scatterlist;
@@ -91,101 +92,6 @@ int shca_mr_check_status(struct shca_mr *mr, u32 check_mask,
 
 /* shca_sig.c: the T10-DIF engine */
 
-/* Bytes of one T10 protection-information tuple (guard, app tag, ref tag). */
-#define SHCA_PI_SIZE	sizeof(struct t10_pi_tuple)
-
-/**
- * struct shca_sig_acc - guard of a block, computed piece by piece
- * @crc: CRC16-T10DIF so far (IB_T10DIF_CRC), seeded with the domain's bg
- * @csum: 32-bit one's-complement sum so far (IB_T10DIF_CSUM)
- */
-struct shca_sig_acc {
-	u16 crc;
-	__wsum csum;
-};
-
-/**
- * struct shca_sig_stream - one transfer through the T10-DIF engine
- * @in: the input domain: the one data comes from, whose PI is checked
- * @out: the output domain, whose PI is copied or regenerated
- * @check_mask: ib_sig_attrs.check_mask, one bit per byte of the PI tuple
- *	(bit 7 = byte 0)
- * @to_wire: memory -> wire (input: memory domain); else wire -> memory
- * @in_pi: the input domain carries PI
- * @out_pi: the output domain carries PI
- * @in_guard: the input guard is computed (a guard byte is checked)
- * @out_guard: the output guard is computed from the data (not copied)
- * @share_guard: @out_guard is the same computation as @in_guard
- * @copy_guard: output guard copied from the input PI (same guard type)
- * @copy_app: output app tag copied (same app_tag in both domains)
- * @copy_ref: output ref tag copied (same ref_tag in both domains)
- * @pi_ready: @pi_out of the current block is built
- * @pi_in_off: bytes of the current block's input PI gathered
- * @pi_out_off: bytes of the current block's output PI emitted
- * @interval: data bytes per block (pi_interval)
- * @block: index of the current block, counted from the block whose ref
- *	tag is the domain's ref_tag (the start of the integrity MR)
- * @off: data bytes of the current block moved so far
- * @in_acc: the input-domain guard of the current block so far
- * @out_acc: the output-domain guard of the current block so far
- * @pi_in: the current block's input PI, as gathered
- * @pi_out: the current block's output PI
- * @err_valid: @err holds the first error of the transfer
- * @err: the first error found (its key is left 0 for the caller)
- *
- * Built by shca_sig_stream_init(), fed by shca_sig_stream_xfer() chunk by
- * chunk, in order; chunks may split blocks and PI tuples anywhere.
- */
-struct shca_sig_stream {
-	struct ib_t10_dif_domain in;
-	struct ib_t10_dif_domain out;
-	u8 check_mask;
-	bool to_wire;
-	bool in_pi;
-	bool out_pi;
-	bool in_guard;
-	bool out_guard;
-	bool share_guard;
-	bool copy_guard;
-	bool copy_app;
-	bool copy_ref;
-	bool pi_ready;
-	u8 pi_in_off;
-	u8 pi_out_off;
-	u32 interval;
-	u32 block;
-	u32 off;
-	struct shca_sig_acc in_acc;
-	struct shca_sig_acc out_acc;
-	struct t10_pi_tuple pi_in;
-	struct t10_pi_tuple pi_out;
-	bool err_valid;
-	struct ib_sig_err err;
-};
-
-/**
- * struct shca_sig_bufs - the windows one shca_sig_stream_xfer() call works on
- * @wire: the wire stream (data, interleaved with PI when the wire domain
- *	carries it): read towards memory, written towards the wire
- * @wire_len: bytes available at @wire
- * @data: the memory data: read towards the wire, written towards memory
- * @data_len: bytes available at @data
- * @meta: the memory PI (8 bytes per block) when the memory domain
- *	carries it, else unused
- * @meta_len: bytes available at @meta
- *
- * shca_sig_stream_xfer() advances each pointer past the bytes it used and
- * lowers each length by as much, as zlib does with its stream windows.
- */
-struct shca_sig_bufs {
-	void *wire;
-	size_t wire_len;
-	void *data;
-	size_t data_len;
-	void *meta;
-	size_t meta_len;
-};
-
 u16 shca_sig_guard(const struct ib_t10_dif_domain *dif, const void *buf,
 		   size_t len);
 void shca_sig_gen_pi(const struct ib_t10_dif_domain *dif, u32 block,
@@ -203,6 +109,7 @@ void shca_sig_stream_xfer(struct shca_sig_stream *st,
 bool shca_sig_stream_idle(const struct shca_sig_stream *st);
 bool shca_sig_stream_error(const struct shca_sig_stream *st,
 			   struct ib_sig_err *err);
+void shca_sig_debugfs_init(struct dentry *dir);
 
 /* shca_cq.c: completion queues */
 size_t shca_cq_ring_size(u32 slots);
