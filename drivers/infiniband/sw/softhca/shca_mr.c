@@ -1030,6 +1030,35 @@ out:
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_fast_reg_pi);
 
 /**
+ * shca_mr_pi_postable() - may IB_WR_REG_MR_INTEGRITY be posted now?
+ * @mr: the MR the work request registers
+ * @access: IB_ACCESS_* flags it asks for
+ * @attrs: its signature attributes
+ *
+ * The checks mlx5 makes when the work request is posted: an integrity
+ * MR, no remote atomics, the status of the previous registration read;
+ * and attributes the engine can run. shca_mr_fast_reg_pi() checks again
+ * when the request executes.
+ *
+ * Context: any context.
+ * Return: 0, or -EINVAL.
+ */
+int shca_mr_pi_postable(struct shca_mr *mr, int access,
+			const struct ib_sig_attrs *attrs)
+{
+	unsigned long flags;
+	bool checked;
+
+	if (mr->type != IB_MR_TYPE_INTEGRITY ||
+	    (access & IB_ACCESS_REMOTE_ATOMIC) || shca_sig_attrs_check(attrs))
+		return -EINVAL;
+	spin_lock_irqsave(&mr->lock, flags);
+	checked = mr->sig->status_checked;
+	spin_unlock_irqrestore(&mr->lock, flags);
+	return checked ? 0 : -EINVAL;
+}
+
+/**
  * shca_mr_invalidate() - execute a local or remote invalidation
  * @sdev: device the key belongs to
  * @pd: PD of the QP that invalidates

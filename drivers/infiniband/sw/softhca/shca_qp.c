@@ -1151,7 +1151,11 @@ static int shca_wqe_from_send_wr(struct shca_qp *qp,
 		w->reg.key = reg_wr(wr)->key;
 		w->reg.access = reg_wr(wr)->access;
 		if (wr->opcode == IB_WR_REG_MR_INTEGRITY) {
-			if (!w->reg.mr->sig_attrs)
+			/* Refused at once, as mlx5 refuses it at post. */
+			if (wr->num_sge || !w->reg.mr->sig_attrs ||
+			    shca_mr_pi_postable(to_shca_mr(w->reg.mr),
+						w->reg.access,
+						w->reg.mr->sig_attrs))
 				return -EINVAL;
 			w->sig = *w->reg.mr->sig_attrs;
 		}

@@ -70,6 +70,8 @@ int shca_mr_map_pi(struct shca_mr *mr, struct scatterlist *data_sg,
 int shca_mr_fast_reg(struct shca_mr *mr, u32 key, int access);
 int shca_mr_fast_reg_pi(struct shca_mr *mr, u32 key, int access,
 			const struct ib_sig_attrs *attrs);
+int shca_mr_pi_postable(struct shca_mr *mr, int access,
+			const struct ib_sig_attrs *attrs);
 int shca_mr_invalidate(struct shca_dev *sdev, struct ib_pd *pd, u32 key);
 int shca_mr_set_access(struct shca_mr *mr, int access);
 int shca_mr_copy(struct shca_dev *sdev, const struct shca_mem_target *t,

@@ -52,9 +52,17 @@ static void shca_dev_create_and_query(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_fast_reg_page_list_len,
 			SHCA_MAX_FRPL);
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_dm_size, SHCA_DM_SIZE);
-	/* Exactly what works; no QPs yet, so no integrity handover. */
+	/* Exactly what works, integrity handover included (shca_pi_*). */
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.kernel_cap_flags,
-			IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG);
+			IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG |
+			IBK_INTEGRITY_HANDOVER);
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_pi_fast_reg_page_list_len,
+			SHCA_MAX_PI_FRPL);
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.sig_prot_cap,
+			IB_PROT_T10DIF_TYPE_1 | IB_PROT_T10DIF_TYPE_2 |
+			IB_PROT_T10DIF_TYPE_3);
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.sig_guard_cap,
+			IB_GUARD_T10DIF_CRC | IB_GUARD_T10DIF_CSUM);
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_qp, SHCA_MAX_QP);
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_cqe, SHCA_MAX_CQE);
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.atomic_cap, IB_ATOMIC_HCA);

@@ -58,9 +58,10 @@ static struct ib_ah *shca_gsi_ah(struct ib_mad_agent *agent,
 				 const union ib_gid *dgid)
 {
 	struct rdma_ah_attr attr = { .type = RDMA_AH_ATTR_TYPE_ROCE };
+	union ib_gid gid = *dgid;
 
 	rdma_ah_set_port_num(&attr, 1);
-	rdma_ah_set_grh(&attr, dgid, 0, 0, 64, 0);
+	rdma_ah_set_grh(&attr, &gid, 0, 0, 64, 0);
 	return rdma_create_ah(agent->qp->pd, &attr, RDMA_CREATE_AH_SLEEPABLE);
 }
 
