@@ -250,17 +250,18 @@ struct shca_pi_case {
 	u32 interval;
 };
 
+/* Every combination with PI somewhere x both intervals. */
 static const struct shca_pi_case shca_pi_cases[] = {
-	{ SHCA_PK_NONE, SHCA_PK_CRC, 512 },
-	{ SHCA_PK_NONE, SHCA_PK_CRC, 4096 },
-	{ SHCA_PK_CRC, SHCA_PK_NONE, 512 },
-	{ SHCA_PK_CRC, SHCA_PK_NONE, 4096 },
-	{ SHCA_PK_CRC, SHCA_PK_CRC, 512 },
-	{ SHCA_PK_CRC, SHCA_PK_CRC, 4096 },
-	{ SHCA_PK_CSUM, SHCA_PK_CRC, 512 },
-	{ SHCA_PK_CSUM, SHCA_PK_CRC, 4096 },
-	{ SHCA_PK_CSUM, SHCA_PK_NONE, 512 },
-	{ SHCA_PK_NONE, SHCA_PK_CSUM, 4096 },
+#define SHCA_PI_BOTH(m, w) { m, w, 512 }, { m, w, 4096 }
+	SHCA_PI_BOTH(SHCA_PK_NONE, SHCA_PK_CRC),
+	SHCA_PI_BOTH(SHCA_PK_NONE, SHCA_PK_CSUM),
+	SHCA_PI_BOTH(SHCA_PK_CRC, SHCA_PK_NONE),
+	SHCA_PI_BOTH(SHCA_PK_CSUM, SHCA_PK_NONE),
+	SHCA_PI_BOTH(SHCA_PK_CRC, SHCA_PK_CRC),
+	SHCA_PI_BOTH(SHCA_PK_CRC, SHCA_PK_CSUM),
+	SHCA_PI_BOTH(SHCA_PK_CSUM, SHCA_PK_CRC),
+	SHCA_PI_BOTH(SHCA_PK_CSUM, SHCA_PK_CSUM),
+#undef SHCA_PI_BOTH
 };
 
 static void shca_pi_case_desc(const struct shca_pi_case *c, char *desc)
@@ -512,6 +513,40 @@ static void shca_pi_mr_refuse(struct kunit *test)
 }
 
 /*
+ * Pass: an error latched by the engine under one key, reported after the
+ * MR was invalidated and given a new key byte (iSER checks the status
+ * when it unregisters), is reported as mlx5 does: a guard error at
+ * offset 0 carrying the key it happened under.
+ */
+static void shca_pi_mr_old_key(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	struct ib_mr_status st;
+	struct shca_pim p;
+	u32 old;
+	u8 *out;
+
+	shca_pi_make(test, &p, SHCA_PK_CRC, SHCA_PK_CRC, 4096);
+	out = kunit_kzalloc(test, p.wlen, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, out);
+	p.meta[4 * 8 + 7] ^= 0x10;	/* ref tag of block 4 */
+	KUNIT_ASSERT_EQ(test, shca_pi_xfer(f, &p, out, p.wlen,
+					   SHCA_COPY_FROM_MR), 0);
+	old = p.mr->rkey;
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, old), 0);
+	ib_update_fast_reg_key(p.mr, ib_inc_rkey(p.mr->rkey));
+
+	KUNIT_ASSERT_EQ(test, ib_check_mr_status(p.mr, IB_MR_CHECK_SIG_STATUS,
+						 &st), 0);
+	KUNIT_EXPECT_EQ(test, st.fail_status, IB_MR_CHECK_SIG_STATUS);
+	KUNIT_EXPECT_EQ(test, st.sig_err.err_type, IB_SIG_BAD_GUARD);
+	KUNIT_EXPECT_EQ(test, st.sig_err.sig_err_offset, 0);
+	KUNIT_EXPECT_EQ(test, st.sig_err.key, old);
+	KUNIT_EXPECT_NE(test, st.sig_err.key, p.mr->rkey);
+	shca_pi_expect_clean(test, &p);
+}
+
+/*
  * Pass: integrity MR to integrity MR (as nvmet-rdma's MR and nvme-rdma's
  * meet on the wire): data and tuples arrive; a damaged tuple in the
  * source's memory is caught by both engines - the source's check, and,
@@ -619,6 +654,7 @@ static struct kunit_case shca_pi_mr_cases[] = {
 	KUNIT_CASE_PARAM(shca_pi_mr_errors, shca_pi_err_gen_params),
 	KUNIT_CASE(shca_pi_mr_mid_block),
 	KUNIT_CASE(shca_pi_mr_refuse),
+	KUNIT_CASE(shca_pi_mr_old_key),
 	KUNIT_CASE(shca_pi_mr_to_mr),
 	KUNIT_CASE(shca_pi_mr_inject),
 	{}
