@@ -252,16 +252,22 @@ struct shca_pi_case {
 
 /* Every combination with PI somewhere x both intervals. */
 static const struct shca_pi_case shca_pi_cases[] = {
-#define SHCA_PI_BOTH(m, w) { m, w, 512 }, { m, w, 4096 }
-	SHCA_PI_BOTH(SHCA_PK_NONE, SHCA_PK_CRC),
-	SHCA_PI_BOTH(SHCA_PK_NONE, SHCA_PK_CSUM),
-	SHCA_PI_BOTH(SHCA_PK_CRC, SHCA_PK_NONE),
-	SHCA_PI_BOTH(SHCA_PK_CSUM, SHCA_PK_NONE),
-	SHCA_PI_BOTH(SHCA_PK_CRC, SHCA_PK_CRC),
-	SHCA_PI_BOTH(SHCA_PK_CRC, SHCA_PK_CSUM),
-	SHCA_PI_BOTH(SHCA_PK_CSUM, SHCA_PK_CRC),
-	SHCA_PI_BOTH(SHCA_PK_CSUM, SHCA_PK_CSUM),
-#undef SHCA_PI_BOTH
+	{ SHCA_PK_NONE, SHCA_PK_CRC, 512 },
+	{ SHCA_PK_NONE, SHCA_PK_CRC, 4096 },
+	{ SHCA_PK_NONE, SHCA_PK_CSUM, 512 },
+	{ SHCA_PK_NONE, SHCA_PK_CSUM, 4096 },
+	{ SHCA_PK_CRC, SHCA_PK_NONE, 512 },
+	{ SHCA_PK_CRC, SHCA_PK_NONE, 4096 },
+	{ SHCA_PK_CSUM, SHCA_PK_NONE, 512 },
+	{ SHCA_PK_CSUM, SHCA_PK_NONE, 4096 },
+	{ SHCA_PK_CRC, SHCA_PK_CRC, 512 },
+	{ SHCA_PK_CRC, SHCA_PK_CRC, 4096 },
+	{ SHCA_PK_CRC, SHCA_PK_CSUM, 512 },
+	{ SHCA_PK_CRC, SHCA_PK_CSUM, 4096 },
+	{ SHCA_PK_CSUM, SHCA_PK_CRC, 512 },
+	{ SHCA_PK_CSUM, SHCA_PK_CRC, 4096 },
+	{ SHCA_PK_CSUM, SHCA_PK_CSUM, 512 },
+	{ SHCA_PK_CSUM, SHCA_PK_CSUM, 4096 },
 };
 
 static void shca_pi_case_desc(const struct shca_pi_case *c, char *desc)
