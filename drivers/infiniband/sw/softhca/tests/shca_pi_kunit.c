@@ -244,6 +244,23 @@ static void shca_pi_expect_clean(struct kunit *test, struct shca_pim *p)
 			    st.sig_err.sig_err_offset);
 }
 
+/* Read @p's status once: exactly this error, under @p's key. */
+static void shca_pi_expect_err(struct kunit *test, struct shca_pim *p,
+			       enum ib_sig_err_type type, u32 expected,
+			       u32 actual, u64 offset)
+{
+	struct ib_mr_status st;
+
+	KUNIT_ASSERT_EQ(test, ib_check_mr_status(p->mr, IB_MR_CHECK_SIG_STATUS,
+						 &st), 0);
+	KUNIT_EXPECT_EQ(test, st.fail_status, IB_MR_CHECK_SIG_STATUS);
+	KUNIT_EXPECT_EQ(test, st.sig_err.err_type, type);
+	KUNIT_EXPECT_EQ(test, st.sig_err.expected, expected);
+	KUNIT_EXPECT_EQ(test, st.sig_err.actual, actual);
+	KUNIT_EXPECT_EQ(test, st.sig_err.sig_err_offset, offset);
+	KUNIT_EXPECT_EQ(test, st.sig_err.key, p->mr->rkey);
+}
+
 struct shca_pi_case {
 	enum shca_pk mem;
 	enum shca_pk wire;
@@ -363,7 +380,6 @@ static void shca_pi_mr_errors(struct kunit *test)
 	struct shca_mr_fix *f = test->priv;
 	u32 step = 512 + 8, expected, actual, toff, later;
 	u8 *wire, *out, *in, *good;
-	struct ib_mr_status st;
 	struct shca_pim p;
 
 	shca_pi_make(test, &p, SHCA_PK_CRC, SHCA_PK_CRC, 512);
@@ -411,14 +427,8 @@ static void shca_pi_mr_errors(struct kunit *test)
 				   wire + c->block * step, 512);
 	}
 
-	KUNIT_ASSERT_EQ(test, ib_check_mr_status(p.mr, IB_MR_CHECK_SIG_STATUS,
-						 &st), 0);
-	KUNIT_EXPECT_EQ(test, st.fail_status, IB_MR_CHECK_SIG_STATUS);
-	KUNIT_EXPECT_EQ(test, st.sig_err.err_type, c->type);
-	KUNIT_EXPECT_EQ(test, st.sig_err.expected, expected);
-	KUNIT_EXPECT_EQ(test, st.sig_err.actual, actual);
-	KUNIT_EXPECT_EQ(test, st.sig_err.sig_err_offset, (u64)c->block * step);
-	KUNIT_EXPECT_EQ(test, st.sig_err.key, p.mr->rkey);
+	shca_pi_expect_err(test, &p, c->type, expected, actual,
+			   (u64)c->block * step);
 	shca_pi_expect_clean(test, &p);
 }
 
@@ -595,23 +605,10 @@ static void shca_pi_mr_to_mr(struct kunit *test)
 	d = shca_pi_target(&b, 0, IB_ACCESS_REMOTE_WRITE);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy_mr(f->sdev, &d, &s, a.wlen), 0);
 
-	KUNIT_ASSERT_EQ(test, ib_check_mr_status(a.mr, IB_MR_CHECK_SIG_STATUS,
-						 &st), 0);
-	KUNIT_EXPECT_EQ(test, st.fail_status, IB_MR_CHECK_SIG_STATUS);
-	KUNIT_EXPECT_EQ(test, st.sig_err.err_type, IB_SIG_BAD_GUARD);
-	KUNIT_EXPECT_EQ(test, st.sig_err.expected, guard);
-	KUNIT_EXPECT_EQ(test, st.sig_err.actual, guard ^ 0x80);
-	KUNIT_EXPECT_EQ(test, st.sig_err.sig_err_offset, 3 * step);
-	KUNIT_EXPECT_EQ(test, st.sig_err.key, a.mr->rkey);
-
-	KUNIT_ASSERT_EQ(test, ib_check_mr_status(b.mr, IB_MR_CHECK_SIG_STATUS,
-						 &st), 0);
-	KUNIT_EXPECT_EQ(test, st.fail_status, IB_MR_CHECK_SIG_STATUS);
-	KUNIT_EXPECT_EQ(test, st.sig_err.err_type, IB_SIG_BAD_GUARD);
-	KUNIT_EXPECT_EQ(test, st.sig_err.expected, guard);
-	KUNIT_EXPECT_EQ(test, st.sig_err.actual, guard ^ 0x80);
-	KUNIT_EXPECT_EQ(test, st.sig_err.sig_err_offset, 3 * step);
-	KUNIT_EXPECT_EQ(test, st.sig_err.key, b.mr->rkey);
+	shca_pi_expect_err(test, &a, IB_SIG_BAD_GUARD, guard, guard ^ 0x80,
+			   3 * step);
+	shca_pi_expect_err(test, &b, IB_SIG_BAD_GUARD, guard, guard ^ 0x80,
+			   3 * step);
 	KUNIT_EXPECT_MEMEQ(test, b.meta, a.meta, a.mlen);
 }
 
