@@ -1459,6 +1459,11 @@ static int shca_span_move_sig(struct shca_span *dst, struct shca_span *src,
 	u8 *bounce = dst->mr->sig->bounce;
 	int err;
 
+	/* One MR keeps one transfer: it cannot be read and written at once. */
+	if (dst->mr == src->mr) {
+		*dst_failed = true;
+		return -EINVAL;
+	}
 	while (len) {
 		u64 n = min_t(u64, len, SHCA_SIG_BOUNCE);
 

@@ -610,6 +610,10 @@ static void shca_pi_mr_to_mr(struct kunit *test)
 	shca_pi_expect_err(test, &b, IB_SIG_BAD_GUARD, guard, guard ^ 0x80,
 			   3 * step);
 	KUNIT_EXPECT_MEMEQ(test, b.meta, a.meta, a.mlen);
+
+	/* Not into itself: one MR carries one transfer at a time. */
+	d = shca_pi_target(&a, step, IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy_mr(f->sdev, &d, &s, step), -EINVAL);
 }
 
 /*
