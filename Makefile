@@ -12,8 +12,10 @@
 #   make kunit           the KUnit tier only (kunit-san: under sanitizers)
 #   make vm              the VM tier only
 #   make bench           MR registration rate and RDMA WRITE/READ/SEND throughput
-#                        and latency, softhca vs rdma_rxe vs memcpy, and NVMe over
-#                        Fabrics (fio) and rdma_cm setup (cmtime), in the VM
+#                        and latency, softhca vs rdma_rxe vs memcpy, the T10-DIF
+#                        engine vs crc_t10dif(), and NVMe over Fabrics (fio) and
+#                        rdma_cm setup (cmtime), in the VM; BENCH_ARGS='--only pi'
+#                        (see tests/bench/run.sh --help) runs some of them
 
 include $(dir $(lastword $(MAKEFILE_LIST)))scripts/versions.env
 
@@ -84,4 +86,4 @@ vm:
 bench:
 	scripts/deps.sh vm build bench
 	$(MAKE) modules vm-programs KDIR=$(DEBIAN_KDIR)
-	tests/bench/run.sh
+	tests/bench/run.sh $(BENCH_ARGS)

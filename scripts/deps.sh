@@ -4,7 +4,8 @@
 # Install the Debian packages a tier needs; a no-op when they are there.
 #   scripts/deps.sh [build|check|kunit|vm|bench|all]...
 # all = the tiers of make test (build, check, kunit, vm); bench = what make
-# bench needs on top of vm and build (fio for the ULP benchmark).
+# bench needs on top of vm and build (fio for the ULP benchmark, gnuplot-nox
+# for the plot of the T10-DIF engine benchmark).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,7 +18,7 @@ pkgs_kunit="$DEBIAN_KSRC_PKG xz-utils python3 gcc make bc flex bison libelf-dev 
 pkgs_vm="linux-image-$DEBIAN_KVER qemu-system-x86 busybox-static cpio kmod
 	iproute2 rdma-core ibverbs-utils ibverbs-providers libibverbs-dev
 	librdmacm-dev rdmacm-utils perftest xz-utils gzip"
-pkgs_bench="fio"
+pkgs_bench="fio gnuplot-nox"
 
 want=""
 [ $# -gt 0 ] || set -- all

@@ -12,16 +12,22 @@
 # through libibverbs and the providers for 4 KiB .. 1 GiB regions; its table
 # goes between "=== REG-BENCH-TABLE" and "=== REG-BENCH-TABLE-END", every
 # line prefixed with "reg-bench: ". Then the data-path benchmark,
-# dp-bench.sh (its own table, see there), on all four devices. Then
-# unloads everything and, unless BENCH_ULP=0, runs the ULP benchmark
-# ulp-bench.sh (NVMe over Fabrics with fio, rdma_cm with cmtime; its own
-# devices and table, see there). Exit status 0 only if the tables were
-# printed and the cleanups succeeded.
+# dp-bench.sh (its own table, see there), on all four devices, and the
+# T10-DIF engine benchmark, pi-bench.sh (its own table, see there), on
+# softhca0 and softhca1. Then unloads everything and, unless BENCH_ULP=0,
+# runs the ULP benchmark ulp-bench.sh (NVMe over Fabrics with fio, rdma_cm
+# with cmtime; its own devices and table, see there). BENCH_ONLY, a
+# comma-separated list of some of mr, reg, dp, pi and ulp (default all of
+# them), runs only those parts (rxe0 and rxe1 are created only for mr,
+# reg and dp). Exit status 0 only if the tables were printed and the
+# cleanups succeeded.
 #
 # Environment: BENCH_ITERS (default 2000), BENCH_PAGES (default 16),
 # BENCH_REG_SECS (seconds per userspace cell, default 0.5),
 # SOFTHCA_KO (default /softhca.ko), BENCH_KO (default /shca_mr_bench.ko),
 # DP_BENCH (default /tests/dp-bench.sh) and the BENCH_DP_* knobs it reads,
+# PI_BENCH (default /tests/pi-bench.sh), BENCH_PI_TIMEOUT (its bound in
+# seconds, default 420) and the BENCH_PI_* knobs it reads,
 # BENCH_ULP (0: no ULP benchmark), BENCH_ULP_TIMEOUT (its bound in
 # seconds, default 900), ULP_BENCH (default /tests/ulp-bench.sh) and the
 # BENCH_ULP_* knobs it reads.
@@ -30,6 +36,9 @@
 KO=${SOFTHCA_KO:-/softhca.ko}
 BENCH_KO=${BENCH_KO:-/shca_mr_bench.ko}
 DP_BENCH=${DP_BENCH:-/tests/dp-bench.sh}
+PI_BENCH=${PI_BENCH:-/tests/pi-bench.sh}
+PI_TIMEOUT=${BENCH_PI_TIMEOUT:-420}
+ONLY=$(echo "${BENCH_ONLY:-mr,reg,dp,pi,ulp}" | tr ',' ' ')
 ULP_BENCH=${ULP_BENCH:-/tests/ulp-bench.sh}
 ULP=${BENCH_ULP:-1}
 ULP_TIMEOUT=${BENCH_ULP_TIMEOUT:-900}
@@ -40,6 +49,14 @@ IB=/sys/class/infiniband
 PREFIX='shca_mr_bench: '
 
 say() { echo "mr-bench: $*"; }
+
+# want PART: PART (mr, reg, dp, pi or ulp) is to run
+want() {
+	case " $ONLY " in
+	*" $1 "*) return 0 ;;
+	esac
+	return 1
+}
 
 # run SECS CMD...: print and run a bounded command, output indented
 run() {
@@ -64,7 +81,7 @@ ibdevs() {
 
 cleanup() {
 	_ok=0
-	for _m in shca_mr_bench shca_dp_bench; do
+	for _m in shca_mr_bench shca_dp_bench shca_pi_bench; do
 		if loaded "$_m"; then
 			run 30 rmmod "$_m" || _ok=1
 		fi
@@ -108,67 +125,93 @@ if ! loaded softhca; then
 		run 60 modprobe softhca || fail "modprobe softhca failed"
 	fi
 fi
-run 60 modprobe rdma_rxe || fail "modprobe rdma_rxe failed"
-for nic in eth0 eth1; do
-	[ -e "/sys/class/net/$nic" ] || fail "the guest has no $nic"
-	ip link set "$nic" up
-done
-run 30 rdma link add softhca0 type softhca netdev eth0 || fail "rdma link add softhca0 failed"
-run 30 rdma link add softhca1 type softhca netdev eth1 || fail "rdma link add softhca1 failed"
-run 30 rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add rxe0 failed"
-run 30 rdma link add rxe1 type rxe netdev eth1 || fail "rdma link add rxe1 failed"
-n=0
-until [ -d "$IB/softhca0" ] && [ -d "$IB/softhca1" ] && [ -d "$IB/rxe0" ] && [ -d "$IB/rxe1" ]; do
-	[ $n -lt 100 ] || fail "softhca0/1 and rxe0/1 did not all appear within 20s (have: $(ibdevs))"
-	sleep 0.2
-	n=$((n + 1))
-done
-run 30 rdma link show
-say "devices: $(ibdevs)"
+RXE=0
+if want mr || want reg || want dp; then
+	RXE=1
+fi
+if want mr || want reg || want dp || want pi; then
+	[ $RXE = 0 ] || run 60 modprobe rdma_rxe || fail "modprobe rdma_rxe failed"
+	for nic in eth0 eth1; do
+		[ -e "/sys/class/net/$nic" ] || fail "the guest has no $nic"
+		ip link set "$nic" up
+	done
+	run 30 rdma link add softhca0 type softhca netdev eth0 || fail "rdma link add softhca0 failed"
+	run 30 rdma link add softhca1 type softhca netdev eth1 || fail "rdma link add softhca1 failed"
+	if [ $RXE = 1 ]; then
+		run 30 rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add rxe0 failed"
+		run 30 rdma link add rxe1 type rxe netdev eth1 || fail "rdma link add rxe1 failed"
+	fi
+	n=0
+	until [ -d "$IB/softhca0" ] && [ -d "$IB/softhca1" ] &&
+		{ [ $RXE = 0 ] || { [ -d "$IB/rxe0" ] && [ -d "$IB/rxe1" ]; }; }; do
+		[ $n -lt 100 ] || fail "softhca0/1 and rxe0/1 did not all appear within 20s (have: $(ibdevs))"
+		sleep 0.2
+		n=$((n + 1))
+	done
+	run 30 rdma link show
+	say "devices: $(ibdevs)"
+fi
 
 # The benchmark: all the work happens in its module init, i.e. in insmod.
 # The guest's /init bounds this whole script (tests/bench/run.sh
 # --test-timeout, 420 s by default); a signal would not stop a module init early.
-[ -r "$BENCH_KO" ] || fail "$BENCH_KO is missing"
-before=$(dmesg | wc -l)
-t0=$(date +%s)
-run 3600 insmod "$BENCH_KO" devices=softhca0,rxe0 iters="$ITERS" pages="$PAGES" ||
-	fail "insmod $BENCH_KO failed"
-say "benchmark ran for $(($(date +%s) - t0))s"
+if want mr; then
+	[ -r "$BENCH_KO" ] || fail "$BENCH_KO is missing"
+	before=$(dmesg | wc -l)
+	t0=$(date +%s)
+	run 3600 insmod "$BENCH_KO" devices=softhca0,rxe0 iters="$ITERS" pages="$PAGES" ||
+		fail "insmod $BENCH_KO failed"
+	say "benchmark ran for $(($(date +%s) - t0))s"
 
-echo "=== MR-BENCH-TABLE"
-dmesg | tail -n +"$((before + 1))" | grep -F "$PREFIX"
-echo "=== MR-BENCH-TABLE-END"
-dmesg | tail -n +"$((before + 1))" | grep -q -F "${PREFIX}done" ||
-	fail "no '${PREFIX}done' line in the kernel log"
-run 30 rmmod shca_mr_bench || fail "rmmod shca_mr_bench failed"
+	echo "=== MR-BENCH-TABLE"
+	dmesg | tail -n +"$((before + 1))" | grep -F "$PREFIX"
+	echo "=== MR-BENCH-TABLE-END"
+	dmesg | tail -n +"$((before + 1))" | grep -q -F "${PREFIX}done" ||
+		fail "no '${PREFIX}done' line in the kernel log"
+	run 30 rmmod shca_mr_bench || fail "rmmod shca_mr_bench failed"
+fi
 
 # The userspace benchmark, same devices, same boot.
-command -v shca_reg_bench >/dev/null ||
-	fail "shca_reg_bench is missing (build tests/vm/bin with 'make vm-programs')"
-say "\$ shca_reg_bench -t $REG_SECS softhca0 rxe0"
-t0=$(date +%s)
-echo "=== REG-BENCH-TABLE"
-timeout -k 5 240 shca_reg_bench -t "$REG_SECS" softhca0 rxe0 >/tmp/reg-bench.out 2>&1
-rc=$?
-sed 's/^/reg-bench: /' /tmp/reg-bench.out
-echo "=== REG-BENCH-TABLE-END"
-say "userspace benchmark ran for $(($(date +%s) - t0))s"
-[ $rc -eq 0 ] || fail "shca_reg_bench: exit status $rc"
+if want reg; then
+	command -v shca_reg_bench >/dev/null ||
+		fail "shca_reg_bench is missing (build tests/vm/bin with 'make vm-programs')"
+	say "\$ shca_reg_bench -t $REG_SECS softhca0 rxe0"
+	t0=$(date +%s)
+	echo "=== REG-BENCH-TABLE"
+	timeout -k 5 240 shca_reg_bench -t "$REG_SECS" softhca0 rxe0 >/tmp/reg-bench.out 2>&1
+	rc=$?
+	sed 's/^/reg-bench: /' /tmp/reg-bench.out
+	echo "=== REG-BENCH-TABLE-END"
+	say "userspace benchmark ran for $(($(date +%s) - t0))s"
+	[ $rc -eq 0 ] || fail "shca_reg_bench: exit status $rc"
+fi
 
 # The data-path benchmark, same devices, same boot.
-[ -r "$DP_BENCH" ] || fail "$DP_BENCH is missing"
-say "\$ sh $DP_BENCH"
-t0=$(date +%s)
-timeout -k 5 280 sh "$DP_BENCH"
-rc=$?
-say "data-path benchmark ran for $(($(date +%s) - t0))s"
-[ $rc -eq 0 ] || fail "$DP_BENCH: exit status $rc"
+if want dp; then
+	[ -r "$DP_BENCH" ] || fail "$DP_BENCH is missing"
+	say "\$ sh $DP_BENCH"
+	t0=$(date +%s)
+	timeout -k 5 280 sh "$DP_BENCH"
+	rc=$?
+	say "data-path benchmark ran for $(($(date +%s) - t0))s"
+	[ $rc -eq 0 ] || fail "$DP_BENCH: exit status $rc"
+fi
+
+# The T10-DIF engine benchmark, softhca0 and softhca1, same boot.
+if want pi; then
+	[ -r "$PI_BENCH" ] || fail "$PI_BENCH is missing"
+	say "\$ sh $PI_BENCH"
+	t0=$(date +%s)
+	timeout -k 5 "$PI_TIMEOUT" sh "$PI_BENCH"
+	rc=$?
+	say "T10-DIF engine benchmark ran for $(($(date +%s) - t0))s"
+	[ $rc -eq 0 ] || fail "$PI_BENCH: exit status $rc"
+fi
 
 cleanup || fail "cleanup failed"
 
 # The ULP benchmark, same boot, devices of its own.
-if [ "$ULP" != 0 ]; then
+if [ "$ULP" != 0 ] && want ulp; then
 	[ -r "$ULP_BENCH" ] || fail "$ULP_BENCH is missing"
 	say "\$ sh $ULP_BENCH"
 	t0=$(date +%s)
@@ -177,6 +220,6 @@ if [ "$ULP" != 0 ]; then
 	say "ULP benchmark ran for $(($(date +%s) - t0))s"
 	[ $rc -eq 0 ] || fail "$ULP_BENCH: exit status $rc"
 else
-	say "ULP benchmark skipped (BENCH_ULP=0)"
+	say "ULP benchmark skipped (BENCH_ULP=0 or BENCH_ONLY)"
 fi
 say "done"

@@ -15,6 +15,13 @@
 #                  softhca1 vs rxe0 -> rxe1 vs memcpy, from the kernel with
 #                  tests/bench/shca_dp_bench.ko and from userspace with
 #                  perftest)
+#   pi-bench.txt   the T10-DIF engine benchmark tests/bench/pi-bench.sh
+#                  (tests/bench/shca_pi_bench.ko: RDMA WRITE through
+#                  integrity MRs - PI insert, strip/verify, pass, IP
+#                  checksum to CRC - vs plain MRs vs crc_t10dif() and
+#                  memcpy() on one CPU), and pi-bench.dat and, with
+#                  gnuplot (Debian package gnuplot-nox), pi-bench.png
+#                  plotted from it by tests/bench/pi-bench.gp
 #   ulp-bench.txt  the ULP benchmark tests/bench/ulp-bench.sh (issue 10):
 #                  fio over nvme-rdma -> nvmet-rdma on softhca0 (eth0) vs
 #                  on rxe0 (eth1) vs the null_blk behind them without RDMA,
@@ -23,8 +30,13 @@
 #                  The guest gets the host's fio (and its ~80 MB of
 #                  libraries; about 36 MB more initramfs) for this only.
 #
-# Usage: tests/bench/run.sh [scripts/vm.sh options: -v, --module PATH,
-#        --provider PATH, --timeout SECS, --test-timeout SECS, --rebuild]
+# Usage: tests/bench/run.sh [--only PARTS] [scripts/vm.sh options: -v,
+#        --module PATH, --provider PATH, --timeout SECS, --test-timeout
+#        SECS, --rebuild]
+#   --only PARTS   run only these parts, comma separated: mr (the MR
+#                  registration table), reg (userspace), dp (data path),
+#                  pi (T10-DIF engine), ulp; e.g. --only pi. The combined
+#                  mr-bench.txt is written only when mr is one of them.
 #
 # Environment:
 #   BENCH_ITERS (default 2000) and BENCH_PAGES (default 16): the iters= and
@@ -35,6 +47,14 @@
 #   BENCH_DP_BUDGET (default 200): s after which remaining perftest runs
 #     are skipped
 #   BENCH_DP_PERFTEST=0: no perftest
+#   BENCH_PI=0: no T10-DIF engine benchmark
+#   BENCH_PI_MS (default 200): ms per T10-DIF cell
+#   BENCH_PI_REPS (default 5): runs of each T10-DIF cell (median)
+#   BENCH_PI_SLOTS (default 4): T10-DIF messages in flight
+#   BENCH_PI_PAIRS (default softhca0:softhca1,softhca0:softhca0): the
+#     device pairs of the T10-DIF benchmark
+#   BENCH_PI_BUDGET (default from the above, about 4 min): s after which
+#     the remaining T10-DIF cells are skipped
 #   BENCH_ULP=0: no ULP benchmark
 #   BENCH_ULP_SECS (default 5): s per fio cell
 #   BENCH_ULP_REPS (default 3): runs of each fio and cmtime cell (median)
@@ -43,10 +63,13 @@
 #   BENCH_ULP_BUDGET (default from the above, about 10 min): s after
 #     which the remaining ULP cells are skipped
 # A short run: BENCH_ITERS=100 BENCH_REG_SECS=0.05 BENCH_DP_MS=20
-#   BENCH_DP_PERFTEST=0 BENCH_ULP_SECS=1 BENCH_ULP_REPS=1 make bench
+#   BENCH_DP_PERFTEST=0 BENCH_PI_MS=20 BENCH_PI_REPS=1 BENCH_ULP_SECS=1
+#   BENCH_ULP_REPS=1 make bench
+# Only the T10-DIF engine: tests/bench/run.sh --only pi (after make
+#   modules; make bench BENCH_ARGS='--only pi' builds first)
 #
-# Exit status 0 only if all tables (three, four with the ULP one) were
-# produced.
+# Exit status 0 only if all the tables of the parts that ran (five with
+# the T10-DIF and ULP ones) were produced.
 
 set -euo pipefail
 
@@ -56,6 +79,9 @@ OUT_DIR=$ROOT/build/bench
 BENCH_OUT=$OUT_DIR/mr-bench.txt
 REG_OUT=$OUT_DIR/reg-bench.txt
 DP_OUT=$OUT_DIR/dp-bench.txt
+PI_OUT=$OUT_DIR/pi-bench.txt
+PI_DAT=$OUT_DIR/pi-bench.dat
+PI_PNG=$OUT_DIR/pi-bench.png
 ULP_OUT=$OUT_DIR/ulp-bench.txt
 BENCH_BIN=$OUT_DIR/bin
 DEBIAN_KVER=
@@ -67,6 +93,7 @@ KVER=${DEBIAN_KVER:-6.12.117+deb12-amd64}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/softhca/vm
 BENCH_KO=$BENCH_DIR/shca_mr_bench.ko
 DP_KO=$BENCH_DIR/shca_dp_bench.ko
+PI_KO=$BENCH_DIR/shca_pi_bench.ko
 
 note() { echo "bench: $*"; }
 die() { echo "bench: error: $*" >&2; exit 2; }
@@ -92,9 +119,13 @@ VM_ARGS=()
 MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
 TEST_TIMEOUT=420
 HAVE_TIMEOUT=0
+PARTS="mr reg dp pi ulp"
+ONLY=$PARTS
 while [ $# -gt 0 ]; do
 	case $1 in
 	-h|--help) sed -n '4,/^$/s/^# \{0,1\}//p' "$0"; DONE=1; exit 0 ;;
+	--only) ONLY=${2:?--only needs a list of parts}; shift ;;
+	--only=*) ONLY=${1#*=} ;;
 	--module) MODULE=${2:?--module needs a path}; VM_ARGS+=("$1" "$2"); shift ;;
 	--module=*) MODULE=${1#*=}; VM_ARGS+=("$1") ;;
 	--test-timeout) TEST_TIMEOUT=${2:?}; shift ;;
@@ -107,6 +138,20 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [ -r "$MODULE" ] || die "module $MODULE not found (build it with 'make')"
+ONLY=$(echo "$ONLY" | tr ',' ' ')
+for p in $ONLY; do
+	case " $PARTS " in
+	*" $p "*) ;;
+	*) die "--only: unknown part '$p' (parts: $PARTS)" ;;
+	esac
+done
+# want PART: PART is to run
+want() {
+	case " $ONLY " in
+	*" $1 "*) return 0 ;;
+	esac
+	return 1
+}
 
 BENCH_ITERS=${BENCH_ITERS:-2000}
 BENCH_PAGES=${BENCH_PAGES:-16}
@@ -132,6 +177,39 @@ fi
 if [ "$BENCH_DP_SECS" -lt 1 ] || [ "$BENCH_DP_SECS" -gt 60 ]; then
 	die "BENCH_DP_SECS must be 1..60"
 fi
+BENCH_PI=${BENCH_PI:-1}
+BENCH_PI_MS=${BENCH_PI_MS:-200}
+BENCH_PI_REPS=${BENCH_PI_REPS:-5}
+BENCH_PI_SLOTS=${BENCH_PI_SLOTS:-4}
+BENCH_PI_PAIRS=${BENCH_PI_PAIRS:-softhca0:softhca1,softhca0:softhca0}
+case $BENCH_PI$BENCH_PI_MS$BENCH_PI_REPS$BENCH_PI_SLOTS${BENCH_PI_BUDGET:-} in
+*[!0-9]*) die "BENCH_PI, BENCH_PI_MS, BENCH_PI_REPS, BENCH_PI_SLOTS and BENCH_PI_BUDGET must be whole numbers" ;;
+esac
+if [ "$BENCH_PI_MS" -lt 1 ] || [ "$BENCH_PI_MS" -gt 10000 ]; then
+	die "BENCH_PI_MS must be 1..10000"
+fi
+if [ "$BENCH_PI_REPS" -lt 1 ] || [ "$BENCH_PI_REPS" -gt 20 ]; then
+	die "BENCH_PI_REPS must be 1..20"
+fi
+if [ "$BENCH_PI_SLOTS" -lt 1 ] || [ "$BENCH_PI_SLOTS" -gt 8 ]; then
+	die "BENCH_PI_SLOTS must be 1..8 (the module's limit)"
+fi
+[[ $BENCH_PI_PAIRS =~ ^[A-Za-z0-9_]+:[A-Za-z0-9_]+(,[A-Za-z0-9_]+:[A-Za-z0-9_]+)?$ ]] ||
+	die "BENCH_PI_PAIRS='$BENCH_PI_PAIRS' must be one or two A:B device pairs, comma separated"
+[ "$BENCH_PI" != 0 ] || ONLY=$(echo " $ONLY " | sed 's/ pi / /')
+# Each of the 4 interval-size combinations has 3 CPU cells and 5 device
+# cells per pair, each taking its time plus about 0.15 s of set-up and
+# draining under TCG: twice that, plus the setup.
+pi_pairs=$(echo "$BENCH_PI_PAIRS" | tr ',' '\n' | wc -l)
+BENCH_PI_BUDGET=${BENCH_PI_BUDGET:-$((60 + 2 * BENCH_PI_REPS * 4 * (3 + 5 * pi_pairs) * (BENCH_PI_MS + 150) / 1000))}
+PI_TIMEOUT=0
+if want pi; then
+	# a cell started just before the budget ran out, table and cleanup
+	PI_TIMEOUT=$((BENCH_PI_BUDGET + 180))
+	TEST_TIMEOUT=$((TEST_TIMEOUT + PI_TIMEOUT))
+	command -v gnuplot >/dev/null ||
+		note "warning: gnuplot is not installed (scripts/deps.sh bench): no plot of the T10-DIF table"
+fi
 BENCH_ULP=${BENCH_ULP:-1}
 BENCH_ULP_SECS=${BENCH_ULP_SECS:-5}
 BENCH_ULP_REPS=${BENCH_ULP_REPS:-3}
@@ -155,8 +233,9 @@ fi
 # Twice what the 12 fio cells (about 1.5 s of start-up each under TCG)
 # and the 2 cmtime cells per repetition need, plus the setup.
 BENCH_ULP_BUDGET=${BENCH_ULP_BUDGET:-$((120 + BENCH_ULP_REPS * (12 * (2 * BENCH_ULP_SECS + 3) + 2 * (10 + BENCH_ULP_CONNS / 10))))}
+[ "$BENCH_ULP" != 0 ] || ONLY=$(echo " $ONLY " | sed 's/ ulp / /')
 ULP_TIMEOUT=0
-if [ "$BENCH_ULP" != 0 ]; then
+if want ulp; then
 	# a cell started just before the budget ran out, then table and cleanup
 	ULP_TIMEOUT=$((BENCH_ULP_BUDGET + BENCH_ULP_SECS + 180))
 	TEST_TIMEOUT=$((TEST_TIMEOUT + ULP_TIMEOUT))
@@ -165,15 +244,17 @@ if [ "$BENCH_ULP" != 0 ]; then
 fi
 # as scripts/vm.sh computes it, without its 900 s cap
 [ "$HAVE_TIMEOUT" = 1 ] || VM_ARGS+=(--timeout "$((120 + TEST_TIMEOUT + 40))")
-[ -x "$ROOT/tests/vm/bin/shca_reg_bench" ] ||
+! want reg || [ -x "$ROOT/tests/vm/bin/shca_reg_bench" ] ||
 	note "warning: tests/vm/bin/shca_reg_bench missing (make vm-programs): no userspace table"
+ONLY=$(echo "$ONLY" | xargs)
+[ -n "$ONLY" ] || die "no part left to run (--only, BENCH_PI=0, BENCH_ULP=0)"
 
 # ---- the benchmark modules and programs --------------------------------------------
 
 BENCH_KDIR=/usr/src/linux-headers-$KVER
 [ -r "$BENCH_KDIR/Makefile" ] || die "$BENCH_KDIR not found (install linux-headers-$KVER)"
 command -v make >/dev/null || die "make not found"
-note "building $BENCH_KO, $DP_KO and the benchmark programs"
+note "building $BENCH_KO, $DP_KO, $PI_KO and the benchmark programs"
 mkdir -p "$CACHE/logs"
 blog=$CACHE/logs/bench-build.log
 # Serialise with other benchmark runs building the same directory.
@@ -184,6 +265,7 @@ if ! flock "$CACHE/.bench-build.lock" \
 fi
 [ -r "$BENCH_KO" ] || die "$BENCH_KO was not built (log: $blog)"
 [ -r "$DP_KO" ] || die "$DP_KO was not built (log: $blog)"
+[ -r "$PI_KO" ] || die "$PI_KO was not built (log: $blog)"
 if ! flock "$CACHE/.bench-build.lock" \
 	make -C "$BENCH_DIR" OUT="$BENCH_BIN" >>"$blog" 2>&1; then
 	cat "$blog" >&2
@@ -196,8 +278,9 @@ grep -E 'warning:|error:' "$blog" >&2 || true
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/softhca-bench.XXXXXX")
 ov=$TMP/overlay
 mkdir -p "$ov/tests/bin"
-cp "$BENCH_KO" "$DP_KO" "$ov/"
+cp "$BENCH_KO" "$DP_KO" "$PI_KO" "$ov/"
 install -m 0755 "$BENCH_DIR/dp-bench.sh" "$ov/tests/dp-bench.sh"
+install -m 0755 "$BENCH_DIR/pi-bench.sh" "$ov/tests/pi-bench.sh"
 install -m 0755 "$BENCH_DIR/ulp-bench.sh" "$ov/tests/ulp-bench.sh"
 for f in "$BENCH_BIN"/*; do
 	if [ -f "$f" ] && [ -x "$f" ]; then cp -L "$f" "$ov/tests/bin/"; fi
@@ -205,7 +288,7 @@ done
 # fio for the ULP benchmark only: scripts/vm.sh adds the libraries that
 # ldd lists for it (not in scripts/vm/binaries.list, which every test
 # boot carries)
-if [ "$BENCH_ULP" != 0 ] && command -v fio >/dev/null; then
+if want ulp && command -v fio >/dev/null; then
 	cp -L "$(command -v fio)" "$ov/tests/bin/"
 fi
 
@@ -215,14 +298,18 @@ CLEAN=$TMP/console.txt
 vm_rc=0
 "$ROOT/scripts/vm.sh" "${VM_ARGS[@]}" --run "$BENCH_DIR/mr-bench.sh" --hub \
 	--overlay "$ov" --console "$CLEAN" --test-timeout "$TEST_TIMEOUT" \
-	--show '^(mr-bench|dp-bench|ulp-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
+	--show '^(mr-bench|dp-bench|pi-bench|ulp-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
 	--env "BENCH_ITERS=$BENCH_ITERS" --env "BENCH_PAGES=$BENCH_PAGES" \
 	--env "BENCH_REG_SECS=$BENCH_REG_SECS" --env "BENCH_DP_MS=$BENCH_DP_MS" \
 	--env "BENCH_DP_SECS=$BENCH_DP_SECS" --env "BENCH_DP_BUDGET=$BENCH_DP_BUDGET" \
 	--env "BENCH_DP_PERFTEST=$BENCH_DP_PERFTEST" --env "BENCH_ULP=$BENCH_ULP" \
 	--env "BENCH_ULP_SECS=$BENCH_ULP_SECS" --env "BENCH_ULP_REPS=$BENCH_ULP_REPS" \
 	--env "BENCH_ULP_CONNS=$BENCH_ULP_CONNS" --env "BENCH_ULP_MIB=$BENCH_ULP_MIB" \
-	--env "BENCH_ULP_BUDGET=$BENCH_ULP_BUDGET" --env "BENCH_ULP_TIMEOUT=$ULP_TIMEOUT" || vm_rc=$?
+	--env "BENCH_ULP_BUDGET=$BENCH_ULP_BUDGET" --env "BENCH_ULP_TIMEOUT=$ULP_TIMEOUT" \
+	--env "BENCH_PI_MS=$BENCH_PI_MS" --env "BENCH_PI_REPS=$BENCH_PI_REPS" \
+	--env "BENCH_PI_SLOTS=$BENCH_PI_SLOTS" --env "BENCH_PI_PAIRS=$BENCH_PI_PAIRS" \
+	--env "BENCH_PI_BUDGET=$BENCH_PI_BUDGET" --env "BENCH_PI_TIMEOUT=$PI_TIMEOUT" \
+	--env "BENCH_ONLY=$(echo "$ONLY" | tr ' ' ',')" || vm_rc=$?
 [ -r "$CLEAN" ] || die "no console output from the VM (scripts/vm.sh exit status $vm_rc)"
 
 # ---- the tables --------------------------------------------------------------------
@@ -253,9 +340,13 @@ regtable=$TMP/reg-table.txt
 guest_table REG-BENCH-TABLE REG-BENCH-TABLE-END 'reg-bench: ' >"$regtable" || : >"$regtable"
 dptable=$TMP/dp-table.txt
 guest_table DP-BENCH-TABLE DP-BENCH-TABLE-END 'dp-table: ' >"$dptable" || : >"$dptable"
+pitable=$TMP/pi-table.txt
+guest_table PI-BENCH-TABLE PI-BENCH-TABLE-END 'pi-table: ' >"$pitable" || : >"$pitable"
+pidata=$TMP/pi-data.txt
+guest_table PI-BENCH-DATA PI-BENCH-DATA-END 'pi-data: ' >"$pidata" || : >"$pidata"
 ulptable=$TMP/ulp-table.txt
 guest_table ULP-BENCH-TABLE ULP-BENCH-TABLE-END 'ulp-table: ' >"$ulptable" || : >"$ulptable"
-if [ ! -s "$table" ]; then
+if want mr && [ ! -s "$table" ]; then
 	note "no table produced"
 	DONE=1
 	exit 1
@@ -268,12 +359,18 @@ else
 fi
 mkdir -p "$OUT_DIR"
 when="kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')"
-{
-	echo "MR registration benchmark: shca_mr_bench.ko, devices=softhca0,rxe0 iters=$BENCH_ITERS pages=$BENCH_PAGES"
-	echo "Ran in $where; $when."
-	echo
-	cat "$table"
-} >"$BENCH_OUT.tmp"
+: >"$BENCH_OUT.tmp"
+if want mr; then
+	{
+		echo "MR registration benchmark: shca_mr_bench.ko, devices=softhca0,rxe0 iters=$BENCH_ITERS pages=$BENCH_PAGES"
+		echo "Ran in $where; $when."
+		echo
+		cat "$table"
+	} >"$BENCH_OUT.tmp"
+	same="Ran in the same guest, same boot"
+else
+	same="Ran in $where"
+fi
 # add_table TABLE OUT TITLE WHERE: if TABLE has rows, save it as OUT under
 # its title and where it ran, and append it to the combined file
 add_table() {
@@ -284,31 +381,71 @@ add_table() {
 		echo
 		cat "$1"
 	} >"$2.tmp"
-	{ echo; echo; cat "$2.tmp"; } >>"$BENCH_OUT.tmp"
+	if [ -s "$BENCH_OUT.tmp" ]; then
+		{ echo; echo; } >>"$BENCH_OUT.tmp"
+	fi
+	cat "$2.tmp" >>"$BENCH_OUT.tmp"
 	mv "$2.tmp" "$2"
 }
 add_table "$regtable" "$REG_OUT" \
 	"Userspace MR registration benchmark: shca_reg_bench through libibverbs (rdma-core 44), devices=softhca0,rxe0" \
-	"Ran in the same guest, same boot"
+	"$same"
 add_table "$dptable" "$DP_OUT" \
 	"Data-path benchmark: RDMA WRITE/READ/SEND throughput and latency (tests/bench/dp-bench.sh)" \
-	"Ran in the same guest, same boot, eth0 and eth1 on one QEMU hub"
+	"$same, eth0 and eth1 on one QEMU hub"
+add_table "$pitable" "$PI_OUT" \
+	"T10-DIF signature engine benchmark: PI insert, strip/verify and pass through integrity MRs vs crc_t10dif() (tests/bench/pi-bench.sh)" \
+	"$same"
 add_table "$ulptable" "$ULP_OUT" \
 	"ULP benchmark: NVMe over Fabrics (nvme-rdma, nvmet-rdma) with fio and rdma_cm with cmtime (tests/bench/ulp-bench.sh)" \
-	"Ran in the same guest, same boot"
-mv "$BENCH_OUT.tmp" "$BENCH_OUT"
+	"$same"
 echo
-cat "$BENCH_OUT"
+cat "$BENCH_OUT.tmp"
 echo
-saved="${BENCH_OUT#"$ROOT"/} (all tables)"
+saved=
+if want mr; then
+	mv "$BENCH_OUT.tmp" "$BENCH_OUT"
+	saved="${BENCH_OUT#"$ROOT"/} (all tables)"
+else
+	rm -f "$BENCH_OUT.tmp"
+fi
 [ ! -s "$regtable" ] || saved="$saved, ${REG_OUT#"$ROOT"/} (userspace MR)"
 [ ! -s "$dptable" ] || saved="$saved, ${DP_OUT#"$ROOT"/} (data path)"
+[ ! -s "$pitable" ] || saved="$saved, ${PI_OUT#"$ROOT"/} (T10-DIF engine)"
 [ ! -s "$ulptable" ] || saved="$saved, ${ULP_OUT#"$ROOT"/} (ULPs)"
-note "saved to $saved"
-[ -s "$regtable" ] || note "no userspace MR table (see the console log above)"
-[ -s "$dptable" ] || note "no data-path table (see the console log above)"
-[ "$BENCH_ULP" = 0 ] || [ -s "$ulptable" ] || note "no ULP table (see the console log above)"
+# The T10-DIF plot: the medians (and the spread) of each cell.
+if [ -s "$pidata" ]; then
+	{
+		echo "# T10-DIF engine benchmark (tests/bench/pi-bench.sh), $when"
+		echo "# MB/s of data per interval/size: median, minimum, maximum of $BENCH_PI_REPS runs"
+		cat "$pidata"
+	} >"$PI_DAT"
+	saved="$saved, ${PI_DAT#"$ROOT"/}"
+	if ! command -v gnuplot >/dev/null; then
+		note "no plot: gnuplot is not installed (scripts/deps.sh bench)"
+	elif gnuplot -e "datafile='$PI_DAT'; outfile='$PI_PNG.tmp'; subtitle='$BENCH_PI_REPS runs of $BENCH_PI_MS ms, $BENCH_PI_SLOTS messages in flight; $when'" \
+		"$BENCH_DIR/pi-bench.gp" 2>"$TMP/gnuplot.err"; then
+		mv "$PI_PNG.tmp" "$PI_PNG"
+		saved="$saved, ${PI_PNG#"$ROOT"/} (plot)"
+	else
+		rm -f "$PI_PNG.tmp"
+		note "gnuplot failed:"
+		sed 's/^/  /' "$TMP/gnuplot.err" >&2
+	fi
+fi
+note "saved to ${saved#, }"
+ok=1
+# need PART TABLE WHAT: PART ran but produced no TABLE
+need() {
+	if want "$1" && [ ! -s "$2" ]; then
+		note "no $3 table (see the console log above)"
+		ok=0
+	fi
+}
+need reg "$regtable" "userspace MR"
+need dp "$dptable" "data-path"
+need pi "$pitable" "T10-DIF engine"
+need ulp "$ulptable" "ULP"
 DONE=1
-[ -s "$regtable" ] && [ -s "$dptable" ] || exit 1
-[ "$BENCH_ULP" = 0 ] || [ -s "$ulptable" ] || exit 1
+[ "$ok" = 1 ] || exit 1
 exit 0

@@ -46,9 +46,9 @@
 #include <linux/sizes.h>
 #include <linux/slab.h>
 #include <linux/string.h>
-#include <net/ipv6.h>
-#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
+
+#include "shca_bench.h"
 
 #define DP_MAX_PAIRS	4
 #define DP_BUF_SIZE	SZ_1M		/* the largest message */
@@ -99,41 +99,6 @@ struct dp_pair {
 	bool stalled;		/* a cell stalled: skip the rest of the pair */
 };
 
-/*
- * The GID to use: RoCE v2 and IPv4-mapped if the device has one (rxe also
- * lists RoCE v1 GIDs, and only IPv4 routes between two netdevs of one
- * host without further setup), else the first RoCE v2 GID.
- */
-static int dp_pick_gid(struct ib_device *dev, union ib_gid *gid)
-{
-	const struct ib_gid_attr *attr;
-	int idx, first = -1;
-
-	for (idx = 0; idx < 256; idx++) {
-		attr = rdma_get_gid_attr(dev, 1, idx);
-		if (IS_ERR(attr)) {
-			if (PTR_ERR(attr) == -EINVAL)
-				break;	/* past the end of the table */
-			continue;
-		}
-		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP) {
-			bool v4 = ipv6_addr_v4mapped((struct in6_addr *)
-						     attr->gid.raw);
-
-			if (first < 0 || v4) {
-				first = idx;
-				*gid = attr->gid;
-			}
-			if (v4) {
-				rdma_put_gid_attr(attr);
-				return idx;
-			}
-		}
-		rdma_put_gid_attr(attr);
-	}
-	return first < 0 ? -ENODATA : first;
-}
-
 static void dp_end_teardown(struct dp_end *e)
 {
 	if (e->buf && e->dma)
@@ -159,7 +124,7 @@ static const char *dp_end_setup(struct dp_end *e, const char *name)
 	e->dev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
 	if (!e->dev)
 		return "no-device";
-	e->gid_index = dp_pick_gid(e->dev, &e->gid);
+	e->gid_index = shca_bench_pick_gid(e->dev, &e->gid);
 	if (e->gid_index < 0)
 		return "no-roce-v2-gid";
 	if (ib_query_port(e->dev, 1, &port))
@@ -227,49 +192,8 @@ static int dp_qp_create(struct dp_end *e)
 /* RESET -> INIT -> RTR -> RTS, connected to @peer's QP. */
 static int dp_qp_connect(struct dp_end *e, struct dp_end *peer)
 {
-	struct ib_qp_attr attr = {
-		.qp_state = IB_QPS_INIT,
-		.pkey_index = 0,
-		.port_num = 1,
-		.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
-				   IB_ACCESS_REMOTE_WRITE |
-				   IB_ACCESS_REMOTE_READ,
-	};
-	int rd_atom = min3(e->dev->attrs.max_qp_rd_atom,
-			   peer->dev->attrs.max_qp_init_rd_atom, 16);
-	int err;
-
-	err = ib_modify_qp(e->qp, &attr, IB_QP_STATE | IB_QP_PKEY_INDEX |
-			   IB_QP_PORT | IB_QP_ACCESS_FLAGS);
-	if (err)
-		return err;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTR;
-	attr.path_mtu = min(e->mtu, peer->mtu);
-	attr.dest_qp_num = peer->qp->qp_num;
-	attr.rq_psn = 0;
-	attr.max_dest_rd_atomic = rd_atom;
-	attr.min_rnr_timer = 1;
-	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&attr.ah_attr, 1);
-	rdma_ah_set_grh(&attr.ah_attr, &peer->gid, 0, e->gid_index, 64, 0);
-	err = ib_modify_qp(e->qp, &attr, IB_QP_STATE | IB_QP_AV |
-			   IB_QP_PATH_MTU | IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-			   IB_QP_MAX_DEST_RD_ATOMIC | IB_QP_MIN_RNR_TIMER);
-	if (err)
-		return err;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_state = IB_QPS_RTS;
-	attr.timeout = 14;
-	attr.retry_cnt = 7;
-	attr.rnr_retry = 7;
-	attr.sq_psn = 0;
-	attr.max_rd_atomic = rd_atom;
-	return ib_modify_qp(e->qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
-			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-			    IB_QP_MAX_QP_RD_ATOMIC);
+	return shca_bench_rc_connect(e->qp, e->gid_index, peer->qp,
+				     &peer->gid, min(e->mtu, peer->mtu));
 }
 
 static void dp_cq_drain(struct ib_cq *cq)
