@@ -103,10 +103,68 @@ if modprobe -q null_blk nr_devices=1 memory_backed=1 gb=1 &&
 	show dd if=/dev/urandom of=/dev/nvme0n1 bs=1M count=16 oflag=direct
 	show dd if=/dev/nvme0n1 of=/dev/null bs=1M count=16 iflag=direct
 	echo 1 >/sys/class/nvme/nvme0/delete_controller
+	wait_for 20 sh -c '! ls /sys/class/nvme/nvme0 >/dev/null 2>&1'
 	rm $C/ports/1/subsystems/tour
 	rmdir $C/ports/1 $C/subsystems/tour/namespaces/1 $C/subsystems/tour
-	rmmod nvme_rdma nvmet_rdma null_blk 2>/dev/null
+	rmmod null_blk 2>/dev/null
 fi
+
+# T10 protection information end to end: the same ULPs with PI, over a
+# disk that stores a tuple per block; softhca's T10-DIF engine checks and
+# moves the tuples, and a damaged one is caught and reported through
+# check_mr_status.
+if [ "$DRV_TYPE" != rxe ] && modprobe -q nvmet-rdma && modprobe -q nvme-rdma &&
+	modprobe -q scsi_debug dif=1 dix=1 guard=0 dev_size_mb=16 &&
+	modprobe -q sd_mod && wait_for 15 test -b /dev/sda; then
+	C=/sys/kernel/config/nvmet
+	grep -q ' /sys/kernel/config ' /proc/mounts ||
+		mount -t configfs none /sys/kernel/config
+	echo
+	echo "# A disk with DIF type 1 and a CRC guard (scsi_debug), served by"
+	echo "# nvmet-rdma with PI (attr_pi_enable, param_pi_enable):"
+	show cat /sys/block/sda/integrity/format
+	mkdir $C/subsystems/pi $C/subsystems/pi/namespaces/1 $C/ports/1
+	echo 1 >$C/subsystems/pi/attr_allow_any_host
+	echo 1 >$C/subsystems/pi/attr_pi_enable
+	echo /dev/sda >$C/subsystems/pi/namespaces/1/device_path
+	echo 1 >$C/subsystems/pi/namespaces/1/enable
+	echo rdma >$C/ports/1/addr_trtype
+	echo ipv4 >$C/ports/1/addr_adrfam
+	echo 10.0.2.15 >$C/ports/1/addr_traddr
+	echo 4420 >$C/ports/1/addr_trsvcid
+	echo 1 >$C/ports/1/param_pi_enable
+	ln -s $C/subsystems/pi $C/ports/1/subsystems/pi
+	echo
+	echo "\$ echo transport=rdma,traddr=10.0.2.15,trsvcid=4420,nqn=pi > /dev/nvme-fabrics"
+	echo transport=rdma,traddr=10.0.2.15,trsvcid=4420,nqn=pi >/dev/nvme-fabrics
+	wait_for 20 test -b /dev/nvme0n1
+	echo
+	echo "# The host's namespace carries the same protection: every I/O now"
+	echo "# moves through integrity MRs (IB_WR_REG_MR_INTEGRITY) on both sides."
+	show cat /sys/block/nvme0n1/integrity/format
+	show dd if=/dev/urandom of=/dev/nvme0n1 bs=4k count=256 oflag=direct
+	show dd if=/dev/nvme0n1 of=/dev/null bs=4k count=256 iflag=direct
+	echo
+	echo "# Now damage the guard of the next tuples leaving memory for the wire"
+	echo "# (debugfs, root only), one for each attempt of a one-block read"
+	echo "# (nvme_core retries a failed command max_retries times). The host's"
+	echo "# integrity MR catches each; nvme-rdma reads the error with"
+	echo "# ib_check_mr_status() and fails the read with a guard check error."
+	r=$(cat /sys/module/nvme_core/parameters/max_retries 2>/dev/null || echo 5)
+	show sh -c "echo $((r + 1)) > /sys/kernel/debug/softhca/corrupt_guard"
+	show dd if=/dev/nvme0n1 of=/dev/null bs=4k count=512 skip=4096 \
+		iflag=direct,count_bytes,skip_bytes
+	show cat /sys/kernel/debug/softhca/corrupt_guard
+	echo
+	echo "# The next read is clean."
+	show dd if=/dev/nvme0n1 of=/dev/null bs=4k count=512 skip=4096 \
+		iflag=direct,count_bytes,skip_bytes
+	echo 1 >/sys/class/nvme/nvme0/delete_controller
+	wait_for 20 sh -c '! ls /sys/class/nvme/nvme0 >/dev/null 2>&1'
+	rm $C/ports/1/subsystems/pi
+	rmdir $C/ports/1 $C/subsystems/pi/namespaces/1 $C/subsystems/pi
+fi
+rmmod nvme_rdma nvmet_rdma sd_mod scsi_debug 2>/dev/null
 echo
 show rdma link delete softhca0 || bad "rdma link delete failed"
 echo
