@@ -13,8 +13,9 @@
 #   make vm              the VM tier only
 #   make bench           MR registration rate and RDMA WRITE/READ/SEND throughput
 #                        and latency, softhca vs rdma_rxe vs memcpy, the T10-DIF
-#                        engine vs crc_t10dif(), and NVMe over Fabrics (fio) and
-#                        rdma_cm setup (cmtime), in the VM; BENCH_ARGS='--only pi'
+#                        engine vs crc_t10dif(), NVMe over Fabrics (fio) and
+#                        rdma_cm setup (cmtime), and NVMe over Fabrics with T10-PI
+#                        vs without, in the VM; BENCH_ARGS='--only pi'
 #                        (see tests/bench/run.sh --help) runs some of them
 
 include $(dir $(lastword $(MAKEFILE_LIST)))scripts/versions.env

@@ -16,11 +16,13 @@
 # T10-DIF engine benchmark, pi-bench.sh (its own table, see there), on
 # softhca0 and softhca1. Then unloads everything and, unless BENCH_ULP=0,
 # runs the ULP benchmark ulp-bench.sh (NVMe over Fabrics with fio, rdma_cm
-# with cmtime; its own devices and table, see there). BENCH_ONLY, a
-# comma-separated list of some of mr, reg, dp, pi and ulp (default all of
-# them), runs only those parts (rxe0 and rxe1 are created only for mr,
-# reg and dp). Exit status 0 only if the tables were printed and the
-# cleanups succeeded.
+# with cmtime; its own devices and table, see there) and, unless
+# BENCH_NVMEPI=0, nvme-pi-bench.sh (nvme-rdma with T10-PI vs without over
+# softhca0, and rxe0; its own devices and table too). BENCH_ONLY, a
+# comma-separated list of some of mr, reg, dp, pi, ulp and nvmepi
+# (default all of them), runs only those parts (rxe0 and rxe1 are created
+# only for mr, reg and dp). Exit status 0 only if the tables were printed
+# and the cleanups succeeded.
 #
 # Environment: BENCH_ITERS (default 2000), BENCH_PAGES (default 16),
 # BENCH_REG_SECS (seconds per userspace cell, default 0.5),
@@ -30,7 +32,10 @@
 # seconds, default 420) and the BENCH_PI_* knobs it reads,
 # BENCH_ULP (0: no ULP benchmark), BENCH_ULP_TIMEOUT (its bound in
 # seconds, default 900), ULP_BENCH (default /tests/ulp-bench.sh) and the
-# BENCH_ULP_* knobs it reads.
+# BENCH_ULP_* knobs it reads, BENCH_NVMEPI (0: no PI vs no PI NVMe
+# benchmark), BENCH_NVMEPI_TIMEOUT (its bound in seconds, default 420),
+# NVMEPI_BENCH (default /tests/nvme-pi-bench.sh) and the BENCH_NVMEPI_*
+# knobs it reads.
 # POSIX sh; every command is bounded by a timeout.
 
 KO=${SOFTHCA_KO:-/softhca.ko}
@@ -38,10 +43,13 @@ BENCH_KO=${BENCH_KO:-/shca_mr_bench.ko}
 DP_BENCH=${DP_BENCH:-/tests/dp-bench.sh}
 PI_BENCH=${PI_BENCH:-/tests/pi-bench.sh}
 PI_TIMEOUT=${BENCH_PI_TIMEOUT:-420}
-ONLY=$(echo "${BENCH_ONLY:-mr,reg,dp,pi,ulp}" | tr ',' ' ')
+ONLY=$(echo "${BENCH_ONLY:-mr,reg,dp,pi,ulp,nvmepi}" | tr ',' ' ')
 ULP_BENCH=${ULP_BENCH:-/tests/ulp-bench.sh}
 ULP=${BENCH_ULP:-1}
 ULP_TIMEOUT=${BENCH_ULP_TIMEOUT:-900}
+NVMEPI_BENCH=${NVMEPI_BENCH:-/tests/nvme-pi-bench.sh}
+NVMEPI=${BENCH_NVMEPI:-1}
+NVMEPI_TIMEOUT=${BENCH_NVMEPI_TIMEOUT:-420}
 ITERS=${BENCH_ITERS:-2000}
 PAGES=${BENCH_PAGES:-16}
 REG_SECS=${BENCH_REG_SECS:-0.5}
@@ -50,7 +58,7 @@ PREFIX='shca_mr_bench: '
 
 say() { echo "mr-bench: $*"; }
 
-# want PART: PART (mr, reg, dp, pi or ulp) is to run
+# want PART: PART (mr, reg, dp, pi, ulp or nvmepi) is to run
 want() {
 	case " $ONLY " in
 	*" $1 "*) return 0 ;;
@@ -221,5 +229,18 @@ if [ "$ULP" != 0 ] && want ulp; then
 	[ $rc -eq 0 ] || fail "$ULP_BENCH: exit status $rc"
 else
 	say "ULP benchmark skipped (BENCH_ULP=0 or BENCH_ONLY)"
+fi
+
+# NVMe over Fabrics with and without T10-PI, same boot, devices of its own.
+if [ "$NVMEPI" != 0 ] && want nvmepi; then
+	[ -r "$NVMEPI_BENCH" ] || fail "$NVMEPI_BENCH is missing"
+	say "\$ sh $NVMEPI_BENCH"
+	t0=$(date +%s)
+	timeout -k 5 "$NVMEPI_TIMEOUT" sh "$NVMEPI_BENCH"
+	rc=$?
+	say "NVMe PI benchmark ran for $(($(date +%s) - t0))s"
+	[ $rc -eq 0 ] || fail "$NVMEPI_BENCH: exit status $rc"
+else
+	say "NVMe PI benchmark skipped (BENCH_NVMEPI=0 or BENCH_ONLY)"
 fi
 say "done"

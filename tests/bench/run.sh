@@ -28,15 +28,24 @@
 #                  4 KiB random-read IOPS and 128 KiB sequential read and
 #                  write throughput; rdma_cm connection setup with cmtime.
 #                  The guest gets the host's fio (and its ~80 MB of
-#                  libraries; about 36 MB more initramfs) for this only.
+#                  libraries; about 36 MB more initramfs) for this and
+#                  the next part only.
+#   nvme-pi-bench.txt  nvme-rdma -> nvmet-rdma with T10-PI vs without PI
+#                  (tests/bench/nvme-pi-bench.sh): fio over softhca0 with
+#                  PI, over softhca0 without, and over rxe0 without, one
+#                  scsi_debug disk with DIF type 1 behind all three; 4 KiB
+#                  random and 128 KiB sequential reads and writes; and
+#                  nvme-pi-bench.dat and, with gnuplot, nvme-pi-bench.png
+#                  plotted from it by tests/bench/nvme-pi-bench.gp
 #
 # Usage: tests/bench/run.sh [--only PARTS] [scripts/vm.sh options: -v,
 #        --module PATH, --provider PATH, --timeout SECS, --test-timeout
 #        SECS, --rebuild]
 #   --only PARTS   run only these parts, comma separated: mr (the MR
 #                  registration table), reg (userspace), dp (data path),
-#                  pi (T10-DIF engine), ulp; e.g. --only pi. The combined
-#                  mr-bench.txt is written only when mr is one of them.
+#                  pi (T10-DIF engine), ulp, nvmepi (NVMe with PI vs
+#                  without); e.g. --only pi. The combined mr-bench.txt is
+#                  written only when mr is one of them.
 #
 # Environment:
 #   BENCH_ITERS (default 2000) and BENCH_PAGES (default 16): the iters= and
@@ -62,14 +71,20 @@
 #   BENCH_ULP_MIB (default 256): MiB of each block device fio uses
 #   BENCH_ULP_BUDGET (default from the above, about 10 min): s after
 #     which the remaining ULP cells are skipped
+#   BENCH_NVMEPI=0: no NVMe PI vs no PI benchmark
+#   BENCH_NVMEPI_SECS (default 3): s per fio cell
+#   BENCH_NVMEPI_REPS (default 3): runs of each cell (median and spread)
+#   BENCH_NVMEPI_MIB (default 64): MiB of the scsi_debug disk (fio uses it all)
+#   BENCH_NVMEPI_BUDGET (default from the above, about 4 min): s after
+#     which the remaining cells are skipped
 # A short run: BENCH_ITERS=100 BENCH_REG_SECS=0.05 BENCH_DP_MS=20
 #   BENCH_DP_PERFTEST=0 BENCH_PI_MS=20 BENCH_PI_REPS=1 BENCH_ULP_SECS=1
-#   BENCH_ULP_REPS=1 make bench
+#   BENCH_ULP_REPS=1 BENCH_NVMEPI_SECS=1 BENCH_NVMEPI_REPS=1 make bench
 # Only the T10-DIF engine: tests/bench/run.sh --only pi (after make
 #   modules; make bench BENCH_ARGS='--only pi' builds first)
 #
-# Exit status 0 only if all the tables of the parts that ran (five with
-# the T10-DIF and ULP ones) were produced.
+# Exit status 0 only if all the tables of the parts that ran (six with
+# the T10-DIF, ULP and NVMe PI ones) were produced.
 
 set -euo pipefail
 
@@ -83,6 +98,9 @@ PI_OUT=$OUT_DIR/pi-bench.txt
 PI_DAT=$OUT_DIR/pi-bench.dat
 PI_PNG=$OUT_DIR/pi-bench.png
 ULP_OUT=$OUT_DIR/ulp-bench.txt
+NVMEPI_OUT=$OUT_DIR/nvme-pi-bench.txt
+NVMEPI_DAT=$OUT_DIR/nvme-pi-bench.dat
+NVMEPI_PNG=$OUT_DIR/nvme-pi-bench.png
 BENCH_BIN=$OUT_DIR/bin
 DEBIAN_KVER=
 if [ -r "$ROOT/scripts/versions.env" ]; then
@@ -119,7 +137,7 @@ VM_ARGS=()
 MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
 TEST_TIMEOUT=420
 HAVE_TIMEOUT=0
-PARTS="mr reg dp pi ulp"
+PARTS="mr reg dp pi ulp nvmepi"
 ONLY=$PARTS
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -207,8 +225,6 @@ if want pi; then
 	# a cell started just before the budget ran out, table and cleanup
 	PI_TIMEOUT=$((BENCH_PI_BUDGET + 180))
 	TEST_TIMEOUT=$((TEST_TIMEOUT + PI_TIMEOUT))
-	command -v gnuplot >/dev/null ||
-		note "warning: gnuplot is not installed (scripts/deps.sh bench): no plot of the T10-DIF table"
 fi
 BENCH_ULP=${BENCH_ULP:-1}
 BENCH_ULP_SECS=${BENCH_ULP_SECS:-5}
@@ -242,12 +258,44 @@ if want ulp; then
 	command -v fio >/dev/null ||
 		note "warning: fio is not installed (scripts/deps.sh bench): no fio rows in the ULP table"
 fi
+BENCH_NVMEPI=${BENCH_NVMEPI:-1}
+BENCH_NVMEPI_SECS=${BENCH_NVMEPI_SECS:-3}
+BENCH_NVMEPI_REPS=${BENCH_NVMEPI_REPS:-3}
+BENCH_NVMEPI_MIB=${BENCH_NVMEPI_MIB:-64}
+case $BENCH_NVMEPI$BENCH_NVMEPI_SECS$BENCH_NVMEPI_REPS$BENCH_NVMEPI_MIB${BENCH_NVMEPI_BUDGET:-} in
+*[!0-9]*) die "BENCH_NVMEPI, BENCH_NVMEPI_SECS, BENCH_NVMEPI_REPS, BENCH_NVMEPI_MIB and BENCH_NVMEPI_BUDGET must be whole numbers" ;;
+esac
+if [ "$BENCH_NVMEPI_SECS" -lt 1 ] || [ "$BENCH_NVMEPI_SECS" -gt 120 ]; then
+	die "BENCH_NVMEPI_SECS must be 1..120"
+fi
+if [ "$BENCH_NVMEPI_REPS" -lt 1 ] || [ "$BENCH_NVMEPI_REPS" -gt 20 ]; then
+	die "BENCH_NVMEPI_REPS must be 1..20"
+fi
+if [ "$BENCH_NVMEPI_MIB" -lt 16 ] || [ "$BENCH_NVMEPI_MIB" -gt 1024 ]; then
+	die "BENCH_NVMEPI_MIB must be 16..1024 (the scsi_debug disk lives in the guest's 3 GiB)"
+fi
+# 4 fio jobs x 3 columns per repetition, about 1 s of fio start-up each
+# under TCG: this, plus a minute for setting up and slack.
+BENCH_NVMEPI_BUDGET=${BENCH_NVMEPI_BUDGET:-$((60 + BENCH_NVMEPI_REPS * 12 * (BENCH_NVMEPI_SECS + 2)))}
+[ "$BENCH_NVMEPI" != 0 ] || ONLY=$(echo " $ONLY " | sed 's/ nvmepi / /')
+NVMEPI_TIMEOUT=0
+if want nvmepi; then
+	# a cell started just before the budget ran out, then table and cleanup
+	NVMEPI_TIMEOUT=$((BENCH_NVMEPI_BUDGET + BENCH_NVMEPI_SECS + 120))
+	TEST_TIMEOUT=$((TEST_TIMEOUT + NVMEPI_TIMEOUT))
+	command -v fio >/dev/null ||
+		note "warning: fio is not installed (scripts/deps.sh bench): no numbers in the NVMe PI table"
+fi
+if want pi || want nvmepi; then
+	command -v gnuplot >/dev/null ||
+		note "warning: gnuplot is not installed (scripts/deps.sh bench): no plots"
+fi
 # as scripts/vm.sh computes it, without its 900 s cap
 [ "$HAVE_TIMEOUT" = 1 ] || VM_ARGS+=(--timeout "$((120 + TEST_TIMEOUT + 40))")
 ! want reg || [ -x "$ROOT/tests/vm/bin/shca_reg_bench" ] ||
 	note "warning: tests/vm/bin/shca_reg_bench missing (make vm-programs): no userspace table"
 ONLY=$(echo "$ONLY" | xargs)
-[ -n "$ONLY" ] || die "no part left to run (--only, BENCH_PI=0, BENCH_ULP=0)"
+[ -n "$ONLY" ] || die "no part left to run (--only, BENCH_PI=0, BENCH_ULP=0, BENCH_NVMEPI=0)"
 
 # ---- the benchmark modules and programs --------------------------------------------
 
@@ -282,13 +330,15 @@ cp "$BENCH_KO" "$DP_KO" "$PI_KO" "$ov/"
 install -m 0755 "$BENCH_DIR/dp-bench.sh" "$ov/tests/dp-bench.sh"
 install -m 0755 "$BENCH_DIR/pi-bench.sh" "$ov/tests/pi-bench.sh"
 install -m 0755 "$BENCH_DIR/ulp-bench.sh" "$ov/tests/ulp-bench.sh"
+install -m 0755 "$BENCH_DIR/nvme-pi-bench.sh" "$ov/tests/nvme-pi-bench.sh"
+install -m 0644 "$BENCH_DIR/ulp-lib.sh" "$ov/tests/ulp-lib.sh"
 for f in "$BENCH_BIN"/*; do
 	if [ -f "$f" ] && [ -x "$f" ]; then cp -L "$f" "$ov/tests/bin/"; fi
 done
-# fio for the ULP benchmark only: scripts/vm.sh adds the libraries that
+# fio for the ULP benchmarks only: scripts/vm.sh adds the libraries that
 # ldd lists for it (not in scripts/vm/binaries.list, which every test
 # boot carries)
-if want ulp && command -v fio >/dev/null; then
+if { want ulp || want nvmepi; } && command -v fio >/dev/null; then
 	cp -L "$(command -v fio)" "$ov/tests/bin/"
 fi
 
@@ -298,7 +348,7 @@ CLEAN=$TMP/console.txt
 vm_rc=0
 "$ROOT/scripts/vm.sh" "${VM_ARGS[@]}" --run "$BENCH_DIR/mr-bench.sh" --hub \
 	--overlay "$ov" --console "$CLEAN" --test-timeout "$TEST_TIMEOUT" \
-	--show '^(mr-bench|dp-bench|pi-bench|ulp-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
+	--show '^(mr-bench|dp-bench|pi-bench|ulp-bench|nvme-pi-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
 	--env "BENCH_ITERS=$BENCH_ITERS" --env "BENCH_PAGES=$BENCH_PAGES" \
 	--env "BENCH_REG_SECS=$BENCH_REG_SECS" --env "BENCH_DP_MS=$BENCH_DP_MS" \
 	--env "BENCH_DP_SECS=$BENCH_DP_SECS" --env "BENCH_DP_BUDGET=$BENCH_DP_BUDGET" \
@@ -309,6 +359,9 @@ vm_rc=0
 	--env "BENCH_PI_MS=$BENCH_PI_MS" --env "BENCH_PI_REPS=$BENCH_PI_REPS" \
 	--env "BENCH_PI_SLOTS=$BENCH_PI_SLOTS" --env "BENCH_PI_PAIRS=$BENCH_PI_PAIRS" \
 	--env "BENCH_PI_BUDGET=$BENCH_PI_BUDGET" --env "BENCH_PI_TIMEOUT=$PI_TIMEOUT" \
+	--env "BENCH_NVMEPI=$BENCH_NVMEPI" --env "BENCH_NVMEPI_SECS=$BENCH_NVMEPI_SECS" \
+	--env "BENCH_NVMEPI_REPS=$BENCH_NVMEPI_REPS" --env "BENCH_NVMEPI_MIB=$BENCH_NVMEPI_MIB" \
+	--env "BENCH_NVMEPI_BUDGET=$BENCH_NVMEPI_BUDGET" --env "BENCH_NVMEPI_TIMEOUT=$NVMEPI_TIMEOUT" \
 	--env "BENCH_ONLY=$(echo "$ONLY" | tr ' ' ',')" || vm_rc=$?
 [ -r "$CLEAN" ] || die "no console output from the VM (scripts/vm.sh exit status $vm_rc)"
 
@@ -346,6 +399,10 @@ pidata=$TMP/pi-data.txt
 guest_table PI-BENCH-DATA PI-BENCH-DATA-END 'pi-data: ' >"$pidata" || : >"$pidata"
 ulptable=$TMP/ulp-table.txt
 guest_table ULP-BENCH-TABLE ULP-BENCH-TABLE-END 'ulp-table: ' >"$ulptable" || : >"$ulptable"
+nvmepitable=$TMP/nvme-pi-table.txt
+guest_table NVME-PI-BENCH-TABLE NVME-PI-BENCH-TABLE-END 'nvme-pi-table: ' >"$nvmepitable" || : >"$nvmepitable"
+nvmepidata=$TMP/nvme-pi-data.txt
+guest_table NVME-PI-BENCH-DATA NVME-PI-BENCH-DATA-END 'nvme-pi-data: ' >"$nvmepidata" || : >"$nvmepidata"
 if want mr && [ ! -s "$table" ]; then
 	note "no table produced"
 	DONE=1
@@ -399,6 +456,9 @@ add_table "$pitable" "$PI_OUT" \
 add_table "$ulptable" "$ULP_OUT" \
 	"ULP benchmark: NVMe over Fabrics (nvme-rdma, nvmet-rdma) with fio and rdma_cm with cmtime (tests/bench/ulp-bench.sh)" \
 	"$same"
+add_table "$nvmepitable" "$NVMEPI_OUT" \
+	"NVMe over Fabrics with T10-PI vs without: nvme-rdma -> nvmet-rdma over softhca0 with and without PI, rxe0 without (tests/bench/nvme-pi-bench.sh)" \
+	"$same"
 echo
 cat "$BENCH_OUT.tmp"
 echo
@@ -413,26 +473,39 @@ fi
 [ ! -s "$dptable" ] || saved="$saved, ${DP_OUT#"$ROOT"/} (data path)"
 [ ! -s "$pitable" ] || saved="$saved, ${PI_OUT#"$ROOT"/} (T10-DIF engine)"
 [ ! -s "$ulptable" ] || saved="$saved, ${ULP_OUT#"$ROOT"/} (ULPs)"
-# The T10-DIF plot: the medians (and the spread) of each cell.
-if [ -s "$pidata" ]; then
+[ ! -s "$nvmepitable" ] || saved="$saved, ${NVMEPI_OUT#"$ROOT"/} (NVMe PI vs no PI)"
+# plot DATA DAT PNG GP HEADER SUBTITLE: save the guest's plot data DATA as
+# DAT under the comment lines HEADER and, with gnuplot, plot it with GP
+# into PNG (gnuplot -e "datafile=...; outfile=...; subtitle=..." GP)
+plot() {
+	[ -s "$1" ] || return 0
 	{
-		echo "# T10-DIF engine benchmark (tests/bench/pi-bench.sh), $when"
-		echo "# MB/s of data per interval/size: median, minimum, maximum of $BENCH_PI_REPS runs"
-		cat "$pidata"
-	} >"$PI_DAT"
-	saved="$saved, ${PI_DAT#"$ROOT"/}"
+		printf '%s\n' "$5"
+		cat "$1"
+	} >"$2"
+	saved="$saved, ${2#"$ROOT"/}"
 	if ! command -v gnuplot >/dev/null; then
-		note "no plot: gnuplot is not installed (scripts/deps.sh bench)"
-	elif gnuplot -e "datafile='$PI_DAT'; outfile='$PI_PNG.tmp'; subtitle='$BENCH_PI_REPS runs of $BENCH_PI_MS ms, $BENCH_PI_SLOTS messages in flight; $when'" \
-		"$BENCH_DIR/pi-bench.gp" 2>"$TMP/gnuplot.err"; then
-		mv "$PI_PNG.tmp" "$PI_PNG"
-		saved="$saved, ${PI_PNG#"$ROOT"/} (plot)"
+		note "no plot ${3##*/}: gnuplot is not installed (scripts/deps.sh bench)"
+	elif gnuplot -e "datafile='$2'; outfile='$3.tmp'; subtitle='$6'" \
+		"$4" 2>"$TMP/gnuplot.err"; then
+		mv "$3.tmp" "$3"
+		saved="$saved, ${3#"$ROOT"/} (plot)"
 	else
-		rm -f "$PI_PNG.tmp"
-		note "gnuplot failed:"
+		rm -f "$3.tmp"
+		note "gnuplot failed on ${4##*/}:"
 		sed 's/^/  /' "$TMP/gnuplot.err" >&2
 	fi
-fi
+}
+# The T10-DIF plot: the medians (and the spread) of each cell.
+plot "$pidata" "$PI_DAT" "$PI_PNG" "$BENCH_DIR/pi-bench.gp" \
+	"# T10-DIF engine benchmark (tests/bench/pi-bench.sh), $when
+# MB/s of data per interval/size: median, minimum, maximum of $BENCH_PI_REPS runs" \
+	"$BENCH_PI_REPS runs of $BENCH_PI_MS ms, $BENCH_PI_SLOTS messages in flight; $when"
+# The NVMe PI plot: the medians (and the spread) of each fio job.
+plot "$nvmepidata" "$NVMEPI_DAT" "$NVMEPI_PNG" "$BENCH_DIR/nvme-pi-bench.gp" \
+	"# NVMe over Fabrics with and without T10-PI (tests/bench/nvme-pi-bench.sh), $when
+# MB/s per column: median, minimum, maximum of $BENCH_NVMEPI_REPS runs" \
+	"fio libaio O_DIRECT QD16, $BENCH_NVMEPI_REPS runs of $BENCH_NVMEPI_SECS s, one scsi_debug disk (DIF type 1) behind all; $when"
 note "saved to ${saved#, }"
 ok=1
 # need PART TABLE WHAT: PART ran but produced no TABLE
@@ -446,6 +519,7 @@ need reg "$regtable" "userspace MR"
 need dp "$dptable" "data-path"
 need pi "$pitable" "T10-DIF engine"
 need ulp "$ulptable" "ULP"
+need nvmepi "$nvmepitable" "NVMe PI"
 DONE=1
 [ "$ok" = 1 ] || exit 1
 exit 0

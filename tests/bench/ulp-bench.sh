@@ -48,18 +48,17 @@
 # connections, default 100), BENCH_ULP_MIB (MiB of each device fio uses,
 # default 256), BENCH_ULP_BUDGET (seconds after which the remaining cells
 # are skipped so that the table is always printed, default 600),
-# SOFTHCA_KO (default /softhca.ko).
+# SOFTHCA_KO (default /softhca.ko), ULP_LIB (its helpers, default
+# /tests/ulp-lib.sh, or ulp-lib.sh next to it).
 # POSIX sh; every command is bounded by a timeout.
 
-KO=${SOFTHCA_KO:-/softhca.ko}
 SECS=${BENCH_ULP_SECS:-5}
 REPS=${BENCH_ULP_REPS:-3}
 CONNS=${BENCH_ULP_CONNS:-100}
 MIB=${BENCH_ULP_MIB:-256}
 BUDGET=${BENCH_ULP_BUDGET:-600}
 START=$(date +%s)
-IB=/sys/class/infiniband
-CFS=/sys/kernel/config/nvmet
+TAG=ulp-bench
 REC=/tmp/ulp-bench.rec
 # column DEV ADDR NULLB: the devices, their netdevs' addresses and the
 # null_blk each target serves
@@ -67,78 +66,15 @@ COLS="softhca0:eth0:10.0.2.15:nullb1 rxe0:eth1:10.0.3.15:nullb2"
 # the fio jobs: NAME:RW:BS:IODEPTH:NUMJOBS
 JOBS="rand4k1:randread:4k:32:1 rand4k2:randread:4k:32:2 seqr128k:read:128k:16:1 seqw128k:write:128k:16:1"
 
-say() { echo "ulp-bench: $*"; }
-rec() {
-	echo "$*" >>"$REC"
-	echo "ulp-rec: $*"
-}
-
-# run SECS CMD...: print and run a bounded command, output indented
-run() {
-	_t=$1
-	shift
-	say "\$ $*"
-	_out=$(timeout -k 5 "$_t" "$@" 2>&1)
-	_rc=$?
-	[ -z "$_out" ] || printf '%s\n' "$_out" | sed 's/^/ulp-bench:     /'
-	[ $_rc -eq 0 ] || say "    (exit status $_rc)"
-	return $_rc
-}
-
-loaded() { grep -q "^$1 " /proc/modules; }
-elapsed() { echo $(($(date +%s) - START)); }
-
-# the whole-disk nvme namespaces, space separated
-nvme_disks() {
-	for _b in /sys/block/nvme*n*; do
-		[ -e "$_b" ] || continue
-		case ${_b##*/} in
-		nvme*c*) ;;
-		*) printf '%s ' "${_b##*/}" ;;
-		esac
-	done
-}
+ULP_LIB=${ULP_LIB:-/tests/ulp-lib.sh}
+[ -r "$ULP_LIB" ] || ULP_LIB=$(dirname "$0")/ulp-lib.sh
+[ -r "$ULP_LIB" ] || { echo "$TAG: FAIL: $ULP_LIB is missing"; exit 1; }
+# shellcheck source=tests/bench/ulp-lib.sh
+. "$ULP_LIB"
 
 cleanup() {
-	_ok=0
 	pkill_cmtime
-	for _c in /sys/class/nvme/nvme*; do
-		[ -e "$_c/delete_controller" ] || continue
-		echo 1 >"$_c/delete_controller" 2>/dev/null
-	done
-	_n=0
-	while ls /sys/class/nvme/nvme* >/dev/null 2>&1; do
-		[ "$_n" -lt 100 ] || { say "nvme controllers left: $(ls /sys/class/nvme)"; _ok=1; break; }
-		sleep 0.2
-		_n=$((_n + 1))
-	done
-	for _p in 1 2; do
-		for _l in "$CFS/ports/$_p/subsystems"/*; do
-			[ -L "$_l" ] && rm -f "$_l"
-		done
-		[ -d "$CFS/ports/$_p" ] && rmdir "$CFS/ports/$_p"
-	done
-	for _s in "$CFS"/subsystems/*; do
-		[ -d "$_s" ] || continue
-		[ -d "$_s/namespaces/1" ] && rmdir "$_s/namespaces/1"
-		rmdir "$_s"
-	done
-	for _m in nvme_rdma nvmet_rdma null_blk; do
-		if loaded "$_m"; then
-			run 60 rmmod "$_m" || _ok=1
-		fi
-	done
-	for _d in softhca0 rxe0; do
-		if [ -e "$IB/$_d" ]; then
-			run 30 rdma link delete "$_d" || _ok=1
-		fi
-	done
-	for _m in softhca rdma_rxe; do
-		if loaded "$_m"; then
-			run 30 rmmod "$_m" || _ok=1
-		fi
-	done
-	return "$_ok"
+	ulp_cleanup null_blk "softhca0 rxe0"
 }
 
 CMT_PIDS=
@@ -178,31 +114,12 @@ command -v cmtime >/dev/null || { say "cmtime is missing (rdmacm-utils): no cmti
 
 # ---- devices, null_blk, target and hosts ----------------------------------------
 
-if ! loaded softhca; then
-	if [ -r "$KO" ]; then
-		run 60 insmod "$KO" || fail "insmod $KO failed"
-	else
-		run 60 modprobe softhca || fail "modprobe softhca failed"
-	fi
-fi
-run 60 modprobe rdma_rxe || fail "modprobe rdma_rxe failed"
+LINKS=
 for c in $COLS; do
-	IFS=: read -r dev nic addr nb <<EOF
-$c
-EOF
-	[ -e "/sys/class/net/$nic" ] || fail "the guest has no $nic"
-	ip link set "$nic" up
-	ip -4 addr show dev "$nic" | grep -q "inet $addr/" || ip addr add "$addr/24" dev "$nic"
-	type=${dev%0}
-	run 30 rdma link add "$dev" type "$type" netdev "$nic" || fail "rdma link add $dev failed"
+	LINKS="$LINKS ${c%:*}"
 done
-n=0
-until [ -d "$IB/softhca0" ] && [ -d "$IB/rxe0" ]; do
-	[ $n -lt 100 ] || fail "softhca0 and rxe0 did not both appear within 20s"
-	sleep 0.2
-	n=$((n + 1))
-done
-run 30 rdma link show
+# shellcheck disable=SC2086 # one word per link
+ulp_links $LINKS || fail "creating softhca0 on eth0 and rxe0 on eth1 failed"
 
 run 60 modprobe null_blk nr_devices=3 memory_backed=1 gb=1 ||
 	fail "modprobe null_blk failed"
@@ -211,67 +128,22 @@ for b in nullb0 nullb1 nullb2; do
 	run 120 dd if=/dev/zero of="/dev/$b" bs=1M count="$MIB" oflag=direct ||
 		fail "filling /dev/$b failed"
 done
-run 60 modprobe nvmet-rdma || fail "modprobe nvmet-rdma failed"
-run 60 modprobe nvme-rdma || fail "modprobe nvme-rdma failed"
-grep -q ' /sys/kernel/config ' /proc/mounts ||
-	mount -t configfs none /sys/kernel/config
-
-# target DEV ADDR NULLB PORT: subsystem ulp-DEV serving /dev/NULLB on
-# rdma ADDR:4420 as port PORT
-target() {
-	_s=$CFS/subsystems/ulp-$1
-	mkdir "$_s" &&
-	echo 1 >"$_s/attr_allow_any_host" &&
-	mkdir "$_s/namespaces/1" &&
-	echo "/dev/$3" >"$_s/namespaces/1/device_path" &&
-	echo 1 >"$_s/namespaces/1/enable" &&
-	mkdir "$CFS/ports/$4" &&
-	echo rdma >"$CFS/ports/$4/addr_trtype" &&
-	echo ipv4 >"$CFS/ports/$4/addr_adrfam" &&
-	echo "$2" >"$CFS/ports/$4/addr_traddr" &&
-	echo 4420 >"$CFS/ports/$4/addr_trsvcid" &&
-	ln -s "$_s" "$CFS/ports/$4/subsystems/ulp-$1"
-}
-
-# connect DEV ADDR: connect the host to ulp-DEV at ADDR; sets DISK
-connect() {
-	_before=" $(nvme_disks)"
-	_opts="transport=rdma,traddr=$2,trsvcid=4420,nqn=ulp-$1"
-	say "\$ echo $_opts > /dev/nvme-fabrics"
-	timeout -k 5 60 sh -c "echo '$_opts' >/dev/nvme-fabrics" || return 1
-	_n=0
-	while [ $_n -lt 150 ]; do
-		for _d in $(nvme_disks); do
-			case $_before in
-			*" $_d "*) ;;
-			*) DISK=/dev/$_d; [ -b "$DISK" ] && return 0 ;;
-			esac
-		done
-		sleep 0.2
-		_n=$((_n + 1))
-	done
-	return 1
-}
-
-# qps DEV: the RC QPs of kernel ULPs on DEV (rdma res names them after
-# rdma_cm, which created them for nvme-rdma and nvmet-rdma)
-qps() {
-	rdma res show qp link "$1/1" 2>/dev/null | grep 'type RC' | grep -c 'comm \[rdma_cm\]'
-}
+nvmet_modules || fail "loading nvmet-rdma and nvme-rdma failed"
 
 port=0
 DEVS=
 for c in $COLS; do
-	IFS=: read -r dev nic addr nb <<EOF
+	IFS=: read -r dev _nic addr nb <<EOF
 $c
 EOF
 	port=$((port + 1))
-	target "$dev" "$addr" "$nb" "$port" || fail "nvmet subsystem ulp-$dev on rdma $addr:4420 failed"
-	connect "$dev" "$addr" || {
+	nvmet_target "ulp-$dev" "/dev/$nb" "$addr" 4420 "$port" ||
+		fail "nvmet subsystem ulp-$dev on rdma $addr:4420 failed"
+	nvme_connect "ulp-$dev" "$addr" 4420 || {
 		dmesg | tail -n 20 | sed 's/^/ulp-bench:     /'
 		fail "nvme-rdma did not connect to ulp-$dev at $addr"
 	}
-	q=$(qps "$dev")
+	q=$(ulp_qps "$dev")
 	say "$dev: $DISK; $q kernel RC QPs on $dev (host and target, admin and I/O queues)"
 	# admin + 2 I/O queues on each side at least
 	[ "$q" -ge 4 ] || {
@@ -285,52 +157,6 @@ run 30 rdma res show qp
 say "setup took $(elapsed)s"
 
 # ---- fio ------------------------------------------------------------------------
-
-# reverse WORDS...: the words in reverse order
-reverse() {
-	_r=
-	for _w in "$@"; do
-		_r="$_w $_r"
-	done
-	echo "$_r"
-}
-
-# fio_cell COLUMN DISK JOB: one fio run; records "fio COLUMN JOB REP
-# KIOPS MBS LAT_US" or "err COLUMN JOB REP REASON"
-fio_cell() {
-	IFS=: read -r _name _rw _bs _qd _nj <<EOF
-$3
-EOF
-	if [ "$(elapsed)" -ge "$BUDGET" ]; then
-		rec "err $1 $_name $rep skipped"
-		return
-	fi
-	timeout -k 5 $((SECS + 60)) fio --name="$_name" --filename="$2" \
-		--ioengine=libaio --direct=1 --rw="$_rw" --bs="$_bs" \
-		--iodepth="$_qd" --numjobs="$_nj" --group_reporting \
-		--size="${MIB}M" --time_based --runtime="$SECS" \
-		--output-format=terse --terse-version=3 >/tmp/ulp-fio.out 2>/tmp/ulp-fio.err
-	_rc=$?
-	_line=$(grep "^3;" /tmp/ulp-fio.out | tail -n 1)
-	if [ $_rc -ne 0 ] || [ -z "$_line" ]; then
-		_w=$(cat /tmp/ulp-fio.err /tmp/ulp-fio.out | grep -v '^3;' | head -n 1 |
-			sed 's/[^A-Za-z0-9 ._:()-]//g' | cut -c1-60 | tr ' ' '_')
-		[ $_rc -ne 124 ] && [ $_rc -ne 137 ] || _w=timed_out
-		rec "err $1 $_name $rep ${_w:-exit_status_$_rc}"
-		sed 's/^/ulp-bench:     /' /tmp/ulp-fio.err | tail -n 5
-		return
-	fi
-	# terse v3: 5 error, 7/8 read KiB/s and IOPS, 40 read mean latency
-	# (us), 48/49/81 the same for writes
-	echo "$_line" | awk -F';' -v c="$1" -v j="$_name" -v r="$rep" -v rw="$_rw" '
-		{
-			if ($5 != 0) { print "err", c, j, r, "fio_error_" $5; exit }
-			if (rw ~ /read/) { bw = $7; iops = $8; lat = $40 }
-			else { bw = $48; iops = $49; lat = $81 }
-			printf "fio %s %s %s %.3f %.1f %.1f\n", c, j, r, iops / 1000, bw * 1024 / 1e6, lat
-		}' >/tmp/ulp-fio.rec
-	rec "$(cat /tmp/ulp-fio.rec)"
-}
 
 if [ $FIO = 1 ]; then
 	t0=$(date +%s)
@@ -348,7 +174,7 @@ if [ $FIO = 1 ]; then
 	done
 	say "fio ran for $(($(date +%s) - t0))s"
 else
-	rec "err - - - fio-not-installed"
+	rec "err - - - fio is not installed"
 fi
 
 # ---- cmtime ---------------------------------------------------------------------
@@ -429,25 +255,7 @@ fi
 
 echo "=== ULP-BENCH-TABLE"
 awk -v jobs="$JOBS" -v secs="$SECS" -v reps="$REPS" -v conns="$CONNS" \
-	-v mib="$MIB" -v cmtime="$CMTIME" '
-# three significant digits
-function f(x) {
-	if (x >= 100) return sprintf("%.0f", x)
-	if (x >= 10) return sprintf("%.1f", x)
-	if (x >= 1) return sprintf("%.2f", x)
-	return sprintf("%.3f", x)
-}
-# median of the n values in list (space separated)
-function median(list,    v, n, i, j, t) {
-	n = split(list, v, " ")
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && v[j - 1] > v[j]; j--) {
-			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-		}
-	if (n % 2)
-		return v[(n + 1) / 2]
-	return (v[n / 2] + v[n / 2 + 1]) / 2
-}
+	-v mib="$MIB" -v cmtime="$CMTIME" "$ULP_AWK"'
 function add(key, val) { vals[key] = vals[key] " " val; cnt[key]++ }
 function cell(key) {
 	if (key in vals)
@@ -466,7 +274,8 @@ $1 == "fio" {
 	next
 }
 $1 == "err" {
-	r = $5; gsub(/_/, " ", r)
+	# err COLUMN JOB REP REASON...
+	r = $0; sub(/^err +[^ ]+ +[^ ]+ +[^ ]+ +/, "", r)
 	why[$2 SUBSEP $3 SUBSEP "iops"] = why[$2 SUBSEP $3 SUBSEP "mbs"] = why[$2 SUBSEP $3 SUBSEP "lat"] = 1
 	if (!(($2, $3, r) in noted)) {
 		noted[$2, $3, r] = 1
