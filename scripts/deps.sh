@@ -18,6 +18,8 @@ pkgs_kunit="$DEBIAN_KSRC_PKG xz-utils python3 gcc make bc flex bison libelf-dev 
 pkgs_vm="linux-image-$DEBIAN_KVER qemu-system-x86 busybox-static cpio kmod
 	iproute2 rdma-core ibverbs-utils ibverbs-providers libibverbs-dev
 	librdmacm-dev rdmacm-utils perftest xz-utils gzip"
+# iscsid and iscsiadm in the guest (89-iser-pi)
+pkgs_vm="$pkgs_vm open-iscsi"
 pkgs_bench="fio gnuplot-nox"
 
 want=""
