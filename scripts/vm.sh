@@ -37,7 +37,8 @@
 #   --console FILE   save the guest's console (without CRs) to FILE
 #
 # Environment variables named FUZZ_* or VMT_* are passed to the guest tests
-# (e.g. FUZZ_ITERS=1000000 make vm for a long fuzz run; see tests/vm/*.sh).
+# (e.g. FUZZ_ITERS=1000000 FUZZ_SECS=0 make vm for a long fuzz run; see
+# tests/vm/*.sh).
 #
 # Cache: ${XDG_CACHE_HOME:-$HOME/.cache}/softhca/vm/ (base initramfs, decompressed
 # modules, console logs). Add kernel modules in scripts/vm/modules.list,

@@ -21,9 +21,11 @@
 # (/proc/vmstat), and the kernel log stays clean (checked by the runner).
 #
 # FUZZ_SEED (default 1), FUZZ_ITERS (iterations per process, default
-# 120000: about 70 s under TCG) and FUZZ_PROCS (default 6) change the run
-# when set in the guest (scripts/vm.sh --shell, then sh /tests/95-fuzz.sh);
-# the same seed gives the same sequence of operations.
+# 120000: about 70 s under TCG), FUZZ_PROCS (default 6) and FUZZ_SECS
+# (time budget, default 100 s: a busy host runs fewer iterations instead
+# of failing on time; 0 for none) change the run when set in the guest
+# (scripts/vm.sh --shell, then sh /tests/95-fuzz.sh); the same seed gives
+# the same sequence of operations.
 # About 65 s of fuzzing under TCG on a quiet host; the bounds leave room
 # for a busy one.
 # vm-test-timeout: 200
@@ -34,6 +36,7 @@ DEV=${DRV_TYPE}0
 SEED=${FUZZ_SEED:-1}
 ITERS=${FUZZ_ITERS:-120000}
 PROCS=${FUZZ_PROCS:-6}
+SECS=${FUZZ_SECS:-100}
 
 if [ "$DRV_TYPE" != softhca ]; then
 	info "shca_fuzz knows softhca's rules (errnos, device memory); nothing to do for $DRV_TYPE"
@@ -44,8 +47,8 @@ need_progs shca_fuzz
 vm_setup "$DEV"
 
 title "fuzzing: seed $SEED, $ITERS iterations x $PROCS processes"
-run_t 160 shca_fuzz "$DEV" "$SEED" "$ITERS" "$PROCS" ||
-	bad "shca_fuzz $DEV $SEED $ITERS $PROCS: exit status $(run_rc)"
+run_t 160 shca_fuzz "$DEV" "$SEED" "$ITERS" "$PROCS" "$SECS" ||
+	bad "shca_fuzz $DEV $SEED $ITERS $PROCS $SECS: exit status $(run_rc)"
 
 title "nothing left behind"
 vm_leftovers

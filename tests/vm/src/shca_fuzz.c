@@ -75,6 +75,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -3380,11 +3381,26 @@ static void setup_ud(void)
 	ibv_destroy_cq(cq);
 }
 
-/* mode 0: clean up at the end; 1: just exit; 2: to be killed half way */
-static int child(const char *name, uint64_t seed, uint64_t iters, int mode,
-		 int kill_fd)
+static double now_s(void)
 {
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/*
+ * mode 0: clean up at the end; 1: just exit; 2: to be killed half way.
+ * The run ends after @iters iterations or at @deadline (0: none), so a
+ * slow or busy machine runs fewer iterations instead of failing on time;
+ * "half way" is then half the time.
+ */
+static int child(const char *name, uint64_t seed, uint64_t iters, int mode,
+		 int kill_fd, double deadline)
+{
+	double half = deadline ? (now_s() + deadline) / 2 : 0;
 	unsigned int total = 0, i;
+	bool asked = false;
 	uint64_t pick;
 
 	/* each child its own sequence, the same for the same seed */
@@ -3401,10 +3417,16 @@ static int child(const char *name, uint64_t seed, uint64_t iters, int mode,
 		total += ops[i].weight;
 
 	for (iter = 0; iter < iters; iter++) {
-		if (mode == 2 && iter == iters / 2 && kill_fd >= 0) {
+		double t = deadline ? now_s() : 0;
+
+		if (mode == 2 && !asked && kill_fd >= 0 &&
+		    (iter == iters / 2 || (deadline && t >= half))) {
+			asked = true;
 			if (write(kill_fd, "k", 1) != 1)
 				vt_info("[child %d] cannot ask to be killed", child_no);
 		}
+		if (mode != 2 && deadline && t >= deadline)
+			break;
 		pick = vt_rndn(total);
 		for (i = 0; pick >= ops[i].weight; i++)
 			pick -= ops[i].weight;
@@ -3428,6 +3450,7 @@ int main(int argc, char **argv)
 	uint64_t seed = argc > 2 ? strtoull(argv[2], NULL, 0) : 1;
 	uint64_t iters = argc > 3 ? strtoull(argv[3], NULL, 0) : 2000;
 	int procs = argc > 4 ? atoi(argv[4]) : 4;
+	double secs = argc > 5 ? atof(argv[5]) : 0, deadline;
 	uint64_t tot_n = 0, tot_unexp = 0, tot_iters = 0;
 	long long pins0, pins1;
 	int killfd[64], status, i, op, waited;
@@ -3436,7 +3459,7 @@ int main(int argc, char **argv)
 	struct stats *all;
 
 	if (argc < 4 || procs < 1 || procs > 64 || !iters) {
-		fprintf(stderr, "usage: %s DEV SEED ITERS [PROCS (1..64, default 4)]\n",
+		fprintf(stderr, "usage: %s DEV SEED ITERS [PROCS (1..64, default 4) [SECS (time budget, default none)]]\n",
 			argv[0]);
 		return 2;
 	}
@@ -3449,9 +3472,11 @@ int main(int argc, char **argv)
 	}
 	memset(all, 0, procs * sizeof(*all));
 	pins0 = vt_foll_pins();
-	vt_info("seed %llu, %llu iterations in each of %d processes; pinned pages before: %lld",
-		(unsigned long long)seed, (unsigned long long)iters, procs, pins0);
+	vt_info("seed %llu, %llu iterations in each of %d processes (time budget %s%.0f s); pinned pages before: %lld",
+		(unsigned long long)seed, (unsigned long long)iters, procs,
+		secs > 0 ? "" : "none ", secs > 0 ? secs : 0.0, pins0);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
+	deadline = secs > 0 ? now_s() + secs : 0;
 
 	for (i = 0; i < procs; i++) {
 		int fds[2] = { -1, -1 };
@@ -3473,7 +3498,7 @@ int main(int argc, char **argv)
 				close(fds[0]);
 			child_no = i;
 			st = &all[i];
-			_exit(child(name, seed, iters, mode, fds[1]));
+			_exit(child(name, seed, iters, mode, fds[1], deadline));
 		}
 		if (fds[1] >= 0)
 			close(fds[1]);
@@ -3536,6 +3561,11 @@ int main(int argc, char **argv)
 		(unsigned long long)tot_unexp,
 		(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9);
 	vt_check(tot_unexp == 0, "no unexpected result (%llu)", (unsigned long long)tot_unexp);
+	/* a time budget cuts the run short on a slow host, not to nothing */
+	vt_check(tot_iters >= (iters < 2000 ? iters : 2000) * procs / 2,
+		 "enough iterations ran (%llu, at least %llu)",
+		 (unsigned long long)tot_iters,
+		 (unsigned long long)(iters < 2000 ? iters : 2000) * procs / 2);
 
 	/* the killed processes' contexts are torn down as their files close */
 	for (waited = 0; waited < 100; waited++) {
