@@ -20,7 +20,7 @@
 #                    rdma_rxe, to check the tests themselves
 #   --tests-dir DIR  take the tests from DIR instead of tests/vm
 #   --timeout SECS   bound for the whole VM run (default: 120 s plus
-#                    test-timeout + 40 s per test, at most 900 s; --shell: 1 h)
+#                    test-timeout + 40 s per test, at most 1500 s; --shell: 1 h)
 #   --test-timeout SECS  bound for each guest test (default 120)
 #   -v, --verbose    stream the whole serial console
 #   --rebuild        rebuild the cached base initramfs
@@ -193,7 +193,7 @@ case $TEST_TIMEOUT$TOTAL_TIMEOUT in
 esac
 if [ -z "$TOTAL_TIMEOUT" ]; then
 	TOTAL_TIMEOUT=$((120 + ${#TESTS[@]} * (TEST_TIMEOUT + 40)))
-	[ "$TOTAL_TIMEOUT" -le 900 ] || TOTAL_TIMEOUT=900
+	[ "$TOTAL_TIMEOUT" -le 1500 ] || TOTAL_TIMEOUT=1500
 	[ "$MODE" != shell ] || TOTAL_TIMEOUT=3600
 fi
 
