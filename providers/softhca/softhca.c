@@ -145,7 +145,7 @@ static struct ibv_mr *shca_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 		errno = ENOMEM;
 		return NULL;
 	}
-	err = ibv_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr);
+	err = shca_cmd_reg_dmabuf_mr(pd, offset, length, iova, fd, access, vmr);
 	if (err) {
 		free(vmr);
 		errno = err;
@@ -830,8 +830,8 @@ static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
 	ctx->page_size = page;
 
 	memset(&cmd, 0, sizeof(cmd));
-	err = ibv_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd), &resp,
-				  sizeof(resp));
+	err = shca_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd), &resp,
+				   sizeof(resp));
 	if (err)
 		goto err_uninit;
 
@@ -911,7 +911,4 @@ static const struct verbs_device_ops shca_dev_ops = {
 	.alloc_context = shca_alloc_context,
 };
 
-static void __attribute__((constructor)) shca_register_driver(void)
-{
-	verbs_register_driver_34(&shca_dev_ops);
-}
+SHCA_PROVIDER_DRIVER(shca_dev_ops);

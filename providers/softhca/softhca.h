@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * softhca: rdma-core provider (libsofthca-rdmav34.so), private definitions.
+ * softhca: rdma-core provider (libsofthca-rdmav<PABI>.so), private definitions.
  */
 #ifndef SOFTHCA_PROVIDER_H
 #define SOFTHCA_PROVIDER_H
@@ -11,7 +11,7 @@
 
 #include <rdma/softhca-abi.h>
 
-#include "verbs_private.h"
+#include "verbs_compat.h"
 
 #define shca_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
@@ -46,7 +46,7 @@ struct shca_dm {
  * (struct softhca_cq_ring); polling reads it without a system call. Queue
  * pairs live in the kernel; the provider only holds libibverbs' view of
  * them (see verbs_private.h for why it is the verbs_ wrapper and not the
- * bare public structure).
+ * bare public structure; in-tree, rdma-core's driver.h says the same).
  */
 struct shca_cq {
 	struct verbs_cq vcq;

@@ -18,8 +18,11 @@
  *    exports verbs_register_driver_34@IBVERBS_PRIVATE_34.
  *
  * The member and type names follow rdma-core's so that the layout probe
- * compiles against both. A new rdma-core ABI (IBVERBS_PRIVATE_57 and
- * later) needs a new header: do not "fix" this one.
+ * and softhca.c compile against both. Only the standalone build includes
+ * this file (through verbs_compat.h); other rdma-core releases build the
+ * provider in their own source tree with their own driver.h
+ * (CMakeLists.txt, intree-build.sh). Do not "fix" this header for a new
+ * rdma-core ABI.
  */
 #ifndef SOFTHCA_VERBS_PRIVATE_H
 #define SOFTHCA_VERBS_PRIVATE_H
