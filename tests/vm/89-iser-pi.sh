@@ -74,29 +74,7 @@ vm_setup "$D0"
 [ ! -w /proc/sys/kernel/hung_task_timeout_secs ] ||
 	echo 20 >/proc/sys/kernel/hung_task_timeout_secs
 
-# klog_mark; ...; klog_new: the kernel log lines since the mark (the log is
-# not cleared: /init checks the whole test's log afterwards)
-klog_mark() { _kmark=$(dmesg | wc -l); }
-klog_new() { dmesg | tail -n +$((_kmark + 1)) | sed 's/^\[[ 0-9.]*\] //'; }
 klog_mark
-
-# klog_has DESC ERE: some line since the mark matches ERE
-klog_has() {
-	if klog_new | grep -q -E -e "$2"; then
-		ok "$1: '$(klog_new | grep -E -e "$2" | head -n 1)'"
-	else
-		bad "$1: no kernel log line matching '$2' in:"
-		klog_new | sed 's/^/    /'
-	fi
-}
-klog_lacks() {
-	if klog_new | grep -E -e "$2" >/tmp/klog.bad; then
-		bad "$1: unexpected:"
-		sed 's/^/    /' /tmp/klog.bad
-	else
-		ok "$1"
-	fi
-}
 # klog_once DESC LINE: exactly one line since the mark is LINE
 klog_once() {
 	_n=$(klog_new | grep -c -x -F -e "$2")

@@ -352,6 +352,30 @@ vm_cleanup() {
 	return $_ok
 }
 
+# klog_mark; ...; klog_new: the kernel log lines since the mark (the log is
+# not cleared: /init checks the whole test's log afterwards)
+klog_mark() { _kmark=$(dmesg | wc -l); }
+klog_new() { dmesg | tail -n +$((_kmark + 1)) | sed 's/^\[[ 0-9.]*\] //'; }
+
+# klog_has DESC ERE: some line since the mark matches ERE
+klog_has() {
+	if klog_new | grep -q -E -e "$2"; then
+		ok "$1: '$(klog_new | grep -E -e "$2" | head -n 1)'"
+	else
+		bad "$1: no kernel log line matching '$2' in:"
+		klog_new | sed 's/^/    /'
+	fi
+}
+# klog_lacks DESC ERE: no line since the mark matches ERE
+klog_lacks() {
+	if klog_new | grep -E -e "$2" >/tmp/klog.bad; then
+		bad "$1: unexpected:"
+		sed 's/^/    /' /tmp/klog.bad
+	else
+		ok "$1"
+	fi
+}
+
 _vm_exit() {
 	_rc=$?
 	trap - EXIT
