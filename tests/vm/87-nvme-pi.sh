@@ -99,37 +99,6 @@ nvmet_teardown() {
 	[ ! -e "$CFS/ports/1" ] && [ ! -e "$CFS/subsystems/$NQN" ]
 }
 
-ctrl() { ls /sys/class/nvme 2>/dev/null | head -n 1; }
-ctrl_state() { cat "/sys/class/nvme/$(ctrl)/state" 2>/dev/null; }
-ctrl_live() { [ "$(ctrl_state)" = live ] && [ -b $NS ]; }
-no_ctrl() { [ -z "$(ctrl)" ]; }
-
-connect() {
-	_opts="transport=rdma,traddr=$A0,trsvcid=4420,nqn=$NQN"
-	echo "  \$ echo $_opts > /dev/nvme-fabrics"
-	if ! echo "$_opts" >/dev/nvme-fabrics; then
-		bad "connect ($_opts) failed"
-		dmesg | tail -n 20 | sed 's/^/    /'
-		return 1
-	fi
-	if wait_for 20 ctrl_live; then
-		ok "controller $(ctrl) live over $(cat "/sys/class/nvme/$(ctrl)/transport")"
-	else
-		bad "controller not live: '$(ctrl_state)'"
-		return 1
-	fi
-}
-
-disconnect() {
-	_c=$(ctrl)
-	[ -n "$_c" ] || return 0
-	echo 1 >"/sys/class/nvme/$_c/delete_controller"
-	if wait_for 20 no_ctrl; then
-		ok "controller $_c deleted"
-	else
-		bad "controller $_c still there: '$(ctrl_state)'"
-	fi
-}
 
 title "nvmet-rdma and nvme-rdma with PI"
 must "nvmet subsystem $NQN (attr_pi_enable) on rdma $A0:4420 (param_pi_enable), namespace /dev/$SD" \

@@ -66,38 +66,6 @@ cm_listening() {
 	rdma res show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ":$1 "
 }
 
-ctrl() { ls /sys/class/nvme 2>/dev/null | head -n 1; }
-ctrl_state() { cat "/sys/class/nvme/$(ctrl)/state" 2>/dev/null; }
-ctrl_live() { [ "$(ctrl_state)" = live ] && [ -b /dev/nvme0n1 ]; }
-no_ctrl() { [ -z "$(ctrl)" ]; }
-
-# connect [OPTIONS]: connect the host to $NQN (",OPTIONS" appended)
-connect() {
-	_opts="transport=rdma,traddr=${TADDR:-$A0},trsvcid=4420,nqn=$NQN${1:+,$1}"
-	echo "  \$ echo $_opts > /dev/nvme-fabrics"
-	if ! echo "$_opts" >/dev/nvme-fabrics; then
-		bad "connect ($_opts) failed"
-		dmesg | tail -n 20 | sed 's/^/    /'
-		return 1
-	fi
-	if wait_for 20 ctrl_live; then
-		ok "controller $(ctrl) live over $(cat "/sys/class/nvme/$(ctrl)/transport")"
-	else
-		bad "controller not live: '$(ctrl_state)'"
-		return 1
-	fi
-}
-
-disconnect() {
-	_c=$(ctrl)
-	[ -n "$_c" ] || return 0
-	echo 1 >"/sys/class/nvme/$_c/delete_controller"
-	if wait_for 20 no_ctrl; then
-		ok "controller $_c deleted"
-	else
-		bad "controller $_c still there: '$(ctrl_state)'"
-	fi
-}
 
 # data_check MIB SEEK_MIB: random data through the host, compared on the
 # host and on the backing device
