@@ -14,14 +14,15 @@
 # line prefixed with "reg-bench: ". Then the data-path benchmark,
 # dp-bench.sh (its own table, see there), on all four devices, and the
 # T10-DIF engine benchmark, pi-bench.sh (its own table, see there), on
-# softhca0 and softhca1. Then unloads everything and, unless BENCH_ULP=0,
+# softhca0 and softhca1, and the FRWR cycle benchmark, frwr-bench.sh (its
+# own table, see there), softhca0 -> softhca1 vs rxe0 -> rxe1. Then unloads everything and, unless BENCH_ULP=0,
 # runs the ULP benchmark ulp-bench.sh (NVMe over Fabrics with fio, rdma_cm
 # with cmtime; its own devices and table, see there) and, unless
 # BENCH_NVMEPI=0, nvme-pi-bench.sh (nvme-rdma with T10-PI vs without over
 # softhca0, and rxe0; its own devices and table too). BENCH_ONLY, a
-# comma-separated list of some of mr, reg, dp, pi, ulp and nvmepi
+# comma-separated list of some of mr, reg, dp, pi, frwr, ulp and nvmepi
 # (default all of them), runs only those parts (rxe0 and rxe1 are created
-# only for mr, reg and dp). Exit status 0 only if the tables were printed
+# only for mr, reg, dp and frwr). Exit status 0 only if the tables were printed
 # and the cleanups succeeded.
 #
 # Environment: BENCH_ITERS (default 2000), BENCH_PAGES (default 16),
@@ -30,6 +31,8 @@
 # DP_BENCH (default /tests/dp-bench.sh) and the BENCH_DP_* knobs it reads,
 # PI_BENCH (default /tests/pi-bench.sh), BENCH_PI_TIMEOUT (its bound in
 # seconds, default 420) and the BENCH_PI_* knobs it reads,
+# FRWR_BENCH (default /tests/frwr-bench.sh), BENCH_FRWR_TIMEOUT (its
+# bound in seconds, default 420) and the BENCH_FRWR_* knobs it reads,
 # BENCH_ULP (0: no ULP benchmark), BENCH_ULP_TIMEOUT (its bound in
 # seconds, default 900), ULP_BENCH (default /tests/ulp-bench.sh) and the
 # BENCH_ULP_* knobs it reads, BENCH_NVMEPI (0: no PI vs no PI NVMe
@@ -43,7 +46,9 @@ BENCH_KO=${BENCH_KO:-/shca_mr_bench.ko}
 DP_BENCH=${DP_BENCH:-/tests/dp-bench.sh}
 PI_BENCH=${PI_BENCH:-/tests/pi-bench.sh}
 PI_TIMEOUT=${BENCH_PI_TIMEOUT:-420}
-ONLY=$(echo "${BENCH_ONLY:-mr,reg,dp,pi,ulp,nvmepi}" | tr ',' ' ')
+FRWR_BENCH=${FRWR_BENCH:-/tests/frwr-bench.sh}
+FRWR_TIMEOUT=${BENCH_FRWR_TIMEOUT:-420}
+ONLY=$(echo "${BENCH_ONLY:-mr,reg,dp,pi,frwr,ulp,nvmepi}" | tr ',' ' ')
 ULP_BENCH=${ULP_BENCH:-/tests/ulp-bench.sh}
 ULP=${BENCH_ULP:-1}
 ULP_TIMEOUT=${BENCH_ULP_TIMEOUT:-900}
@@ -58,7 +63,7 @@ PREFIX='shca_mr_bench: '
 
 say() { echo "mr-bench: $*"; }
 
-# want PART: PART (mr, reg, dp, pi, ulp or nvmepi) is to run
+# want PART: PART (mr, reg, dp, pi, frwr, ulp or nvmepi) is to run
 want() {
 	case " $ONLY " in
 	*" $1 "*) return 0 ;;
@@ -89,7 +94,7 @@ ibdevs() {
 
 cleanup() {
 	_ok=0
-	for _m in shca_mr_bench shca_dp_bench shca_pi_bench; do
+	for _m in shca_mr_bench shca_dp_bench shca_pi_bench shca_frwr_bench; do
 		if loaded "$_m"; then
 			run 30 rmmod "$_m" || _ok=1
 		fi
@@ -134,10 +139,10 @@ if ! loaded softhca; then
 	fi
 fi
 RXE=0
-if want mr || want reg || want dp; then
+if want mr || want reg || want dp || want frwr; then
 	RXE=1
 fi
-if want mr || want reg || want dp || want pi; then
+if want mr || want reg || want dp || want pi || want frwr; then
 	[ $RXE = 0 ] || run 60 modprobe rdma_rxe || fail "modprobe rdma_rxe failed"
 	for nic in eth0 eth1; do
 		[ -e "/sys/class/net/$nic" ] || fail "the guest has no $nic"
@@ -214,6 +219,17 @@ if want pi; then
 	rc=$?
 	say "T10-DIF engine benchmark ran for $(($(date +%s) - t0))s"
 	[ $rc -eq 0 ] || fail "$PI_BENCH: exit status $rc"
+fi
+
+# The FRWR cycle benchmark, softhca0 -> softhca1 vs rxe0 -> rxe1, same boot.
+if want frwr; then
+	[ -r "$FRWR_BENCH" ] || fail "$FRWR_BENCH is missing"
+	say "\$ sh $FRWR_BENCH"
+	t0=$(date +%s)
+	timeout -k 5 "$FRWR_TIMEOUT" sh "$FRWR_BENCH"
+	rc=$?
+	say "FRWR cycle benchmark ran for $(($(date +%s) - t0))s"
+	[ $rc -eq 0 ] || fail "$FRWR_BENCH: exit status $rc"
 fi
 
 cleanup || fail "cleanup failed"

@@ -22,6 +22,14 @@
 #                  memcpy() on one CPU), and pi-bench.dat and, with
 #                  gnuplot (Debian package gnuplot-nox), pi-bench.png
 #                  plotted from it by tests/bench/pi-bench.gp
+#   frwr-bench.txt the FRWR cycle benchmark tests/bench/frwr-bench.sh
+#                  (tests/bench/shca_frwr_bench.ko: nvme-rdma's per-I/O
+#                  ib_map_mr_sg + REG_MR + SEND, the target's RDMA
+#                  READ/WRITE through the rkey + SEND_WITH_INV, or LOCAL_INV,
+#                  at 4 KiB, 64 KiB and 1 MiB, softhca0 -> softhca1 vs
+#                  rxe0 -> rxe1 vs memcpy()), and frwr-bench.dat and, with
+#                  gnuplot, frwr-bench.png plotted from it by
+#                  tests/bench/frwr-bench.gp
 #   ulp-bench.txt  the ULP benchmark tests/bench/ulp-bench.sh (issue 10):
 #                  fio over nvme-rdma -> nvmet-rdma on softhca0 (eth0) vs
 #                  on rxe0 (eth1) vs the null_blk behind them without RDMA,
@@ -43,8 +51,8 @@
 #        SECS, --rebuild]
 #   --only PARTS   run only these parts, comma separated: mr (the MR
 #                  registration table), reg (userspace), dp (data path),
-#                  pi (T10-DIF engine), ulp, nvmepi (NVMe with PI vs
-#                  without); e.g. --only pi. The combined mr-bench.txt is
+#                  pi (T10-DIF engine), frwr (FRWR cycle), ulp, nvmepi
+#                  (NVMe with PI vs without); e.g. --only frwr. The combined mr-bench.txt is
 #                  written only when mr is one of them.
 #
 # Environment:
@@ -64,6 +72,15 @@
 #     device pairs of the T10-DIF benchmark
 #   BENCH_PI_BUDGET (default from the above, about 4 min): s after which
 #     the remaining T10-DIF cells are skipped
+#   BENCH_FRWR=0: no FRWR cycle benchmark
+#   BENCH_FRWR_MS (default 200): ms per FRWR cell
+#   BENCH_FRWR_REPS (default 3): runs of each FRWR cell (median, spread)
+#   BENCH_FRWR_QD (default 16): FRWR I/Os in flight
+#   BENCH_FRWR_PAIRS (default softhca0:softhca1,rxe0:rxe1): the HOST:TARGET
+#     device pairs of the FRWR benchmark, at most 4 (e.g.
+#     softhca0:softhca0,rxe0:rxe0: each device talking to itself)
+#   BENCH_FRWR_BUDGET (default from the above, about 4 min): s after
+#     which the remaining FRWR cells are skipped
 #   BENCH_ULP=0: no ULP benchmark
 #   BENCH_ULP_SECS (default 5): s per fio cell
 #   BENCH_ULP_REPS (default 3): runs of each fio and cmtime cell (median)
@@ -78,13 +95,14 @@
 #   BENCH_NVMEPI_BUDGET (default from the above, about 4 min): s after
 #     which the remaining cells are skipped
 # A short run: BENCH_ITERS=100 BENCH_REG_SECS=0.05 BENCH_DP_MS=20
-#   BENCH_DP_PERFTEST=0 BENCH_PI_MS=20 BENCH_PI_REPS=1 BENCH_ULP_SECS=1
+#   BENCH_DP_PERFTEST=0 BENCH_PI_MS=20 BENCH_PI_REPS=1 BENCH_FRWR_MS=20
+#   BENCH_FRWR_REPS=1 BENCH_ULP_SECS=1
 #   BENCH_ULP_REPS=1 BENCH_NVMEPI_SECS=1 BENCH_NVMEPI_REPS=1 make bench
 # Only the T10-DIF engine: tests/bench/run.sh --only pi (after make
 #   modules; make bench BENCH_ARGS='--only pi' builds first)
 #
-# Exit status 0 only if all the tables of the parts that ran (six with
-# the T10-DIF, ULP and NVMe PI ones) were produced.
+# Exit status 0 only if all the tables of the parts that ran (seven with
+# the T10-DIF, FRWR, ULP and NVMe PI ones) were produced.
 
 set -euo pipefail
 
@@ -97,6 +115,9 @@ DP_OUT=$OUT_DIR/dp-bench.txt
 PI_OUT=$OUT_DIR/pi-bench.txt
 PI_DAT=$OUT_DIR/pi-bench.dat
 PI_PNG=$OUT_DIR/pi-bench.png
+FRWR_OUT=$OUT_DIR/frwr-bench.txt
+FRWR_DAT=$OUT_DIR/frwr-bench.dat
+FRWR_PNG=$OUT_DIR/frwr-bench.png
 ULP_OUT=$OUT_DIR/ulp-bench.txt
 NVMEPI_OUT=$OUT_DIR/nvme-pi-bench.txt
 NVMEPI_DAT=$OUT_DIR/nvme-pi-bench.dat
@@ -112,6 +133,7 @@ CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/softhca/vm
 BENCH_KO=$BENCH_DIR/shca_mr_bench.ko
 DP_KO=$BENCH_DIR/shca_dp_bench.ko
 PI_KO=$BENCH_DIR/shca_pi_bench.ko
+FRWR_KO=$BENCH_DIR/shca_frwr_bench.ko
 
 note() { echo "bench: $*"; }
 die() { echo "bench: error: $*" >&2; exit 2; }
@@ -137,7 +159,7 @@ VM_ARGS=()
 MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
 TEST_TIMEOUT=420
 HAVE_TIMEOUT=0
-PARTS="mr reg dp pi ulp nvmepi"
+PARTS="mr reg dp pi frwr ulp nvmepi"
 ONLY=$PARTS
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -226,6 +248,37 @@ if want pi; then
 	PI_TIMEOUT=$((BENCH_PI_BUDGET + 180))
 	TEST_TIMEOUT=$((TEST_TIMEOUT + PI_TIMEOUT))
 fi
+BENCH_FRWR=${BENCH_FRWR:-1}
+BENCH_FRWR_MS=${BENCH_FRWR_MS:-200}
+BENCH_FRWR_REPS=${BENCH_FRWR_REPS:-3}
+BENCH_FRWR_QD=${BENCH_FRWR_QD:-16}
+BENCH_FRWR_PAIRS=${BENCH_FRWR_PAIRS:-softhca0:softhca1,rxe0:rxe1}
+[[ $BENCH_FRWR_PAIRS =~ ^[A-Za-z0-9_]+:[A-Za-z0-9_]+(,[A-Za-z0-9_]+:[A-Za-z0-9_]+){0,3}$ ]] ||
+	die "BENCH_FRWR_PAIRS='$BENCH_FRWR_PAIRS' must be one to four A:B device pairs, comma separated"
+case $BENCH_FRWR$BENCH_FRWR_MS$BENCH_FRWR_REPS$BENCH_FRWR_QD${BENCH_FRWR_BUDGET:-} in
+*[!0-9]*) die "BENCH_FRWR, BENCH_FRWR_MS, BENCH_FRWR_REPS, BENCH_FRWR_QD and BENCH_FRWR_BUDGET must be whole numbers" ;;
+esac
+if [ "$BENCH_FRWR_MS" -lt 1 ] || [ "$BENCH_FRWR_MS" -gt 10000 ]; then
+	die "BENCH_FRWR_MS must be 1..10000"
+fi
+if [ "$BENCH_FRWR_REPS" -lt 1 ] || [ "$BENCH_FRWR_REPS" -gt 20 ]; then
+	die "BENCH_FRWR_REPS must be 1..20"
+fi
+if [ "$BENCH_FRWR_QD" -lt 1 ] || [ "$BENCH_FRWR_QD" -gt 32 ]; then
+	die "BENCH_FRWR_QD must be 1..32 (the module's limit)"
+fi
+[ "$BENCH_FRWR" != 0 ] || ONLY=$(echo " $ONLY " | sed 's/ frwr / /')
+# Per repetition 3 sizes x (6 cells per pair + memcpy), each taking its
+# time plus about 0.5 s of set-up, warm-up and checking under TCG: twice
+# that, plus the setup.
+frwr_pairs=$(echo "$BENCH_FRWR_PAIRS" | tr ',' '\n' | wc -l)
+BENCH_FRWR_BUDGET=${BENCH_FRWR_BUDGET:-$((60 + 2 * BENCH_FRWR_REPS * 3 * (6 * frwr_pairs + 1) * (BENCH_FRWR_MS + 500) / 1000))}
+FRWR_TIMEOUT=0
+if want frwr; then
+	# a cell started just before the budget ran out, table and cleanup
+	FRWR_TIMEOUT=$((BENCH_FRWR_BUDGET + 180))
+	TEST_TIMEOUT=$((TEST_TIMEOUT + FRWR_TIMEOUT))
+fi
 BENCH_ULP=${BENCH_ULP:-1}
 BENCH_ULP_SECS=${BENCH_ULP_SECS:-5}
 BENCH_ULP_REPS=${BENCH_ULP_REPS:-3}
@@ -286,7 +339,7 @@ if want nvmepi; then
 	command -v fio >/dev/null ||
 		note "warning: fio is not installed (scripts/deps.sh bench): no numbers in the NVMe PI table"
 fi
-if want pi || want nvmepi; then
+if want pi || want frwr || want nvmepi; then
 	command -v gnuplot >/dev/null ||
 		note "warning: gnuplot is not installed (scripts/deps.sh bench): no plots"
 fi
@@ -295,14 +348,14 @@ fi
 ! want reg || [ -x "$ROOT/tests/vm/bin/shca_reg_bench" ] ||
 	note "warning: tests/vm/bin/shca_reg_bench missing (make vm-programs): no userspace table"
 ONLY=$(echo "$ONLY" | xargs)
-[ -n "$ONLY" ] || die "no part left to run (--only, BENCH_PI=0, BENCH_ULP=0, BENCH_NVMEPI=0)"
+[ -n "$ONLY" ] || die "no part left to run (--only, BENCH_PI=0, BENCH_FRWR=0, BENCH_ULP=0, BENCH_NVMEPI=0)"
 
 # ---- the benchmark modules and programs --------------------------------------------
 
 BENCH_KDIR=/usr/src/linux-headers-$KVER
 [ -r "$BENCH_KDIR/Makefile" ] || die "$BENCH_KDIR not found (install linux-headers-$KVER)"
 command -v make >/dev/null || die "make not found"
-note "building $BENCH_KO, $DP_KO, $PI_KO and the benchmark programs"
+note "building $BENCH_KO, $DP_KO, $PI_KO, $FRWR_KO and the benchmark programs"
 mkdir -p "$CACHE/logs"
 blog=$CACHE/logs/bench-build.log
 # Serialise with other benchmark runs building the same directory.
@@ -314,6 +367,7 @@ fi
 [ -r "$BENCH_KO" ] || die "$BENCH_KO was not built (log: $blog)"
 [ -r "$DP_KO" ] || die "$DP_KO was not built (log: $blog)"
 [ -r "$PI_KO" ] || die "$PI_KO was not built (log: $blog)"
+[ -r "$FRWR_KO" ] || die "$FRWR_KO was not built (log: $blog)"
 if ! flock "$CACHE/.bench-build.lock" \
 	make -C "$BENCH_DIR" OUT="$BENCH_BIN" >>"$blog" 2>&1; then
 	cat "$blog" >&2
@@ -326,9 +380,10 @@ grep -E 'warning:|error:' "$blog" >&2 || true
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/softhca-bench.XXXXXX")
 ov=$TMP/overlay
 mkdir -p "$ov/tests/bin"
-cp "$BENCH_KO" "$DP_KO" "$PI_KO" "$ov/"
+cp "$BENCH_KO" "$DP_KO" "$PI_KO" "$FRWR_KO" "$ov/"
 install -m 0755 "$BENCH_DIR/dp-bench.sh" "$ov/tests/dp-bench.sh"
 install -m 0755 "$BENCH_DIR/pi-bench.sh" "$ov/tests/pi-bench.sh"
+install -m 0755 "$BENCH_DIR/frwr-bench.sh" "$ov/tests/frwr-bench.sh"
 install -m 0755 "$BENCH_DIR/ulp-bench.sh" "$ov/tests/ulp-bench.sh"
 install -m 0755 "$BENCH_DIR/nvme-pi-bench.sh" "$ov/tests/nvme-pi-bench.sh"
 install -m 0644 "$BENCH_DIR/ulp-lib.sh" "$ov/tests/ulp-lib.sh"
@@ -348,7 +403,7 @@ CLEAN=$TMP/console.txt
 vm_rc=0
 "$ROOT/scripts/vm.sh" "${VM_ARGS[@]}" --run "$BENCH_DIR/mr-bench.sh" --hub \
 	--overlay "$ov" --console "$CLEAN" --test-timeout "$TEST_TIMEOUT" \
-	--show '^(mr-bench|dp-bench|pi-bench|ulp-bench|nvme-pi-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
+	--show '^(mr-bench|dp-bench|pi-bench|frwr-bench|ulp-bench|nvme-pi-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
 	--env "BENCH_ITERS=$BENCH_ITERS" --env "BENCH_PAGES=$BENCH_PAGES" \
 	--env "BENCH_REG_SECS=$BENCH_REG_SECS" --env "BENCH_DP_MS=$BENCH_DP_MS" \
 	--env "BENCH_DP_SECS=$BENCH_DP_SECS" --env "BENCH_DP_BUDGET=$BENCH_DP_BUDGET" \
@@ -359,6 +414,9 @@ vm_rc=0
 	--env "BENCH_PI_MS=$BENCH_PI_MS" --env "BENCH_PI_REPS=$BENCH_PI_REPS" \
 	--env "BENCH_PI_SLOTS=$BENCH_PI_SLOTS" --env "BENCH_PI_PAIRS=$BENCH_PI_PAIRS" \
 	--env "BENCH_PI_BUDGET=$BENCH_PI_BUDGET" --env "BENCH_PI_TIMEOUT=$PI_TIMEOUT" \
+	--env "BENCH_FRWR_MS=$BENCH_FRWR_MS" --env "BENCH_FRWR_REPS=$BENCH_FRWR_REPS" \
+	--env "BENCH_FRWR_QD=$BENCH_FRWR_QD" --env "BENCH_FRWR_BUDGET=$BENCH_FRWR_BUDGET" \
+	--env "BENCH_FRWR_TIMEOUT=$FRWR_TIMEOUT" --env "BENCH_FRWR_PAIRS=$BENCH_FRWR_PAIRS" \
 	--env "BENCH_NVMEPI=$BENCH_NVMEPI" --env "BENCH_NVMEPI_SECS=$BENCH_NVMEPI_SECS" \
 	--env "BENCH_NVMEPI_REPS=$BENCH_NVMEPI_REPS" --env "BENCH_NVMEPI_MIB=$BENCH_NVMEPI_MIB" \
 	--env "BENCH_NVMEPI_BUDGET=$BENCH_NVMEPI_BUDGET" --env "BENCH_NVMEPI_TIMEOUT=$NVMEPI_TIMEOUT" \
@@ -397,6 +455,10 @@ pitable=$TMP/pi-table.txt
 guest_table PI-BENCH-TABLE PI-BENCH-TABLE-END 'pi-table: ' >"$pitable" || : >"$pitable"
 pidata=$TMP/pi-data.txt
 guest_table PI-BENCH-DATA PI-BENCH-DATA-END 'pi-data: ' >"$pidata" || : >"$pidata"
+frwrtable=$TMP/frwr-table.txt
+guest_table FRWR-BENCH-TABLE FRWR-BENCH-TABLE-END 'frwr-table: ' >"$frwrtable" || : >"$frwrtable"
+frwrdata=$TMP/frwr-data.txt
+guest_table FRWR-BENCH-DATA FRWR-BENCH-DATA-END 'frwr-data: ' >"$frwrdata" || : >"$frwrdata"
 ulptable=$TMP/ulp-table.txt
 guest_table ULP-BENCH-TABLE ULP-BENCH-TABLE-END 'ulp-table: ' >"$ulptable" || : >"$ulptable"
 nvmepitable=$TMP/nvme-pi-table.txt
@@ -453,6 +515,9 @@ add_table "$dptable" "$DP_OUT" \
 add_table "$pitable" "$PI_OUT" \
 	"T10-DIF signature engine benchmark: PI insert, strip/verify and pass through integrity MRs vs crc_t10dif() (tests/bench/pi-bench.sh)" \
 	"$same"
+add_table "$frwrtable" "$FRWR_OUT" \
+	"FRWR cycle benchmark: nvme-rdma's per-I/O registration, RDMA READ/WRITE and invalidation, softhca0 -> softhca1 vs rxe0 -> rxe1 (tests/bench/frwr-bench.sh)" \
+	"$same, eth0 and eth1 on one QEMU hub"
 add_table "$ulptable" "$ULP_OUT" \
 	"ULP benchmark: NVMe over Fabrics (nvme-rdma, nvmet-rdma) with fio and rdma_cm with cmtime (tests/bench/ulp-bench.sh)" \
 	"$same"
@@ -472,6 +537,7 @@ fi
 [ ! -s "$regtable" ] || saved="$saved, ${REG_OUT#"$ROOT"/} (userspace MR)"
 [ ! -s "$dptable" ] || saved="$saved, ${DP_OUT#"$ROOT"/} (data path)"
 [ ! -s "$pitable" ] || saved="$saved, ${PI_OUT#"$ROOT"/} (T10-DIF engine)"
+[ ! -s "$frwrtable" ] || saved="$saved, ${FRWR_OUT#"$ROOT"/} (FRWR cycle)"
 [ ! -s "$ulptable" ] || saved="$saved, ${ULP_OUT#"$ROOT"/} (ULPs)"
 [ ! -s "$nvmepitable" ] || saved="$saved, ${NVMEPI_OUT#"$ROOT"/} (NVMe PI vs no PI)"
 # plot DATA DAT PNG GP HEADER SUBTITLE: save the guest's plot data DATA as
@@ -501,6 +567,11 @@ plot "$pidata" "$PI_DAT" "$PI_PNG" "$BENCH_DIR/pi-bench.gp" \
 	"# T10-DIF engine benchmark (tests/bench/pi-bench.sh), $when
 # MB/s of data per interval/size: median, minimum, maximum of $BENCH_PI_REPS runs" \
 	"$BENCH_PI_REPS runs of $BENCH_PI_MS ms, $BENCH_PI_SLOTS messages in flight; $when"
+# The FRWR plot: MB/s against the I/O size, median and spread.
+plot "$frwrdata" "$FRWR_DAT" "$FRWR_PNG" "$BENCH_DIR/frwr-bench.gp" \
+	"# FRWR cycle benchmark (tests/bench/frwr-bench.sh), $when
+# MB/s per I/O size: median, minimum, maximum of $BENCH_FRWR_REPS runs" \
+	"QD $BENCH_FRWR_QD, $BENCH_FRWR_REPS runs of $BENCH_FRWR_MS ms per cell, ABBA; $when"
 # The NVMe PI plot: the medians (and the spread) of each fio job.
 plot "$nvmepidata" "$NVMEPI_DAT" "$NVMEPI_PNG" "$BENCH_DIR/nvme-pi-bench.gp" \
 	"# NVMe over Fabrics with and without T10-PI (tests/bench/nvme-pi-bench.sh), $when
@@ -518,6 +589,7 @@ need() {
 need reg "$regtable" "userspace MR"
 need dp "$dptable" "data-path"
 need pi "$pitable" "T10-DIF engine"
+need frwr "$frwrtable" "FRWR cycle"
 need ulp "$ulptable" "ULP"
 need nvmepi "$nvmepitable" "NVMe PI"
 DONE=1

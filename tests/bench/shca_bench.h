@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the kernel benchmark modules (shca_dp_bench.c,
- * shca_pi_bench.c): the GID a benchmark QP uses, and connecting two RC
- * QPs of this host by hand (RoCE v2, no rdma_cm).
+ * shca_pi_bench.c, shca_frwr_bench.c): the GID a benchmark QP uses,
+ * connecting two RC QPs of this host by hand (RoCE v2, no rdma_cm), and
+ * one end of such a connection (device, PD, polled CQ).
  */
 
 #ifndef SHCA_BENCH_H
@@ -105,6 +106,73 @@ static inline int shca_bench_rc_connect(struct ib_qp *qp, int sgid_index,
 	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_TIMEOUT |
 			    IB_QP_RETRY_CNT | IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
 			    IB_QP_MAX_QP_RD_ATOMIC);
+}
+
+/* One end of a benchmark connection: a device, its PD, a polled CQ, a QP. */
+struct shca_bench_end {
+	struct ib_device *dev;
+	struct ib_pd *pd;
+	struct ib_cq *cq;
+	struct ib_qp *qp;
+	union ib_gid gid;
+	int gid_index;
+	enum ib_mtu mtu;
+};
+
+/* Drop everything shca_bench_end_setup() took (not the QP). */
+static inline void shca_bench_end_teardown(struct shca_bench_end *e)
+{
+	if (e->cq)
+		ib_free_cq(e->cq);
+	if (e->pd)
+		ib_dealloc_pd(e->pd);
+	if (e->dev)
+		ib_device_put(e->dev);
+	memset(e, 0, sizeof(*e));
+}
+
+/*
+ * Take the device @name, its RoCE v2 GID and active MTU, a PD and a CQ of
+ * @cqe entries polled directly. Returns NULL, or what failed (a word for
+ * the benchmark's "err" records); shca_bench_end_teardown() cleans up
+ * either way.
+ */
+static inline const char *shca_bench_end_setup(struct shca_bench_end *e,
+					       const char *name, int cqe)
+{
+	struct ib_port_attr port;
+
+	e->dev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	if (!e->dev)
+		return "no-device";
+	e->gid_index = shca_bench_pick_gid(e->dev, &e->gid);
+	if (e->gid_index < 0)
+		return "no-roce-v2-gid";
+	if (ib_query_port(e->dev, 1, &port))
+		return "query_port";
+	if (port.state != IB_PORT_ACTIVE)
+		return "port-down";
+	e->mtu = port.active_mtu;
+	e->pd = ib_alloc_pd(e->dev, 0);
+	if (IS_ERR(e->pd)) {
+		e->pd = NULL;
+		return "alloc_pd";
+	}
+	e->cq = ib_alloc_cq(e->dev, NULL, cqe, 0, IB_POLL_DIRECT);
+	if (IS_ERR(e->cq)) {
+		e->cq = NULL;
+		return "alloc_cq";
+	}
+	return NULL;
+}
+
+/* Throw away whatever completions @cq still holds. */
+static inline void shca_bench_cq_drain(struct ib_cq *cq)
+{
+	struct ib_wc wc[16];
+
+	while (ib_poll_cq(cq, ARRAY_SIZE(wc), wc) > 0)
+		;
 }
 
 #endif /* SHCA_BENCH_H */
