@@ -125,6 +125,8 @@ if [ $REBUILD = 1 ] || [ ! -d "$base/usr/src/linux-headers-$KVER" ]; then
 	fi
 	result debian-root $st "$(tail -n 20 "$logdir/mmdebstrap.log")"
 	[ $st -eq 0 ] || finish
+else
+	result debian-root 0	# cached: the same count, cold or warm
 fi
 flock -s 9
 
