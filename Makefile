@@ -11,6 +11,10 @@
 #   make run             the guided tour in a QEMU VM running Debian's kernel
 #   make kunit           the KUnit tier only (kunit-san: under sanitizers)
 #   make vm              the VM tier only
+#   make deb             build/deb/softhca-dkms_<version>_all.deb and
+#                        libsofthca_<version>_<arch>.deb (scripts/packaging/)
+#   make pkgtest         the packaging tier only: the packages installed in a
+#                        clean Debian 12 chroot, then tried in the VM
 #   make bench           MR registration rate and RDMA WRITE/READ/SEND throughput
 #                        and latency, softhca vs rdma_rxe vs memcpy, the T10-DIF
 #                        engine vs crc_t10dif(), NVMe over Fabrics (fio) and
@@ -32,7 +36,7 @@ DRIVER := drivers/infiniband/sw/softhca
 SOURCES := $(shell find $(DRIVER) -name '*.[ch]' ! -name '*.mod.c') \
 	$(wildcard include/uapi/rdma/*.h)
 
-.PHONY: all modules provider vm-programs install clean check test run kunit kunit-san vm bench deps
+.PHONY: all modules provider vm-programs install clean check test run kunit kunit-san vm bench deps deb pkgtest
 
 all: modules provider
 
@@ -83,6 +87,14 @@ vm:
 	scripts/deps.sh vm build
 	$(MAKE) modules vm-programs KDIR=$(DEBIAN_KDIR)
 	scripts/vm.sh
+
+deb:
+	scripts/deps.sh pkg
+	scripts/packaging/mkdeb.sh --lintian
+
+pkgtest:
+	scripts/deps.sh vm pkg
+	scripts/pkgtest.sh
 
 bench:
 	scripts/deps.sh vm build bench

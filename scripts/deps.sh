@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install the Debian packages a tier needs; a no-op when they are there.
-#   scripts/deps.sh [build|check|kunit|vm|bench|all]...
-# all = the tiers of make test (build, check, kunit, vm); bench = what make
+#   scripts/deps.sh [build|check|kunit|vm|pkg|bench|all]...
+# all = the tiers of make test (build, check, kunit, vm, pkg); pkg = make deb
+# and its test (dpkg-deb, lintian, mmdebstrap for a clean Debian root); bench = what make
 # bench needs on top of vm and build (fio for the ULP benchmark, gnuplot-nox
 # for the plot of the T10-DIF engine benchmark).
 set -euo pipefail
@@ -21,6 +22,7 @@ pkgs_vm="linux-image-$DEBIAN_KVER qemu-system-x86 busybox-static cpio kmod
 # iscsid and iscsiadm in the guest (89-iser-pi)
 pkgs_vm="$pkgs_vm open-iscsi"
 pkgs_bench="fio gnuplot-nox"
+pkgs_pkg="dpkg-dev lintian mmdebstrap git"
 
 want=""
 [ $# -gt 0 ] || set -- all
@@ -30,8 +32,9 @@ for tier in "$@"; do
 	check) want="$want $pkgs_check" ;;
 	kunit) want="$want $pkgs_kunit" ;;
 	vm) want="$want $pkgs_vm" ;;
+	pkg) want="$want $pkgs_build $pkgs_pkg" ;;
 	bench) want="$want $pkgs_bench" ;;
-	all) want="$want $pkgs_build $pkgs_check $pkgs_kunit $pkgs_vm" ;;
+	all) want="$want $pkgs_build $pkgs_check $pkgs_kunit $pkgs_vm $pkgs_pkg" ;;
 	*) echo "deps: unknown tier $tier" >&2; exit 2 ;;
 	esac
 done

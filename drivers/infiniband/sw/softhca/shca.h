@@ -49,7 +49,10 @@
 
 struct dma_buf;
 
+/* Out of tree, Kbuild passes SOFTHCA_VERSION of scripts/versions.env. */
+#ifndef SHCA_DRV_VERSION
 #define SHCA_DRV_VERSION	"0.1.0"
+#endif
 #define SHCA_VENDOR_ID		0xffffff	/* no IEEE OUI: software device */
 #define SHCA_VENDOR_PART_ID	0x5348		/* "SH" */
 
