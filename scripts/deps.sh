@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install the Debian packages a tier needs; a no-op when they are there.
-#   scripts/deps.sh [build|check|kunit|vm|bench|all]...
-# all = the tiers of make test (build, check, kunit, vm); bench = what make
+#   scripts/deps.sh [build|check|kunit|vm|vm61|bench|all]...
+# all = the tiers of make test (build, check, kunit, vm, vm61); vm61 = the
+# headers of Debian 12's 6.1 kernel (DEBIAN_KVER_61; its image is unpacked
+# by scripts/kernel-image.sh, not installed); bench = what make
 # bench needs on top of vm and build (fio for the ULP benchmark, gnuplot-nox
 # for the plot of the T10-DIF engine benchmark).
 set -euo pipefail
@@ -13,7 +15,8 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/scripts/versions.env"
 
 pkgs_build="gcc make libc6-dev linux-headers-$DEBIAN_KVER libibverbs-dev"
-pkgs_check="$pkgs_build sparse perl $DEBIAN_KSRC_PKG xz-utils"
+pkgs_vm61="linux-headers-$DEBIAN_KVER_61"
+pkgs_check="$pkgs_build $pkgs_vm61 sparse perl $DEBIAN_KSRC_PKG xz-utils"
 pkgs_kunit="$DEBIAN_KSRC_PKG xz-utils python3 gcc make bc flex bison libelf-dev libssl-dev dwarves"
 pkgs_vm="linux-image-$DEBIAN_KVER qemu-system-x86 busybox-static cpio kmod
 	iproute2 rdma-core ibverbs-utils ibverbs-providers libibverbs-dev
@@ -30,8 +33,9 @@ for tier in "$@"; do
 	check) want="$want $pkgs_check" ;;
 	kunit) want="$want $pkgs_kunit" ;;
 	vm) want="$want $pkgs_vm" ;;
+	vm61) want="$want $pkgs_vm61" ;;
 	bench) want="$want $pkgs_bench" ;;
-	all) want="$want $pkgs_build $pkgs_check $pkgs_kunit $pkgs_vm" ;;
+	all) want="$want $pkgs_build $pkgs_check $pkgs_kunit $pkgs_vm $pkgs_vm61" ;;
 	*) echo "deps: unknown tier $tier" >&2; exit 2 ;;
 	esac
 done
