@@ -10,7 +10,7 @@
 #   make test            every test tier; ends with "N passed, N failed"
 #   make run             the guided tour in a QEMU VM running Debian's kernel
 #   make kunit           the KUnit tier only (kunit-san: under sanitizers)
-#   make vm              the VM tier only
+#   make vm              the VM tier only (VM_KVER=KVER: on another Debian kernel)
 #   make deb             build/deb/softhca-dkms_<version>_all.deb and
 #                        libsofthca_<version>_<arch>.deb (scripts/packaging/)
 #   make pkgtest         the packaging tier only: the packages installed in a
@@ -33,7 +33,8 @@ KDIR ?= $(if $(wildcard $(RUNNING_KDIR)/Makefile),$(RUNNING_KDIR),$(DEBIAN_KDIR)
 KBUILD_OPTS := -C $(KDIR) M=$(CURDIR) CONFIG_INFINIBAND_SOFTHCA=m
 
 DRIVER := drivers/infiniband/sw/softhca
-SOURCES := $(shell find $(DRIVER) -name '*.[ch]' ! -name '*.mod.c') \
+SOURCES := $(shell find $(DRIVER) -name '*.[ch]' ! -name '*.mod.c' \
+	! -name shca_conftest.h) \
 	$(wildcard include/uapi/rdma/*.h)
 
 .PHONY: all modules provider vm-programs install clean check test run kunit kunit-san vm bench deps deb pkgtest
@@ -83,10 +84,21 @@ kunit-san:
 	scripts/deps.sh kunit
 	scripts/kunit.sh --sanitizers
 
+# make vm VM_KVER=6.1.0-57-amd64: the VM tier on another Debian kernel,
+# its image unpacked into the cache, the module built in build/kernel-KVER/
 vm:
+ifeq ($(VM_KVER),)
 	scripts/deps.sh vm build
 	$(MAKE) modules vm-programs KDIR=$(DEBIAN_KDIR)
 	scripts/vm.sh
+else
+	scripts/deps.sh vm build vm61
+	scripts/kernel-image.sh $(VM_KVER) > /dev/null
+	scripts/build-for.sh $(VM_KVER)
+	$(MAKE) vm-programs
+	scripts/vm.sh --kernel $(VM_KVER) \
+		--module build/kernel-$(VM_KVER)/$(DRIVER)/softhca.ko
+endif
 
 deb:
 	scripts/deps.sh pkg

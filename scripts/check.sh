@@ -4,7 +4,9 @@
 # Tier 1: build and static checks of the kernel sources.
 #   scripts/check.sh [FILE...]      (default: every driver .c/.h)
 # Each check is one test: build (W=1), sparse, checkpatch --strict,
-# kernel-doc. Ends with one line "static: N passed, N failed".
+# kernel-doc; build (W=1) and sparse again for Debian 12's 6.1 kernel
+# (DEBIAN_KVER_61, in build/kernel-KVER/: the compile probes pick the
+# other interfaces). Ends with one line "static: N passed, N failed".
 set -uo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +20,8 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 
 if [ $# -eq 0 ]; then
-	mapfile -t files < <(find drivers include -name '*.[ch]' ! -name '*.mod.c' 2>/dev/null | sort)
+	mapfile -t files < <(find drivers include -name '*.[ch]' ! -name '*.mod.c' \
+		! -name shca_conftest.h 2>/dev/null | sort)
 else
 	files=("$@")
 fi
@@ -66,6 +69,21 @@ st=$?
 grep -E 'warning:|error:' "$out/sparse" > "$out/sparse.w" && st=1
 [ $st -eq 0 ] || cat "$out/sparse.w" >> "$out/sparse"
 result sparse $st "$out/sparse"
+
+# 2b. The same two for Debian 12's 6.1 kernel, out of the work tree.
+if [ -n "${DEBIAN_KVER_61:-}" ]; then
+	scripts/build-for.sh --clean "$DEBIAN_KVER_61" W=1 > "$out/build61" 2>&1
+	st=$?
+	grep -E 'warning:|error:' "$out/build61" > "$out/build61.w" && st=1
+	[ $st -eq 0 ] || cat "$out/build61.w" >> "$out/build61"
+	result "build-W1-$DEBIAN_KVER_61" $st "$out/build61"
+	scripts/build-for.sh "$DEBIAN_KVER_61" C=2 \
+		CHECK="sparse -Wno-unknown-attribute" > "$out/sparse61" 2>&1
+	st=$?
+	grep -E 'warning:|error:' "$out/sparse61" > "$out/sparse61.w" && st=1
+	[ $st -eq 0 ] || cat "$out/sparse61.w" >> "$out/sparse61"
+	result "sparse-$DEBIAN_KVER_61" $st "$out/sparse61"
+fi
 
 # 3. checkpatch --strict.
 perl "$checkpatch" --no-tree --strict --terse --show-types -f "${files[@]}" \

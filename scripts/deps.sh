@@ -2,9 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Install the Debian packages a tier needs; a no-op when they are there.
-#   scripts/deps.sh [build|check|kunit|vm|pkg|bench|all]...
-# all = the tiers of make test (build, check, kunit, vm, pkg); pkg = make deb
-# and its test (dpkg-deb, lintian, mmdebstrap for a clean Debian root); bench = what make
+#   scripts/deps.sh [build|check|kunit|vm|vm61|pkg|bench|all]...
+# all = the tiers of make test (build, check, kunit, vm, vm61, pkg); vm61 =
+# the headers of Debian 12's 6.1 kernel (DEBIAN_KVER_61; its image is
+# unpacked by scripts/kernel-image.sh, not installed); pkg = make deb and its
+# test (dpkg-deb, lintian, mmdebstrap for a clean Debian root); bench = what make
 # bench needs on top of vm and build (fio for the ULP benchmark, gnuplot-nox
 # for the plot of the T10-DIF engine benchmark).
 set -euo pipefail
@@ -14,7 +16,8 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/scripts/versions.env"
 
 pkgs_build="gcc make libc6-dev linux-headers-$DEBIAN_KVER libibverbs-dev"
-pkgs_check="$pkgs_build sparse perl $DEBIAN_KSRC_PKG xz-utils"
+pkgs_vm61="linux-headers-$DEBIAN_KVER_61"
+pkgs_check="$pkgs_build $pkgs_vm61 sparse perl $DEBIAN_KSRC_PKG xz-utils"
 pkgs_kunit="$DEBIAN_KSRC_PKG xz-utils python3 gcc make bc flex bison libelf-dev libssl-dev dwarves"
 pkgs_vm="linux-image-$DEBIAN_KVER qemu-system-x86 busybox-static cpio kmod
 	iproute2 rdma-core ibverbs-utils ibverbs-providers libibverbs-dev
@@ -32,9 +35,10 @@ for tier in "$@"; do
 	check) want="$want $pkgs_check" ;;
 	kunit) want="$want $pkgs_kunit" ;;
 	vm) want="$want $pkgs_vm" ;;
+	vm61) want="$want $pkgs_vm61" ;;
 	pkg) want="$want $pkgs_build $pkgs_pkg" ;;
 	bench) want="$want $pkgs_bench" ;;
-	all) want="$want $pkgs_build $pkgs_check $pkgs_kunit $pkgs_vm $pkgs_pkg" ;;
+	all) want="$want $pkgs_build $pkgs_check $pkgs_kunit $pkgs_vm $pkgs_vm61 $pkgs_pkg" ;;
 	*) echo "deps: unknown tier $tier" >&2; exit 2 ;;
 	esac
 done

@@ -53,20 +53,24 @@ if [ ! -f "$src/.softhca-stamp" ] || [ "$(cat "$src/.softhca-stamp")" != "$stamp
 	echo "$stamp" > "$src/.softhca-stamp"
 fi
 
-# Overlay the driver as drivers/infiniband/sw/softhca. Copy only files
-# whose content changed, so make rebuilds only what really changed.
+# Overlay the driver as drivers/infiniband/sw/softhca (with its compile
+# probes, shca_conftest.sh, which run in-tree as they do out of tree; a
+# shca_conftest.h left in the work tree by an out-of-tree build is not
+# copied). Copy only files whose content changed, so make rebuilds only
+# what really changed.
 dst=$src/drivers/infiniband/sw/softhca
 mkdir -p "$dst"
-(cd "$repo/drivers/infiniband/sw/softhca" && find . -type f \( -name '*.[ch]' -o -name Makefile -o -name Kconfig \)) |
+(cd "$repo/drivers/infiniband/sw/softhca" && find . -type f \( -name '*.[ch]' -o -name '*.sh' -o -name Makefile -o -name Kconfig \) ! -name shca_conftest.h) |
 while read -r f; do
 	mkdir -p "$(dirname "$dst/$f")"
 	cmp -s "$repo/drivers/infiniband/sw/softhca/$f" "$dst/$f" ||
 		cp "$repo/drivers/infiniband/sw/softhca/$f" "$dst/$f"
 done
-(cd "$dst" && find . -type f \( -name '*.[ch]' -o -name Makefile -o -name Kconfig \)) |
+(cd "$dst" && find . -type f \( -name '*.[ch]' -o -name '*.sh' -o -name Makefile -o -name Kconfig \)) |
 while read -r f; do
 	[ -e "$repo/drivers/infiniband/sw/softhca/$f" ] || rm -f "$dst/$f"
 done
+rm -f "$dst/shca_conftest.h"
 grep -q 'sw/softhca/Kconfig' "$src/drivers/infiniband/Kconfig" ||
 	sed -i 's|^source "drivers/infiniband/sw/siw/Kconfig"|&\nsource "drivers/infiniband/sw/softhca/Kconfig"|' \
 		"$src/drivers/infiniband/Kconfig"

@@ -13,6 +13,9 @@
 #   --run SCRIPT     run SCRIPT (POSIX sh, as a tests/vm/*.sh) in the guest
 #                    as the only test, named after its file
 #   --shell          boot into an interactive guest shell (debugging)
+#   --kernel KVER    Debian kernel to boot (default: DEBIAN_KVER of
+#                    scripts/versions.env, or $VM_KVER): installed, or
+#                    unpacked into the cache by scripts/kernel-image.sh
 #   --module PATH    module to test (default drivers/infiniband/sw/softhca/softhca.ko)
 #   --provider PATH  rdma-core provider libsofthca-rdmav34.so to install in
 #                    the guest (default: the newest one under providers/, if any)
@@ -24,6 +27,8 @@
 #   --test-timeout SECS  bound for each guest test (default 120)
 #   -v, --verbose    stream the whole serial console
 #   --rebuild        rebuild the cached base initramfs
+#   --label NAME     name of the final "NAME: N passed, N failed" line
+#                    (default vm)
 #
 # For other harnesses that boot this guest (the benchmarks, tests/bench/run.sh):
 #   --hub            eth0 and eth1 on one QEMU hub, as two ports of a switch,
@@ -53,9 +58,7 @@ if [ -r "$ROOT/scripts/versions.env" ]; then
 	# shellcheck disable=SC1091
 	. "$ROOT/scripts/versions.env"
 fi
-KVER=${DEBIAN_KVER:-6.12.117+deb12-amd64}
-KDIR=/lib/modules/$KVER
-KERNEL=/boot/vmlinuz-$KVER
+KVER=${VM_KVER:-${DEBIAN_KVER:-6.12.117+deb12-amd64}}
 CACHE=${XDG_CACHE_HOME:-$HOME/.cache}/softhca/vm
 LIBDIR=/usr/lib/x86_64-linux-gnu
 BASE_FORMAT=3	# bump when the layout of the base archive changes
@@ -76,6 +79,7 @@ OVERLAYS=()
 GUEST_ENV=()
 SHOW=
 CONSOLE_OUT=
+LABEL=vm
 
 die() { echo "vm: error: $*" >&2; exit 2; }
 TESTS=()
@@ -88,7 +92,7 @@ on_exit() {
 	if [ $SUMMARY_DONE = 0 ] && [ "$MODE" != shell ]; then
 		local n=${#TESTS[@]}
 		[ "$n" -gt 0 ] || n=1
-		echo "vm: 0 passed, $n failed"
+		echo "$LABEL: 0 passed, $n failed"
 		[ $rc -ne 0 ] || rc=1
 	fi
 	exit $rc
@@ -109,6 +113,8 @@ while [ $# -gt 0 ]; do
 	--show) SHOW=${2:?--show needs a regular expression}; shift ;;
 	--console) CONSOLE_OUT=${2:?--console needs a file}; shift ;;
 	--shell) MODE=shell ;;
+	--kernel) KVER=${2:?--kernel needs a kernel version}; shift ;;
+	--kernel=*) KVER=${1#*=} ;;
 	--module) MODULE=${2:?--module needs a path}; shift ;;
 	--module=*) MODULE=${1#*=} ;;
 	--provider) PROVIDER=${2:?--provider needs a path}; shift ;;
@@ -120,6 +126,7 @@ while [ $# -gt 0 ]; do
 	--test-timeout) TEST_TIMEOUT=${2:?}; shift ;;
 	-v|--verbose) VERBOSE=1 ;;
 	--rebuild) REBUILD=1 ;;
+	--label) LABEL=${2:?--label needs a name}; shift ;;
 	-h|--help) sed -n '4,/^$/s/^# \{0,1\}//p' "$0"; SUMMARY_DONE=1; exit 0 ;;
 	-*) die "unknown option $1 (see --help)" ;;
 	*) SELECT+=("$1") ;;
@@ -146,6 +153,17 @@ done
 for tool in qemu-system-x86_64 cpio gzip xz modinfo depmod ldd timeout flock; do
 	command -v "$tool" >/dev/null || die "$tool not found"
 done
+
+# The guest kernel: installed (/boot, /lib/modules), or unpacked into the
+# cache by scripts/kernel-image.sh (KROOT/boot, KROOT/lib/modules).
+KROOT=
+if [ ! -r "/boot/vmlinuz-$KVER" ] || [ ! -d "/lib/modules/$KVER/kernel" ]; then
+	KROOT=${XDG_CACHE_HOME:-$HOME/.cache}/softhca/kernels/$KVER
+	[ -r "$KROOT/.softhca-complete" ] ||
+		die "kernel $KVER is neither installed nor unpacked (scripts/kernel-image.sh $KVER)"
+fi
+KDIR=$KROOT/lib/modules/$KVER
+KERNEL=$KROOT/boot/vmlinuz-$KVER
 [ -r "$KERNEL" ] || die "$KERNEL not found (install linux-image-$KVER)"
 [ -d "$KDIR/kernel" ] || die "$KDIR/kernel not found"
 BUSYBOX=$(command -v busybox.static 2>/dev/null || echo /bin/busybox)
@@ -229,7 +247,17 @@ mod_add() {	# name: add it and its dependencies to MOD_PATH
 	local name=${1//-/_} path dep soft
 	[ -n "$name" ] || return 0
 	[ -z "${MOD_PATH[$name]+x}" ] || return 0
-	path=$(modinfo -k "$KVER" -n "$name" 2>/dev/null) || path=
+	path=$(modinfo -b "${KROOT:-/}" -k "$KVER" -n "$name" 2>/dev/null) || path=
+	if [ "$(printf '%s\n' "$path" | wc -l)" -gt 1 ]; then
+		# an alias that several modules provide (6.1's softdep
+		# "crct10dif": generic and pclmul): take them all
+		MOD_PATH[$name]=alias
+		for dep in $path; do
+			dep=${dep##*/}
+			mod_add "${dep%%.ko*}"
+		done
+		return 0
+	fi
 	case $path in
 	/*) ;;
 	*)	# built in (modinfo resolves aliases such as crypto-md5 to
@@ -317,8 +345,8 @@ base_key=$(
 			"$KDIR/modules.order"
 	} | sha256sum | cut -c1-16
 )
-BASE=$CACHE/base-$base_key.cpio.gz
-BASE_MODS=$CACHE/base-$base_key.modules
+BASE=$CACHE/base-$KVER-$base_key.cpio.gz
+BASE_MODS=$CACHE/base-$KVER-$base_key.modules
 
 build_base() {
 	local st rel ko dst m a
@@ -339,7 +367,10 @@ build_base() {
 	# kernel modules, decompressed once into $CACHE/kmod
 	for m in "${!MOD_PATH[@]}"; do
 		ko=${MOD_PATH[$m]}
-		[ "$ko" != builtin ] || continue
+		case $ko in
+		/*) ;;
+		*) continue ;;	# built in, or an alias of other modules
+		esac
 		rel=${ko#"$KDIR"/}
 		rel=${rel%.xz}
 		rel=${rel%.zst}
@@ -397,7 +428,7 @@ if [ $REBUILD = 1 ] || [ ! -s "$BASE" ] || [ ! -d "$BASE_MODS" ]; then
 	t0=$SECONDS
 	note "building base initramfs ($KVER, ${#MOD_PATH[@]} modules, ${#BINS[@]} programs)"
 	build_base
-	find "$CACHE" -maxdepth 1 -name 'base-*' ! -name "$(basename "$BASE")" \
+	find "$CACHE" -maxdepth 1 -name "base-$KVER-*" ! -name "$(basename "$BASE")" \
 		! -name "$(basename "$BASE_MODS")" -exec rm -rf {} +
 	note "base initramfs built in $((SECONDS - t0))s: $BASE"
 fi
@@ -605,6 +636,6 @@ if [ $fail -gt 0 ] && [ $shown_tail = 0 ] && ! grep -a -q '^VMTEST-END' "$CLEAN"
 fi
 printf '%s\n' "${lines[@]}"
 note "console log: $LOG (${elapsed}s in the VM)"
-echo "vm: $pass passed, $fail failed"
+echo "$LABEL: $pass passed, $fail failed"
 SUMMARY_DONE=1
 [ $fail -eq 0 ]

@@ -81,6 +81,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -104,7 +105,11 @@
 #define A_FLUSH_P	(1U << 9)
 #define A_OPTIONAL	(((1U << 29) << 1) - (1U << 20))	/* bits 20..29 */
 #define A_RELAXED	(1U << 20)
-#define IB_ACCESS_SUPP	(A_HUGE | A_OPTIONAL | ((A_FLUSH_P << 1) - 1))
+/* IB_ACCESS_SUPPORTED: without the FLUSH bits before 6.2 (core_rules()) */
+#define IB_ACCESS_SUPP	ib_access_supp
+static uint32_t ib_access_supp = A_HUGE | A_OPTIONAL | ((A_FLUSH_P << 1) - 1);
+/* ib_check_mr_access() says EINVAL for ODP on a device without it in 6.1 */
+static int odp_errno = EOPNOTSUPP;
 #define SHCA_ACCESS	(A_LW | A_RW | A_RR | A_RA | A_ZB)
 #define A_WRITABLE	(A_LW | A_RW | A_RA | A_MW)	/* ib_access_writable() */
 
@@ -124,7 +129,7 @@ static int core_access_err(uint32_t a)
 	if (a & ~IB_ACCESS_SUPP)
 		return EINVAL;
 	if (a & A_ODP)
-		return EOPNOTSUPP;
+		return odp_errno;
 	if (a & (A_FLUSH_G | A_FLUSH_P))
 		return EOPNOTSUPP;
 	return 0;
@@ -3444,6 +3449,20 @@ static int child(const char *name, uint64_t seed, uint64_t iters, int mode,
 	return 0;
 }
 
+/* The oracle follows 6.12's core; 6.1's ib_check_mr_access() differs. */
+static void core_rules(void)
+{
+	struct utsname u;
+	int major, minor;
+
+	if (uname(&u) || sscanf(u.release, "%d.%d", &major, &minor) != 2)
+		return;
+	if (major < 6 || (major == 6 && minor < 2)) {
+		ib_access_supp = A_HUGE | A_OPTIONAL | ((A_HUGE << 1) - 1);
+		odp_errno = EINVAL;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	const char *name = argc > 1 ? argv[1] : "softhca0";
@@ -3464,6 +3483,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	core_rules();
 	all = mmap(NULL, procs * sizeof(*all), PROT_READ | PROT_WRITE,
 		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	if (all == MAP_FAILED) {

@@ -45,6 +45,7 @@
 #include <rdma/signature.h>
 #include <rdma/softhca-abi.h>
 
+#include "shca_compat.h"
 #include "shca_queue.h"
 
 struct dma_buf;

@@ -22,7 +22,6 @@
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
-#include <kunit/static_stub.h>
 #include <rdma/rdma_netlink.h>
 
 #include "shca_verbs.h"

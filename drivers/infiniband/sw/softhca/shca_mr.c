@@ -59,11 +59,10 @@
 #include <linux/string.h>
 #include <rdma/ib_umem.h>
 #include <rdma/iter.h>
-#include <kunit/static_stub.h>
 
 #include "shca_verbs.h"
 
-MODULE_IMPORT_NS(DMA_BUF);
+MODULE_IMPORT_NS(SHCA_NS_DMA_BUF);
 
 #define SHCA_MR_KEY_BITS	8
 

@@ -289,6 +289,7 @@ static int shca_check_user_range(u64 start, u64 length, u64 iova, int access)
 	return 0;
 }
 
+/* @udata may be NULL: the REG_MR ioctl (6.17) passes none. */
 static struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 				      u64 length, u64 iova, int access,
 				      struct ib_udata *udata)
@@ -313,14 +314,37 @@ static struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	return &mr->ibmr;
 }
 
+#ifdef HAVE_REG_USER_MR_DMAH
+/*
+ * Since 6.17 the core passes a DMA handle, which only exists on a device
+ * with ->alloc_dmah: never here, but refuse one rather than ignore it.
+ */
+static struct ib_mr *shca_reg_user_mr_dmah(struct ib_pd *ibpd, u64 start,
+					   u64 length, u64 iova, int access,
+					   struct ib_dmah *dmah,
+					   struct ib_udata *udata)
+{
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+	return shca_reg_user_mr(ibpd, start, length, iova, access, udata);
+}
+#endif
+
 static struct ib_mr *shca_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 					     u64 length, u64 iova, int fd,
 					     int access,
-					     struct uverbs_attr_bundle *attrs)
+#ifdef HAVE_REG_USER_MR_DMABUF_DMAH
+					     struct ib_dmah *dmah,
+#endif
+					     struct shca_reg_dmabuf_arg *arg)
 {
 	struct shca_mr *mr;
 	int err;
 
+#ifdef HAVE_REG_USER_MR_DMABUF_DMAH
+	if (dmah)
+		return ERR_PTR(-EOPNOTSUPP);
+#endif
 	err = shca_check_user_range(offset, length, iova, access);
 	if (err)
 		return ERR_PTR(err);
@@ -599,9 +623,9 @@ static int shca_check_cq_attr(const struct ib_cq_init_attr *attr,
 }
 
 static int shca_create_cq(struct ib_cq *ibcq, const struct ib_cq_init_attr *attr,
-			  struct uverbs_attr_bundle *attrs)
+			  struct shca_create_cq_arg *arg)
 {
-	struct ib_udata *udata = attrs ? &attrs->driver_udata : NULL;
+	struct ib_udata *udata = shca_create_cq_udata(arg);
 	struct shca_dev *sdev = to_shca_dev(ibcq->device);
 	struct shca_cq *cq = to_shca_cq(ibcq);
 	int err;
@@ -926,7 +950,11 @@ static const struct ib_device_ops shca_dev_ops = {
 	.query_qp = shca_query_qp,
 	.query_srq = shca_query_srq,
 	.reg_dm_mr = shca_reg_dm_mr,
+#ifdef HAVE_REG_USER_MR_DMAH
+	.reg_user_mr = shca_reg_user_mr_dmah,
+#else
 	.reg_user_mr = shca_reg_user_mr,
+#endif
 	.reg_user_mr_dmabuf = shca_reg_user_mr_dmabuf,
 	.req_notify_cq = shca_req_notify_cq,
 	.rereg_user_mr = shca_rereg_user_mr,

@@ -6,7 +6,6 @@
 #ifndef SHCA_VERBS_H
 #define SHCA_VERBS_H
 
-#include <kunit/visibility.h>
 #include <linux/t10-pi.h>
 
 #include "shca.h"

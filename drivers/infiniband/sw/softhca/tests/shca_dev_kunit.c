@@ -18,7 +18,7 @@
 
 #include "shca_kunit.h"
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS(SHCA_NS_KUNIT);
 
 static const u8 shca_mac_a[ETH_ALEN] = { 0x02, 0x53, 0x48, 0x43, 0x41, 0x01 };
 static const u8 shca_mac_b[ETH_ALEN] = { 0x02, 0x53, 0x48, 0x43, 0x41, 0x02 };

@@ -15,7 +15,7 @@
 
 #include "shca_kunit.h"
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS(SHCA_NS_KUNIT);
 
 static const u8 shca_fault_mac[ETH_ALEN] = {
 	0x02, 0x53, 0x48, 0x46, 0x4c, 0x01

@@ -29,7 +29,7 @@
 
 #include "shca_kunit.h"
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS(SHCA_NS_KUNIT);
 
 static const u8 shca_qp_mac[2][ETH_ALEN] = {
 	{ 0x02, 0x53, 0x48, 0x51, 0x50, 0x01 },

@@ -28,7 +28,7 @@
 
 #include "../shca_verbs.h"
 
-MODULE_IMPORT_NS(EXPORTED_FOR_KUNIT_TESTING);
+MODULE_IMPORT_NS(SHCA_NS_KUNIT);
 
 enum shca_sig_pat {
 	SHCA_PAT_ZERO,
