@@ -25,9 +25,9 @@ out=$repo/build/kernel-$kver
 # files gone from the work tree go from the copy too.
 mkdir -p "$out"
 cd "$repo"
-find Kbuild drivers include -type f \( -name '*.[ch]' -o -name '*.sh' -o \
+{ echo scripts/versions.env; find Kbuild drivers include -type f \( -name '*.[ch]' -o -name '*.sh' -o \
 	-name Makefile -o -name Kconfig -o -name Kbuild \) ! -name '*.mod.c' \
-	! -name shca_conftest.h | sort > "$out/.sources.new"
+	! -name shca_conftest.h; } | sort > "$out/.sources.new"
 while read -r f; do
 	cmp -s "$f" "$out/$f" 2>/dev/null || { mkdir -p "$out/$(dirname "$f")"; cp "$f" "$out/$f"; }
 done < "$out/.sources.new"
