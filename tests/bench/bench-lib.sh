@@ -39,8 +39,10 @@ bench_block() {
 #   spread(list)      (max - min) / median in %, 0 for fewer than 2 numbers
 #   noisy(list)       1 if more than one number and spread over the limit
 #   runs(list)        the numbers in the order they were added, f() each
-#   mcell(list, w)    a table cell: the median in w columns, the spread in
-#                     5 ("  4%"), then "*" if noisy or " "; w + 7 columns
+#   mcell(list, w, mark)  a table cell: the median (followed by mark, if
+#                     given: "!" for a cell with a failed run) in w
+#                     columns, the spread in 5 (" 12%"), then "*" if noisy,
+#                     else " "; w + 6 columns
 #   mmm(list, scale)  plot data: "MEDIAN MIN MAX" times scale, or
 #                     "NaN NaN NaN" for an empty list
 # shellcheck disable=SC2034 # used by the scripts that source this file
@@ -97,8 +99,8 @@ function runs(list,    v, n, i, s) {
 		s = s (i > 1 ? " " : "") f(v[i])
 	return s
 }
-function mcell(list, w,    l) {
-	l = sprintf("%" w "s", f(median(list)))
+function mcell(list, w, mark,    l) {
+	l = sprintf("%" w "s", f(median(list)) mark)
 	return l sprintf(" %3.0f%%%s", spread(list), noisy(list) ? "*" : " ")
 }
 function mmm(list, scale,    v, n) {

@@ -110,7 +110,11 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BENCH_DIR=$ROOT/tests/bench
 OUT_DIR=$ROOT/build/bench
 BENCH_OUT=$OUT_DIR/mr-bench.txt
+MR_DAT=$OUT_DIR/mr-bench.dat
+MR_PNG=$OUT_DIR/mr-bench.png
 REG_OUT=$OUT_DIR/reg-bench.txt
+REG_DAT=$OUT_DIR/reg-bench.dat
+REG_PNG=$OUT_DIR/reg-bench.png
 DP_OUT=$OUT_DIR/dp-bench.txt
 PI_OUT=$OUT_DIR/pi-bench.txt
 PI_DAT=$OUT_DIR/pi-bench.dat
@@ -134,6 +138,7 @@ BENCH_KO=$BENCH_DIR/shca_mr_bench.ko
 DP_KO=$BENCH_DIR/shca_dp_bench.ko
 PI_KO=$BENCH_DIR/shca_pi_bench.ko
 FRWR_KO=$BENCH_DIR/shca_frwr_bench.ko
+UMEM_KO=$BENCH_DIR/shca_umem_bench.ko
 
 note() { echo "bench: $*"; }
 die() { echo "bench: error: $*" >&2; exit 2; }
@@ -157,7 +162,7 @@ trap 'exit 130' INT TERM
 
 VM_ARGS=()
 MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
-TEST_TIMEOUT=420
+TEST_TIMEOUT=300
 HAVE_TIMEOUT=0
 PARTS="mr reg dp pi frwr ulp nvmepi"
 ONLY=$PARTS
@@ -195,19 +200,32 @@ want() {
 
 BENCH_ITERS=${BENCH_ITERS:-2000}
 BENCH_PAGES=${BENCH_PAGES:-16}
+BENCH_REPS=${BENCH_REPS:-3}
 BENCH_REG_SECS=${BENCH_REG_SECS:-0.5}
 BENCH_DP_MS=${BENCH_DP_MS:-300}
 BENCH_DP_SECS=${BENCH_DP_SECS:-1}
 BENCH_DP_BUDGET=${BENCH_DP_BUDGET:-200}
 BENCH_DP_PERFTEST=${BENCH_DP_PERFTEST:-1}
-case $BENCH_ITERS$BENCH_PAGES in
-*[!0-9]*) die "BENCH_ITERS='$BENCH_ITERS' and BENCH_PAGES='$BENCH_PAGES' must be whole numbers" ;;
+case $BENCH_ITERS$BENCH_PAGES$BENCH_REPS in
+*[!0-9]*) die "BENCH_ITERS='$BENCH_ITERS', BENCH_PAGES='$BENCH_PAGES' and BENCH_REPS='$BENCH_REPS' must be whole numbers" ;;
 esac
 [ "$BENCH_ITERS" -gt 0 ] || die "BENCH_ITERS must be at least 1"
+if [ "$BENCH_REPS" -lt 1 ] || [ "$BENCH_REPS" -gt 20 ]; then
+	die "BENCH_REPS must be 1..20"
+fi
 if [ "$BENCH_PAGES" -lt 1 ] || [ "$BENCH_PAGES" -gt 256 ]; then
 	die "BENCH_PAGES must be 1..256 (the module's limit)"
 fi
 [[ $BENCH_REG_SECS =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_REG_SECS='$BENCH_REG_SECS' must be a number of seconds"
+# The userspace benchmark: per repetition 6 sizes x 3 columns (two
+# devices and the floor), each its time plus up to 0.3 s of warm-up and
+# the 1 GiB pairs under TCG; twice that, plus a minute for filling 1 GiB.
+REG_TIMEOUT=0
+if want reg; then
+	REG_TIMEOUT=$(awk -v r="$BENCH_REPS" -v s="$BENCH_REG_SECS" \
+		'BEGIN { printf "%d", 60 + 2 * r * 6 * 3 * (s + 0.3) }')
+	TEST_TIMEOUT=$((TEST_TIMEOUT + REG_TIMEOUT))
+fi
 case $BENCH_DP_MS$BENCH_DP_SECS$BENCH_DP_BUDGET$BENCH_DP_PERFTEST in
 *[!0-9]*) die "BENCH_DP_MS, BENCH_DP_SECS, BENCH_DP_BUDGET and BENCH_DP_PERFTEST must be whole numbers" ;;
 esac
@@ -339,14 +357,10 @@ if want nvmepi; then
 	command -v fio >/dev/null ||
 		note "warning: fio is not installed (scripts/deps.sh bench): no numbers in the NVMe PI table"
 fi
-if want pi || want frwr || want nvmepi; then
-	command -v gnuplot >/dev/null ||
-		note "warning: gnuplot is not installed (scripts/deps.sh bench): no plots"
-fi
+command -v gnuplot >/dev/null ||
+	note "warning: gnuplot is not installed (scripts/deps.sh bench): no plots"
 # as scripts/vm.sh computes it, without its 900 s cap
 [ "$HAVE_TIMEOUT" = 1 ] || VM_ARGS+=(--timeout "$((120 + TEST_TIMEOUT + 40))")
-! want reg || [ -x "$ROOT/tests/vm/bin/shca_reg_bench" ] ||
-	note "warning: tests/vm/bin/shca_reg_bench missing (make vm-programs): no userspace table"
 ONLY=$(echo "$ONLY" | xargs)
 [ -n "$ONLY" ] || die "no part left to run (--only, BENCH_PI=0, BENCH_FRWR=0, BENCH_ULP=0, BENCH_NVMEPI=0)"
 
@@ -355,7 +369,7 @@ ONLY=$(echo "$ONLY" | xargs)
 BENCH_KDIR=/usr/src/linux-headers-$KVER
 [ -r "$BENCH_KDIR/Makefile" ] || die "$BENCH_KDIR not found (install linux-headers-$KVER)"
 command -v make >/dev/null || die "make not found"
-note "building $BENCH_KO, $DP_KO, $PI_KO, $FRWR_KO and the benchmark programs"
+note "building $BENCH_KO, $UMEM_KO, $DP_KO, $PI_KO, $FRWR_KO and the benchmark programs"
 mkdir -p "$CACHE/logs"
 blog=$CACHE/logs/bench-build.log
 # Serialise with other benchmark runs building the same directory.
@@ -368,6 +382,7 @@ fi
 [ -r "$DP_KO" ] || die "$DP_KO was not built (log: $blog)"
 [ -r "$PI_KO" ] || die "$PI_KO was not built (log: $blog)"
 [ -r "$FRWR_KO" ] || die "$FRWR_KO was not built (log: $blog)"
+[ -r "$UMEM_KO" ] || die "$UMEM_KO was not built (log: $blog)"
 if ! flock "$CACHE/.bench-build.lock" \
 	make -C "$BENCH_DIR" OUT="$BENCH_BIN" >>"$blog" 2>&1; then
 	cat "$blog" >&2
@@ -380,7 +395,7 @@ grep -E 'warning:|error:' "$blog" >&2 || true
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/softhca-bench.XXXXXX")
 ov=$TMP/overlay
 mkdir -p "$ov/tests/bin"
-cp "$BENCH_KO" "$DP_KO" "$PI_KO" "$FRWR_KO" "$ov/"
+cp "$BENCH_KO" "$UMEM_KO" "$DP_KO" "$PI_KO" "$FRWR_KO" "$ov/"
 install -m 0755 "$BENCH_DIR/dp-bench.sh" "$ov/tests/dp-bench.sh"
 install -m 0755 "$BENCH_DIR/pi-bench.sh" "$ov/tests/pi-bench.sh"
 install -m 0755 "$BENCH_DIR/frwr-bench.sh" "$ov/tests/frwr-bench.sh"
@@ -406,6 +421,7 @@ vm_rc=0
 	--overlay "$ov" --console "$CLEAN" --test-timeout "$TEST_TIMEOUT" \
 	--show '^(mr-bench|dp-bench|pi-bench|frwr-bench|ulp-bench|nvme-pi-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
 	--env "BENCH_ITERS=$BENCH_ITERS" --env "BENCH_PAGES=$BENCH_PAGES" \
+	--env "BENCH_REPS=$BENCH_REPS" --env "BENCH_REG_TIMEOUT=$REG_TIMEOUT" \
 	--env "BENCH_REG_SECS=$BENCH_REG_SECS" --env "BENCH_DP_MS=$BENCH_DP_MS" \
 	--env "BENCH_DP_SECS=$BENCH_DP_SECS" --env "BENCH_DP_BUDGET=$BENCH_DP_BUDGET" \
 	--env "BENCH_DP_PERFTEST=$BENCH_DP_PERFTEST" --env "BENCH_ULP=$BENCH_ULP" \
@@ -426,20 +442,6 @@ vm_rc=0
 
 # ---- the tables --------------------------------------------------------------------
 
-# The kernel table: the module's lines between the guest's markers, prefix
-# stripped, up to its closing "done" line.
-table=$TMP/table.txt
-awk '
-	/^=== MR-BENCH-TABLE$/ { on = 1; next }
-	/^=== MR-BENCH-TABLE-END$/ { on = 0; next }
-	on && index($0, "shca_mr_bench: ") {
-		line = substr($0, index($0, "shca_mr_bench: ") + 15)
-		if (line ~ /taints kernel|module verification failed/)
-			next
-		if (line == "done") { done = 1; exit }
-		print line
-	}
-	END { exit !done }' "$CLEAN" >"$table" || : >"$table"
 # guest_table START END PREFIX: the PREFIX lines between the markers
 guest_table() {
 	awk -v s="=== $1" -v e="=== $2" -v p="$3" '
@@ -448,8 +450,14 @@ guest_table() {
 		on && index($0, p) == 1 { print substr($0, length(p) + 1) }
 		END { exit !done }' "$CLEAN"
 }
+table=$TMP/table.txt
+guest_table MR-BENCH-TABLE MR-BENCH-TABLE-END 'mr-table: ' >"$table" || : >"$table"
+mrdata=$TMP/mr-data.txt
+guest_table MR-BENCH-DATA MR-BENCH-DATA-END 'mr-data: ' >"$mrdata" || : >"$mrdata"
 regtable=$TMP/reg-table.txt
-guest_table REG-BENCH-TABLE REG-BENCH-TABLE-END 'reg-bench: ' >"$regtable" || : >"$regtable"
+guest_table REG-BENCH-TABLE REG-BENCH-TABLE-END 'reg-table: ' >"$regtable" || : >"$regtable"
+regdata=$TMP/reg-data.txt
+guest_table REG-BENCH-DATA REG-BENCH-DATA-END 'reg-data: ' >"$regdata" || : >"$regdata"
 dptable=$TMP/dp-table.txt
 guest_table DP-BENCH-TABLE DP-BENCH-TABLE-END 'dp-table: ' >"$dptable" || : >"$dptable"
 pitable=$TMP/pi-table.txt
@@ -482,7 +490,7 @@ when="kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')"
 : >"$BENCH_OUT.tmp"
 if want mr; then
 	{
-		echo "MR registration benchmark: shca_mr_bench.ko, devices=softhca0,rxe0 iters=$BENCH_ITERS pages=$BENCH_PAGES"
+		echo "MR registration benchmark: shca_mr_bench.ko, devices=softhca0,rxe0 iters=$BENCH_ITERS pages=$BENCH_PAGES reps=$BENCH_REPS"
 		echo "Ran in $where; $when."
 		echo
 		cat "$table"
@@ -508,7 +516,7 @@ add_table() {
 	mv "$2.tmp" "$2"
 }
 add_table "$regtable" "$REG_OUT" \
-	"Userspace MR registration benchmark: shca_reg_bench through libibverbs (rdma-core 44), devices=softhca0,rxe0" \
+	"Userspace MR registration benchmark: shca_reg_bench through libibverbs (rdma-core 44), devices=softhca0,rxe0, floor ib_umem_get+ib_umem_release (shca_umem_bench.ko)" \
 	"$same"
 add_table "$dptable" "$DP_OUT" \
 	"Data-path benchmark: RDMA WRITE/READ/SEND throughput and latency (tests/bench/dp-bench.sh)" \
@@ -563,6 +571,16 @@ plot() {
 		sed 's/^/  /' "$TMP/gnuplot.err" >&2
 	fi
 }
+# The MR plot: operations per second per MR type and device.
+plot "$mrdata" "$MR_DAT" "$MR_PNG" "$BENCH_DIR/mr-bench.gp" \
+	"# MR registration benchmark (shca_mr_bench.ko, tests/bench/mr-bench.sh), $when
+# operations/s per MR type: median, minimum, maximum of $BENCH_REPS runs" \
+	"$BENCH_REPS runs of $BENCH_ITERS operations per cell, $BENCH_PAGES pages per MR, devices in ABBA order; $when"
+# The userspace MR plot: microseconds per pair against the size.
+plot "$regdata" "$REG_DAT" "$REG_PNG" "$BENCH_DIR/reg-bench.gp" \
+	"# Userspace MR registration benchmark (shca_reg_bench, shca_umem_bench.ko), $when
+# microseconds per reg + dereg pair (floor: ib_umem_get + ib_umem_release) per size: median, minimum, maximum of $BENCH_REPS runs" \
+	"$BENCH_REPS runs of ${BENCH_REG_SECS} s per cell, columns in ABBA order; $when"
 # The T10-DIF plot: the medians (and the spread) of each cell.
 plot "$pidata" "$PI_DAT" "$PI_PNG" "$BENCH_DIR/pi-bench.gp" \
 	"# T10-DIF engine benchmark (tests/bench/pi-bench.sh), $when
