@@ -20,6 +20,7 @@ set title "ibv_reg_mr + ibv_dereg_mr from userspace vs the pinning floor (ib_ume
 set xlabel "region size"
 set ylabel "microseconds per reg + dereg pair, median and range of the runs"
 set logscale xy
+set format y "%g"
 set grid xtics ytics mytics
 set datafile missing "NaN"
 set xtics ("4 KiB" 4096, "64 KiB" 65536, "1 MiB" 1048576, "16 MiB" 16777216, \

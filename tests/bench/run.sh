@@ -116,6 +116,10 @@ REG_OUT=$OUT_DIR/reg-bench.txt
 REG_DAT=$OUT_DIR/reg-bench.dat
 REG_PNG=$OUT_DIR/reg-bench.png
 DP_OUT=$OUT_DIR/dp-bench.txt
+DP_BW_DAT=$OUT_DIR/dp-bench-bw.dat
+DP_BW_PNG=$OUT_DIR/dp-bench-bw.png
+DP_LAT_DAT=$OUT_DIR/dp-bench-lat.dat
+DP_LAT_PNG=$OUT_DIR/dp-bench-lat.png
 PI_OUT=$OUT_DIR/pi-bench.txt
 PI_DAT=$OUT_DIR/pi-bench.dat
 PI_PNG=$OUT_DIR/pi-bench.png
@@ -234,6 +238,21 @@ if [ "$BENCH_DP_MS" -lt 1 ] || [ "$BENCH_DP_MS" -gt 10000 ]; then
 fi
 if [ "$BENCH_DP_SECS" -lt 1 ] || [ "$BENCH_DP_SECS" -gt 60 ]; then
 	die "BENCH_DP_SECS must be 1..60"
+fi
+case ${BENCH_DP_KBUDGET:-} in
+*[!0-9]*) die "BENCH_DP_KBUDGET='$BENCH_DP_KBUDGET' must be a whole number" ;;
+esac
+# The kernel data-path cells: per repetition 20 cells (12 throughput, 8
+# latency) per pair, 2 pairs, each its time plus about 0.4 s of set-up
+# and warm-up under TCG, and 4 memcpy cells of half the time: twice that,
+# plus a minute.
+BENCH_DP_KBUDGET=${BENCH_DP_KBUDGET:-$((60 + 2 * BENCH_REPS * (40 * (BENCH_DP_MS + 400) + 2 * BENCH_DP_MS) / 1000))}
+DP_TIMEOUT=0
+if want dp; then
+	# a cell begun just before the budget ran out, perftest, the table
+	DP_TIMEOUT=$((BENCH_DP_KBUDGET + 180))
+	[ "$BENCH_DP_PERFTEST" = 0 ] || DP_TIMEOUT=$((DP_TIMEOUT + BENCH_DP_BUDGET + 60))
+	TEST_TIMEOUT=$((TEST_TIMEOUT + DP_TIMEOUT))
 fi
 BENCH_PI=${BENCH_PI:-1}
 BENCH_PI_MS=${BENCH_PI_MS:-200}
@@ -425,6 +444,7 @@ vm_rc=0
 	--env "BENCH_REG_SECS=$BENCH_REG_SECS" --env "BENCH_DP_MS=$BENCH_DP_MS" \
 	--env "BENCH_DP_SECS=$BENCH_DP_SECS" --env "BENCH_DP_BUDGET=$BENCH_DP_BUDGET" \
 	--env "BENCH_DP_PERFTEST=$BENCH_DP_PERFTEST" --env "BENCH_ULP=$BENCH_ULP" \
+	--env "BENCH_DP_KBUDGET=$BENCH_DP_KBUDGET" --env "BENCH_DP_TIMEOUT=$DP_TIMEOUT" \
 	--env "BENCH_ULP_SECS=$BENCH_ULP_SECS" --env "BENCH_ULP_REPS=$BENCH_ULP_REPS" \
 	--env "BENCH_ULP_CONNS=$BENCH_ULP_CONNS" --env "BENCH_ULP_MIB=$BENCH_ULP_MIB" \
 	--env "BENCH_ULP_BUDGET=$BENCH_ULP_BUDGET" --env "BENCH_ULP_TIMEOUT=$ULP_TIMEOUT" \
@@ -460,6 +480,10 @@ regdata=$TMP/reg-data.txt
 guest_table REG-BENCH-DATA REG-BENCH-DATA-END 'reg-data: ' >"$regdata" || : >"$regdata"
 dptable=$TMP/dp-table.txt
 guest_table DP-BENCH-TABLE DP-BENCH-TABLE-END 'dp-table: ' >"$dptable" || : >"$dptable"
+dpbw=$TMP/dp-bw.txt
+guest_table DP-BENCH-BW DP-BENCH-BW-END 'dp-bw: ' >"$dpbw" || : >"$dpbw"
+dplat=$TMP/dp-lat.txt
+guest_table DP-BENCH-LAT DP-BENCH-LAT-END 'dp-lat: ' >"$dplat" || : >"$dplat"
 pitable=$TMP/pi-table.txt
 guest_table PI-BENCH-TABLE PI-BENCH-TABLE-END 'pi-table: ' >"$pitable" || : >"$pitable"
 pidata=$TMP/pi-data.txt
@@ -581,6 +605,15 @@ plot "$regdata" "$REG_DAT" "$REG_PNG" "$BENCH_DIR/reg-bench.gp" \
 	"# Userspace MR registration benchmark (shca_reg_bench, shca_umem_bench.ko), $when
 # microseconds per reg + dereg pair (floor: ib_umem_get + ib_umem_release) per size: median, minimum, maximum of $BENCH_REPS runs" \
 	"$BENCH_REPS runs of ${BENCH_REG_SECS} s per cell, columns in ABBA order; $when"
+# The data-path plots: throughput and latency against the message size.
+plot "$dpbw" "$DP_BW_DAT" "$DP_BW_PNG" "$BENCH_DIR/dp-bench-bw.gp" \
+	"# Data-path benchmark, kernel verbs (shca_dp_bench.ko, tests/bench/dp-bench.sh), $when
+# GB/s per message size: median, minimum, maximum of $BENCH_REPS runs" \
+	"$BENCH_REPS runs of $BENCH_DP_MS ms per cell, pairs in ABBA order; $when"
+plot "$dplat" "$DP_LAT_DAT" "$DP_LAT_PNG" "$BENCH_DIR/dp-bench-lat.gp" \
+	"# Data-path benchmark, kernel verbs (shca_dp_bench.ko, tests/bench/dp-bench.sh), $when
+# one-way latency in microseconds per message size (memcpy: one copy): median, minimum, maximum of $BENCH_REPS runs" \
+	"$BENCH_REPS runs of $BENCH_DP_MS ms per cell, pairs in ABBA order; $when"
 # The T10-DIF plot: the medians (and the spread) of each cell.
 plot "$pidata" "$PI_DAT" "$PI_PNG" "$BENCH_DIR/pi-bench.gp" \
 	"# T10-DIF engine benchmark (tests/bench/pi-bench.sh), $when
