@@ -4,17 +4,34 @@
 # The benchmarks (make bench): boot the VM of scripts/vm.sh once with
 # eth0 and eth1 on one QEMU hub, run tests/bench/mr-bench.sh in it
 # (softhca0 vs rxe0, softhca1 vs rxe1), print its tables and save them
-# under build/bench/:
+# under build/bench/, each with its plot data (.dat) and, with gnuplot
+# (Debian package gnuplot-nox; without it the plots are skipped, with a
+# note), its plot (.png, from tests/bench/*.gp).
+# The method (tests/bench/bench-lib.sh): every cell runs BENCH_REPS times
+# (the pi, frwr, ulp and nvmepi parts: their own *_REPS), the devices
+# taking turns in ABBA order (A B, B A, A B, ...), every run after a
+# warm-up on its device; the tables show the median of the runs and their
+# spread, (max - min) / median, and mark the cells whose spread is over
+# 10 % as noisy ("*"), listing their runs in the order they ran; the
+# plots show the median and the range.
 #   mr-bench.txt   the MR registration benchmark from the kernel
 #                  (tests/bench/shca_mr_bench.ko, softhca0 vs rxe0, both on
-#                  eth0), followed by the other tables
-#   reg-bench.txt  the userspace MR benchmark tests/vm/bin/shca_reg_bench
-#                  (ibv_reg_mr + ibv_dereg_mr, 4 KiB .. 1 GiB, same devices)
+#                  eth0; USER reg+dereg next to its floor, ib_umem_get +
+#                  ib_umem_release of the same memory), followed by the
+#                  other tables; mr-bench.dat, mr-bench.png
+#   reg-bench.txt  the userspace MR benchmark tests/bench/shca_reg_bench
+#                  (ibv_reg_mr + ibv_dereg_mr, 4 KiB .. 1 GiB, same
+#                  devices, next to the floor: ib_umem_get +
+#                  ib_umem_release of the same buffer timed in the kernel
+#                  by tests/bench/shca_umem_bench.ko); reg-bench.dat,
+#                  reg-bench.png (microseconds against the size)
 #   dp-bench.txt   the data-path benchmark tests/bench/dp-bench.sh (RDMA
 #                  WRITE/READ/SEND throughput and latency, softhca0 ->
 #                  softhca1 vs rxe0 -> rxe1 vs memcpy, from the kernel with
 #                  tests/bench/shca_dp_bench.ko and from userspace with
-#                  perftest)
+#                  perftest, one run per perftest cell);
+#                  dp-bench-bw.dat/.png (kernel throughput against the
+#                  message size), dp-bench-lat.dat/.png (kernel latency)
 #   pi-bench.txt   the T10-DIF engine benchmark tests/bench/pi-bench.sh
 #                  (tests/bench/shca_pi_bench.ko: RDMA WRITE through
 #                  integrity MRs - PI insert, strip/verify, pass, IP
@@ -56,13 +73,17 @@
 #                  written only when mr is one of them.
 #
 # Environment:
+#   BENCH_REPS (default 3): runs of every cell of the MR, userspace MR and
+#     kernel data-path tables (median and spread)
 #   BENCH_ITERS (default 2000) and BENCH_PAGES (default 16): the iters= and
 #     pages= of shca_mr_bench.ko
 #   BENCH_REG_SECS (default 0.5): shca_reg_bench's time per cell
 #   BENCH_DP_MS (default 300): kernel ms per data-path cell
+#   BENCH_DP_KBUDGET (default from the above, about 4 min): s after which
+#     the remaining kernel data-path cells are skipped
 #   BENCH_DP_SECS (default 1): s per perftest run
-#   BENCH_DP_BUDGET (default 200): s after which remaining perftest runs
-#     are skipped
+#   BENCH_DP_BUDGET (default 200): s of perftest runs, after which the
+#     remaining ones are skipped
 #   BENCH_DP_PERFTEST=0: no perftest
 #   BENCH_PI=0: no T10-DIF engine benchmark
 #   BENCH_PI_MS (default 200): ms per T10-DIF cell
