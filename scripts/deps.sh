@@ -8,7 +8,7 @@
 # unpacked by scripts/kernel-image.sh, not installed); pkg = make deb and its
 # test (dpkg-deb, lintian, mmdebstrap for a clean Debian root); bench = what make
 # bench needs on top of vm and build (fio for the ULP benchmark, gnuplot-nox
-# for the plot of the T10-DIF engine benchmark).
+# for the plots next to the tables); make test never installs it.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)

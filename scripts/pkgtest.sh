@@ -3,13 +3,14 @@
 #
 # Packaging tier: the two Debian packages of "make deb" on a clean Debian 12
 # root. Builds the packages (lintian clean), installs them with dpkg in a
-# throwaway chroot holding only dkms, kmod, libibverbs1 and the pinned
-# kernel's headers, and checks that DKMS built and installed softhca.ko for
-# that kernel, that the provider and its .driver file are where libibverbs
-# looks, that DKMS's kernel hook brings the module back (a kernel upgrade),
-# that the installed module and provider alone work in the VM tier's guest
-# (modprobe, rdma link add, ibv_devinfo, ibv_rc_pingpong), and that purging
-# both packages leaves no file of theirs behind.
+# throwaway chroot holding only dkms, kmod, libibverbs1 and the headers of
+# both pinned kernels (6.12 and Debian 12's default 6.1), and checks that
+# DKMS built and installed softhca.ko for each kernel, that the provider and
+# its .driver file are where libibverbs looks, that DKMS's kernel hook brings
+# the module back (a kernel upgrade), that the installed module and provider
+# alone work in the VM tier's guest under each kernel (modprobe, rdma link
+# add, ibv_devinfo, ibv_rc_pingpong), and that "apt-get purge" of both
+# packages leaves no file of theirs behind.
 # One line per check, "PKG <name> PASS|FAIL", then "pkg: N passed, N failed".
 #
 # Usage: scripts/pkgtest.sh [--rebuild-root] [--keep]
@@ -28,11 +29,14 @@ repo=$(cd "$(dirname "$0")/.." && pwd)
 . "$repo/scripts/versions.env"
 cd "$repo" || exit 1
 
-KVER=$DEBIAN_KVER
+KVERS="$DEBIAN_KVER $DEBIAN_KVER_61"
 VERSION=$SOFTHCA_VERSION
 MIRROR=${SOFTHCA_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 SECURITY=${SOFTHCA_DEBIAN_SECURITY:-http://deb.debian.org/debian-security}
-ROOT_PKGS="dkms kmod iproute2 libibverbs1 linux-headers-$KVER"
+# Both kernels as a server has them: image (its modules are not unpacked,
+# see below; its postinst's depmod makes the module indexes) and headers.
+ROOT_PKGS="dkms kmod iproute2 libibverbs1 linux-headers-$DEBIAN_KVER"
+ROOT_PKGS="$ROOT_PKGS linux-image-$DEBIAN_KVER_61 linux-headers-$DEBIAN_KVER_61"
 ROOT_FORMAT=3	# bump when the way the root is made changes
 cache=${XDG_CACHE_HOME:-$HOME/.cache}/softhca/pkg
 logdir=${SOFTHCA_LOGDIR:-$repo/build/test-logs}/pkg
@@ -98,10 +102,11 @@ key=$(echo "$ROOT_FORMAT $ROOT_PKGS $MIRROR $SECURITY" | sha256sum | cut -c1-12)
 base=$cache/root-$key
 exec 9>"$cache/.lock"
 flock 9
-if [ $REBUILD = 1 ] || [ ! -d "$base/usr/src/linux-headers-$KVER" ]; then
+if [ $REBUILD = 1 ] || [ ! -d "$base/usr/src/linux-headers-$DEBIAN_KVER" ] ||
+	[ ! -d "$base/usr/src/linux-headers-$DEBIAN_KVER_61" ]; then
 	t0=$SECONDS
 	echo "pkgtest: building the Debian 12 root ($ROOT_PKGS) with mmdebstrap"
-	# The kernel image comes along (linux-headers depends on it), but
+	# The kernel images come along (6.12's headers depend on it), but
 	# neither its 5000 modules (building against the headers needs none,
 	# and every depmod of DKMS would go through them) nor its initramfs
 	# (minutes to make; a local diversion turns update-initramfs into true).
@@ -181,29 +186,42 @@ if [ $st -ne 0 ]; then
 fi
 echo "pkgtest: both packages installed in $((SECONDS - t0))s (DKMS build included)"
 
-status=$(in_root dkms status -m softhca -v "$VERSION" -k "$KVER" 2>&1)
-case $status in
-*"$KVER"*installed*) st=0 ;;
-*) st=1 ;;
-esac
-result dkms-status $st "dkms status: $status"
+# Per kernel: DKMS built and installed it (dpkg's first install, in a chroot
+# whose running kernel is not installed, builds for every kernel with
+# headers); the module is under updates/dkms, the one modprobe resolves,
+# with our version and that kernel's vermagic.
+declare -A kos
+for k in $KVERS; do
+	status=$(in_root dkms status -m softhca -v "$VERSION" -k "$k" 2>&1)
+	case $status in
+	*"$k"*installed*) st=0 ;;
+	*) st=1 ;;
+	esac
+	result "dkms-status-$k" $st "dkms status: $status"
 
-# The module: under updates/dkms, the one modprobe resolves, our version.
-ko=
-for f in "$R/lib/modules/$KVER/updates/dkms/softhca.ko" "$R/lib/modules/$KVER/updates/dkms/softhca.ko.xz"; do
-	[ ! -e "$f" ] || ko=$f
-done
-if [ -z "$ko" ]; then
-	result module-file 1 "no softhca.ko under /lib/modules/$KVER/updates/dkms: $(ls "$R/lib/modules/$KVER/updates/dkms" 2>&1)"
-else
-	result module-file 0
+	ko=
+	for f in "$R/lib/modules/$k/updates/dkms/softhca.ko" "$R/lib/modules/$k/updates/dkms/softhca.ko.xz"; do
+		[ ! -e "$f" ] || ko=$f
+	done
+	if [ -z "$ko" ]; then
+		result "module-file-$k" 1 "no softhca.ko under /lib/modules/$k/updates/dkms: $(ls "$R/lib/modules/$k/updates/dkms" 2>&1)"
+		continue
+	fi
+	result "module-file-$k" 0
 	ver=$(in_root modinfo -F version "${ko#"$R"}")
 	magic=$(in_root modinfo -F vermagic "${ko#"$R"}")
-	path=$(in_root modinfo -k "$KVER" -n softhca 2>&1)
+	path=$(in_root modinfo -k "$k" -n softhca 2>&1)
 	st=0
-	[ "$ver" = "$VERSION" ] && [ "${magic%% *}" = "$KVER" ] && [ "$path" = "${ko#"$R"}" ] || st=1
-	result module-modinfo $st "version '$ver' (want $VERSION), vermagic '$magic', modprobe resolves '$path'"
-fi
+	[ "$ver" = "$VERSION" ] && [ "${magic%% *}" = "$k" ] && [ "$path" = "${ko#"$R"}" ] || st=1
+	result "module-modinfo-$k" $st "version '$ver' (want $VERSION), vermagic '$magic', modprobe resolves '$path'"
+	# The guest loads it with modprobe: a plain .ko, copied before the
+	# kernel upgrade below removes and reinstalls it.
+	kos[$k]=$run/softhca-$k.ko
+	case $ko in
+	*.xz) xz -dc "$ko" >"${kos[$k]}" ;;
+	*) cp "$ko" "${kos[$k]}" ;;
+	esac
+done
 
 # The provider: where this libibverbs1 looks for providers and .driver files.
 prov=/usr/lib/$multiarch/libibverbs/libsofthca-rdmav34.so
@@ -235,60 +253,68 @@ fi
 # while the kernel upgrade below is tried) --------------------------------------
 
 t_vm=$SECONDS
-vmko=$run/softhca.ko
-case $ko in
-*.xz) xz -dc "$ko" >"$vmko" ;;
-?*) cp "$ko" "$vmko" ;;
-esac
 ov=$run/overlay
 mkdir -p "$ov/pkgroot/etc/libibverbs.d"
 cp "$R/etc/libibverbs.d/softhca.driver" "$ov/pkgroot/etc/libibverbs.d/"
-vmpid=
-if [ -s "$vmko" ] && [ -s "$R$prov" ]; then
-	cp "$R$prov" "$run/libsofthca-rdmav34.so"
-	scripts/vm.sh --module "$vmko" --provider "$run/libsofthca-rdmav34.so" \
-		--overlay "$ov" --env "PKG_VERSION=$VERSION" \
-		--run tests/pkg/guest-installed.sh >"$logdir/vm.log" 2>&1 </dev/null &
-	vmpid=$!
-fi
+cp "$R$prov" "$run/libsofthca-rdmav34.so" 2>/dev/null
+# One guest per kernel, one after the other (each boots that kernel with
+# the module DKMS built for it).
+vm_installed() {
+	local k
+	for k in $KVERS; do
+		if [ ! -s "${kos[$k]:-}" ] || [ ! -s "$run/libsofthca-rdmav34.so" ]; then
+			echo "vm-installed-$k: no installed module or provider to boot with"
+			continue
+		fi
+		if [ "$k" != "$DEBIAN_KVER" ] && ! scripts/kernel-image.sh "$k"; then
+			echo "vm-installed-$k: kernel image $k unavailable"
+			continue
+		fi
+		scripts/vm.sh --kernel "$k" --label "vm-installed-$k" \
+			--module "${kos[$k]}" --provider "$run/libsofthca-rdmav34.so" \
+			--overlay "$ov" --env "PKG_VERSION=$VERSION" \
+			--run tests/pkg/guest-installed.sh
+	done
+}
+vm_installed >"$logdir/vm.log" 2>&1 </dev/null &
+vmpid=$!
 
 # ---- a kernel upgrade: DKMS's hook (what installing linux-headers-<kver>
 # runs) installs the module again (AUTOINSTALL) for a kernel that does not
-# have it. Uninstalled, not unbuilt: the postinst already showed the build,
-# and a second one would cost a minute. ------------------------------------
+# have it -- here Debian 12's 6.1. Uninstalled, not unbuilt: the postinst
+# already showed the build, and a second one would cost a minute. ---------
 
 t0=$SECONDS
-in_root dkms uninstall -m softhca -v "$VERSION" -k "$KVER" >"$logdir/upgrade.log" 2>&1
+UK=$DEBIAN_KVER_61
+in_root dkms uninstall -m softhca -v "$VERSION" -k "$UK" >"$logdir/upgrade.log" 2>&1
 hook=/etc/kernel/header_postinst.d/dkms
-if [ -e "$R/lib/modules/$KVER/updates/dkms/softhca.ko" ] ||
-	[ -e "$R/lib/modules/$KVER/updates/dkms/softhca.ko.xz" ]; then
-	result kernel-upgrade 1 "dkms uninstall -k $KVER left the module"
+if [ -e "$R/lib/modules/$UK/updates/dkms/softhca.ko" ] ||
+	[ -e "$R/lib/modules/$UK/updates/dkms/softhca.ko.xz" ]; then
+	result kernel-upgrade 1 "dkms uninstall -k $UK left the module"
 elif [ ! -x "$R$hook" ]; then
 	result kernel-upgrade 1 "$hook missing in dkms"
 else
-	in_root "$hook" "$KVER" >>"$logdir/upgrade.log" 2>&1
-	status=$(in_root dkms status -m softhca -v "$VERSION" -k "$KVER" 2>&1)
+	in_root "$hook" "$UK" >>"$logdir/upgrade.log" 2>&1
+	status=$(in_root dkms status -m softhca -v "$VERSION" -k "$UK" 2>&1)
 	case $status in
-	*"$KVER"*installed*) st=0 ;;
+	*"$UK"*installed*) st=0 ;;
 	*) st=1 ;;
 	esac
-	result kernel-upgrade $st "after $hook $KVER: dkms status '$status'" \
+	result kernel-upgrade $st "after $hook $UK: dkms status '$status'" \
 		"$(tail -n 20 "$logdir/upgrade.log")"
 	echo "pkgtest: module reinstalled by the kernel hook in $((SECONDS - t0))s"
 fi
 
-if [ -n "$vmpid" ]; then
-	wait "$vmpid"
-	grep -q '^vm: 1 passed, 0 failed' "$logdir/vm.log"
-	result vm-installed $? "$(tail -n 60 "$logdir/vm.log")"
-else
-	result vm-installed 1 "no installed module or provider to boot with"
-fi
-echo "pkgtest: VM with the installed files done after $((SECONDS - t_vm))s"
+wait "$vmpid"
+for k in $KVERS; do
+	grep -q "^vm-installed-$k: 1 passed, 0 failed" "$logdir/vm.log"
+	result "vm-installed-$k" $? "$(grep -A60 "vm-installed-$k" "$logdir/vm.log" | tail -n 60)"
+done
+echo "pkgtest: VMs with the installed files done after $((SECONDS - t_vm))s"
 
 # ---- purge: nothing of ours is left -------------------------------------------
 
-in_root dpkg --purge libsofthca softhca-dkms >"$logdir/purge.log" 2>&1
+in_root apt-get purge -y -q libsofthca softhca-dkms >"$logdir/purge.log" 2>&1
 result purge $? "$(tail -n 20 "$logdir/purge.log")"
 rm -f "$R/tmp/${dkms_deb##*/}" "$R/tmp/${lib_deb##*/}"
 snapshot >"$run/after.txt"
@@ -298,11 +324,13 @@ left=$(LC_ALL=C comm -13 "$run/before.txt" "$run/after.txt" |
 	grep -v -E '^/var/lib/dkms/mok\.(key|pub)$')
 st=0
 [ -z "$left" ] || st=1
-if grep -q softhca "$R/lib/modules/$KVER/modules.dep" 2>/dev/null; then
-	st=1
-	left="$left
-modules.dep still lists softhca"
-fi
+for k in $KVERS; do
+	if grep -q softhca "$R/lib/modules/$k/modules.dep" 2>/dev/null; then
+		st=1
+		left="$left
+$k's modules.dep still lists softhca"
+	fi
+done
 if in_root dkms status 2>/dev/null | grep -q softhca; then
 	st=1
 	left="$left

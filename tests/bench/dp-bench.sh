@@ -7,30 +7,45 @@
 # QEMU hub, so rxe0 -> rxe1 traffic really leaves eth0 and arrives on eth1
 # (as UDP/IP through QEMU's virtio NICs); softhca delivers in memory from
 # one device to the other. Measures, for WRITE, READ and SEND at 64 B,
-# 4 KiB, 64 KiB and 1 MiB, plus 64-byte SEND and WRITE ping-pong latency:
+# 4 KiB, 64 KiB and 1 MiB, throughput, and at the same sizes SEND and
+# WRITE ping-pong latency:
 #
 #   kernel  shca_dp_bench.ko through ib_core (no system call per work
-#           request): softhca0 -> softhca1 and rxe0 -> rxe1
+#           request): softhca0 -> softhca1 and rxe0 -> rxe1; every cell
+#           BENCH_REPS times, the pairs in ABBA order, each run after a
+#           warm-up on fresh QPs; the table shows the median and the
+#           spread of the runs and marks noisy cells
 #   user    perftest (ib_write_bw, ib_read_bw, ib_send_bw, ib_send_lat,
 #           ib_write_lat; --use_old_post_send, no rdma_cm; duration mode),
 #           server and client in this guest connected over TCP to
-#           127.0.0.1: softhca0 -> softhca1 and rxe0 -> rxe1
+#           127.0.0.1: softhca0 -> softhca1 and rxe0 -> rxe1; one run
+#           per cell, latency at 64 B only
 #   limit   single-thread memcpy() between two buffers, same sizes: the
-#           kernel's (measured by the module) and glibc's
-#           (shca_memcpy_bench)
+#           kernel's (measured by the module in every repetition) and
+#           glibc's (shca_memcpy_bench, best of two runs)
 #
 # Prints raw records ("dp-rec: ...") as they come, then the table between
 # "=== DP-BENCH-TABLE" and "=== DP-BENCH-TABLE-END", every line prefixed
-# with "dp-table: ". Exit status 0 if the table was printed; failing cells
-# are reported in it, not by the status.
+# with "dp-table: ", then the plot data of the kernel cells: throughput
+# between "=== DP-BENCH-BW" and "=== DP-BENCH-BW-END" ("dp-bw: "; per
+# size, for each pair and operation and for memcpy the median, minimum
+# and maximum GB/s; tests/bench/dp-bench-bw.gp plots it) and latency
+# between "=== DP-BENCH-LAT" and "=== DP-BENCH-LAT-END" ("dp-lat: ";
+# microseconds; memcpy: the time of one copy; tests/bench/dp-bench-lat.gp).
+# Exit status 0 if the table was printed; failing cells are reported in
+# it, not by the status.
 #
 # Environment: BENCH_DP_MS (kernel milliseconds per cell, default 300),
+# BENCH_REPS (runs of every kernel cell, default 3), BENCH_DP_KBUDGET
+# (seconds after which the module starts no further cell, default 300),
 # BENCH_DP_PERFTEST (0 skips perftest; default 1), BENCH_DP_SECS (seconds
-# per perftest run, default 1), BENCH_DP_BUDGET (seconds after which the
-# remaining perftest runs are skipped, default 200, so that the table is
-# always printed), DP_KO (default /shca_dp_bench.ko),
+# per perftest run, default 1), BENCH_DP_BUDGET (seconds of perftest
+# runs, after which the remaining ones are skipped, default 200, so that
+# the table is always printed), DP_KO (default /shca_dp_bench.ko),
 # DP_KPAIRS (default "softhca0:softhca1 rxe0:rxe1"; rxe0:rxe0 would be
-# rdma_rxe's in-device loopback, but kernel QPs stall on it in this guest).
+# rdma_rxe's in-device loopback, but kernel QPs stall on it in this guest),
+# BENCH_LIB (default /tests/bench-lib.sh, or bench-lib.sh next to this
+# script).
 # POSIX sh; every command is bounded by a timeout.
 
 DP_KO=${DP_KO:-/shca_dp_bench.ko}
@@ -38,11 +53,17 @@ DP_MS=${BENCH_DP_MS:-300}
 PERFTEST=${BENCH_DP_PERFTEST:-1}
 PT_SECS=${BENCH_DP_SECS:-1}
 BUDGET=${BENCH_DP_BUDGET:-200}
+REPS=${BENCH_REPS:-3}
+KBUDGET=${BENCH_DP_KBUDGET:-300}
 START=$(date +%s)
 IB=/sys/class/infiniband
 REC=/tmp/dp-bench.rec
 SIZES="64 4096 65536 1048576"
 LAT_SIZE=64
+BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
+[ -r "$BENCH_LIB" ] || BENCH_LIB=$(dirname "$0")/bench-lib.sh
+# shellcheck source=tests/bench/bench-lib.sh
+. "$BENCH_LIB"
 # the columns of the table (device pairs A:B) and the pairs measured
 KPAIRS=${DP_KPAIRS:-softhca0:softhca1 rxe0:rxe1}
 UPAIRS="softhca0:softhca1 rxe0:rxe1"
@@ -55,9 +76,9 @@ rec() {
 	echo "dp-rec: $*"
 }
 
-case $DP_MS$PT_SECS$BUDGET in
+case $DP_MS$PT_SECS$BUDGET$REPS$KBUDGET in
 '' | *[!0-9]*)
-	say "BENCH_DP_MS='$DP_MS', BENCH_DP_SECS='$PT_SECS' and BENCH_DP_BUDGET='$BUDGET' must be whole numbers"
+	say "BENCH_DP_MS='$DP_MS', BENCH_DP_SECS='$PT_SECS', BENCH_DP_BUDGET='$BUDGET', BENCH_REPS='$REPS' and BENCH_DP_KBUDGET='$KBUDGET' must be whole numbers"
 	exit 1
 	;;
 esac
@@ -83,7 +104,7 @@ else
 	say "eth0 and eth1 do not reach each other (no QEMU hub?): skipping rxe0 -> rxe1"
 	KRUN=$(echo "$KPAIRS" | sed 's/rxe0:rxe1//')
 	URUN=$(echo "$UPAIRS" | sed 's/rxe0:rxe1//')
-	rec "kerr rxe0:rxe1 - - eth0-eth1-unreachable"
+	rec "kerr rxe0:rxe1 - - - eth0-eth1-unreachable"
 	rec "uerr rxe0:rxe1 - - eth0-eth1-unreachable"
 fi
 
@@ -107,10 +128,14 @@ umemcpy
 # shellcheck disable=SC2086 # squeezes the blanks a removed pair left
 kpairs=$(echo $KRUN | tr ' ' ',')
 if [ -r "$DP_KO" ]; then
-	say "\$ insmod shca_dp_bench.ko pairs=$kpairs cell_ms=$DP_MS"
+	say "\$ insmod shca_dp_bench.ko pairs=$kpairs cell_ms=$DP_MS reps=$REPS budget_s=$KBUDGET"
 	before=$(dmesg | wc -l)
 	t0=$(date +%s)
-	timeout -k 5 240 insmod "$DP_KO" pairs="$kpairs" cell_ms="$DP_MS" ||
+	# The module bounds itself (budget_s); a cell begun just before the
+	# budget ran out (1 MiB ping-pongs over rxe stall for 5 s at most),
+	# and the set-up.
+	timeout -k 5 $((KBUDGET + 120)) insmod "$DP_KO" pairs="$kpairs" \
+		cell_ms="$DP_MS" reps="$REPS" budget_s="$KBUDGET" ||
 		say "insmod shca_dp_bench.ko: exit status $?"
 	say "kernel benchmark ran for $(($(date +%s) - t0))s"
 	dmesg | tail -n +"$((before + 1))" | sed -n 's/.*shca_dp_bench: //p' >/tmp/dp-kernel.out
@@ -227,6 +252,8 @@ ptdata() {
 
 upper() { echo "$1" | tr '[:lower:]' '[:upper:]'; }
 
+# the perftest budget counts from here
+START=$(date +%s)
 if [ "$PERFTEST" = 0 ]; then
 	say "perftest skipped (BENCH_DP_PERFTEST=0)"
 elif ! command -v ib_write_bw >/dev/null; then
@@ -282,28 +309,24 @@ else
 fi
 umemcpy
 
-# ---- the table -------------------------------------------------------------------
+# ---- the table and the plot data ----------------------------------------------------
 
-echo "=== DP-BENCH-TABLE"
-awk -v kpairs="$KPAIRS" -v upairs="$UPAIRS" -v sizes="$SIZES" \
-	-v lat="$LAT_SIZE" -v ms="$DP_MS" -v ptsecs="$PT_SECS" '
+# tabulate table|bw|lat: the table, or the plot data of the kernel cells
+tabulate() {
+	awk -v mode="$1" -v kpairs="$KPAIRS" -v upairs="$UPAIRS" -v sizes="$SIZES" \
+		-v lat="$LAT_SIZE" -v ms="$DP_MS" -v ptsecs="$PT_SECS" -v reps="$REPS" \
+		"$BENCH_AWK"'
 function label(p) {
 	if (p == "softhca0:softhca1") return "softhca"
 	if (p == "rxe0:rxe1") return "rxe"
 	if (p == "rxe0:rxe0") return "rxe0 loopback"
 	return p
 }
-# three significant digits, no exponent down to 0.0001
-function f(x) {
-	if (x >= 100) return sprintf("%.0f", x)
-	if (x >= 10) return sprintf("%.1f", x)
-	if (x >= 1) return sprintf("%.2f", x)
-	if (x >= 0.1) return sprintf("%.3f", x)
-	if (x >= 0.01) return sprintf("%.4f", x)
-	if (x >= 0.001) return sprintf("%.5f", x)
-	if (x >= 0.0001) return sprintf("%.6f", x)
-	if (x == 0) return "0"
-	return sprintf("%.1e", x)
+# a label without blanks, for the plot data header
+function tok(p,    l) {
+	l = label(p)
+	gsub(/ /, "_", l)
+	return l
 }
 # the faster of two memcpy runs: "COPIES NS"
 function best(old, n, ns,    v) {
@@ -312,24 +335,9 @@ function best(old, n, ns,    v) {
 	split(old, v, " ")
 	return n / ns > v[1] / v[2] ? n " " ns : old
 }
-function szname(s) {
-	if (s >= 1048576) return (s / 1048576) " MiB"
-	if (s >= 1024) return (s / 1024) " KiB"
-	return s " B"
-}
 function cell(v) { return sprintf(" %8s", v) }
-function head(pairs, n, limit,    i, l) {
-	l = sprintf("%-7s %-7s", "", "")
-	for (i = 1; i <= n; i++)
-		l = l sprintf(" %17s", label(pairs[i]))
-	l = l sprintf(" %17s", limit)
-	print l
-	l = sprintf("%-7s %-7s", "op", "size")
-	for (i = 1; i <= n + 1; i++)
-		l = l cell("GB/s") cell("Mmsg/s")
-	print l
-}
-# error text of a cell, also remembered for the notes below the table
+# error text of a kernel (k) or user (u) cell, also remembered for the
+# notes below the table
 function bad(kind, p, op, size,    r) {
 	r = err[kind, p, op, size]
 	if (r == "")
@@ -337,22 +345,79 @@ function bad(kind, p, op, size,    r) {
 	if (r == "")
 		return "n/a"
 	gsub(/_/, " ", r)
-	if (r != "skipped" && !((kind, p, op, size, r) in noted)) {
+	# the kernel'"'"'s errors are noted as they are read
+	if (kind == "u" && !((kind, p, op, size, r) in noted)) {
 		noted[kind, p, op, size, r] = 1
 		notes[++nnotes] = sprintf("%s %s %s %s: %s", kind == "k" ? "kernel" : "user",
 					  label(p), op, size == "-" ? "" : szname(size), r)
 	}
-	return "error"
+	return r == "skipped" ? "skipped" : "error"
 }
-$1 == "kbw" { kbw[$2, $3, $4] = $5 " " $6; next }
-$1 == "klat" { klat[$2, $3, $4] = $5 " " $6; next }
-$1 == "kmemcpy" { kmem[$4] = best(kmem[$4], $5, $6); next }
+# a kernel throughput cell: GB/s and Mmsg/s of the median rate, the
+# spread; k indexes kr[] (messages per second of every run)
+function kbwcell(k, size, what,    m) {
+	m = median(kr[k])
+	if (noisy(kr[k]))
+		nlist[++nn] = sprintf("%s: %s Mmsg/s (runs in order, Mmsg/s: %s)", what,
+				      f(m / 1e6), runs(scaled(kr[k], 1e-6)))
+	return cell(f(size * m / 1e9) (k in kfail ? "!" : "")) cell(f(m / 1e6)) \
+		sprintf(" %3.0f%%%s", spread(kr[k]), noisy(kr[k]) ? "*" : " ")
+}
+# the list times x
+function scaled(list, x,    v, n, i, l) {
+	n = split(list, v, " ")
+	l = ""
+	for (i = 1; i <= n; i++)
+		l = l " " v[i] * x
+	return l
+}
+# the list of 1/x of each
+function inv(list, x,    v, n, i, l) {
+	n = split(list, v, " ")
+	l = ""
+	for (i = 1; i <= n; i++)
+		if (v[i] > 0)
+			l = l " " x / v[i]
+	return l
+}
+$1 == "kbw" || $1 == "kmemcpy" {
+	# kbw PAIR OP SIZE REP MSGS NS, kmemcpy - - SIZE REP COPIES NS
+	if ($7 <= 0)
+		next
+	k = ($1 == "kmemcpy" ? "memcpy" : $2) SUBSEP ($1 == "kmemcpy" ? "-" : $3) SUBSEP $4
+	kr[k] = kr[k] " " $6 * 1e9 / $7
+	next
+}
+$1 == "klat" && $6 > 0 {
+	# klat PAIR OP SIZE REP ROUNDTRIPS NS: one way, microseconds
+	k = $2 SUBSEP $3 SUBSEP $4
+	kl[k] = kl[k] " " $7 / $6 / 2 / 1000
+	next
+}
 $1 == "umemcpy" { umem[$2] = best(umem[$2], $3, $4); next }
 $1 == "ubw" { ubw[$2, $3, $4] = $5 " " $6; next }
 $1 == "ulat" { ulat[$2, $3, $4] = $5; next }
-$1 == "kerr" || $1 == "uerr" {
-	k = substr($1, 1, 1); op = $3; sub(/-lat$/, "", op)
-	err[k, $2, ($3 ~ /-lat$/ ? "lat-" op : op), $4] = $5
+$1 == "kerr" {
+	# kerr PAIR OP SIZE REP REASON (OP of latency: SEND-lat)
+	op = $3
+	if (op ~ /-lat$/) {
+		sub(/-lat$/, "", op)
+		op = "lat-" op
+	}
+	if ($6 != "skipped") {
+		kfail[$2, op, $4] = 1
+		r = $6
+		gsub(/_/, " ", r)
+		notes[++nnotes] = sprintf("kernel %s%s: %s", label($2),
+					  $3 == "-" ? "" : " " $3 " " szname($4) " run " $5, r)
+	}
+	if (err["k", $2, op, $4] == "" || err["k", $2, op, $4] == "skipped")
+		err["k", $2, op, $4] = $6
+	next
+}
+$1 == "uerr" {
+	op = $3; sub(/-lat$/, "", op)
+	err["u", $2, ($3 ~ /-lat$/ ? "lat-" op : op), $4] = $5
 	next
 }
 END {
@@ -361,57 +426,126 @@ END {
 	ns = split(sizes, sz, " ")
 	nops = split("WRITE READ SEND", ops, " ")
 
+	if (mode == "bw") {
+		h = "# size(bytes)"
+		for (i = 1; i <= nk; i++)
+			for (o = 1; o <= nops; o++)
+				h = h " " tok(kp[i]) "-" ops[o] "(median,min,max)"
+		print h " memcpy(median,min,max)"
+		for (s = 1; s <= ns; s++) {
+			l = sz[s]
+			for (i = 1; i <= nk; i++)
+				for (o = 1; o <= nops; o++)
+					l = l " " mmm(kr[kp[i], ops[o], sz[s]], sz[s] / 1e9)
+			print l " " mmm(kr["memcpy", "-", sz[s]], sz[s] / 1e9)
+		}
+		exit
+	}
+	if (mode == "lat") {
+		h = "# size(bytes)"
+		for (i = 1; i <= nk; i++)
+			h = h " " tok(kp[i]) "-SEND(median,min,max) " tok(kp[i]) "-WRITE(median,min,max)"
+		print h " memcpy(median,min,max)"
+		for (s = 1; s <= ns; s++) {
+			l = sz[s]
+			for (i = 1; i <= nk; i++)
+				l = l " " mmm(kl[kp[i], "SEND", sz[s]], 1) " " mmm(kl[kp[i], "WRITE", sz[s]], 1)
+			print l " " mmm(inv(kr["memcpy", "-", sz[s]], 1e6), 1)
+		}
+		exit
+	}
+
 	print "RC, one QP on A connected to one on B; A streams WRITEs and SENDs to B and READs from B."
 	print "softhca: softhca0 (eth0) -> softhca1 (eth1), delivered in memory by the driver; rxe: rxe0 (eth0)"
 	print "-> rxe1 (eth1), RoCE v2 packets through both virtio NICs. memcpy: one thread copying the same"
-	print "sizes between two buffers (best of two runs), the ceiling of a device that moves every byte"
-	print "once with the CPU."
-	print "GB/s = 10^9 bytes/s, Mmsg/s = 10^6 messages/s; latency: half a 64-byte ping-pong round trip."
+	print "sizes between two buffers, the ceiling of a device that moves every byte once with the CPU."
+	print "GB/s = 10^9 bytes/s, Mmsg/s = 10^6 messages/s; latency: half a ping-pong round trip."
 	print ""
 	print "Kernel verbs: shca_dp_bench.ko, ib_post_send/ib_poll_cq, every WR signaled, up to 32 WRs and"
-	print "4 MiB in flight, " ms " ms per cell, destination bytes checked after each cell"
-	head(kp, nk, "memcpy (kernel)")
+	print "4 MiB in flight, destination bytes checked after each cell. The median of " reps " runs of " ms " ms,"
+	print "each on fresh QPs after an untimed warm-up, the pairs in ABBA order (memcpy first in every"
+	print "repetition); % = (max - min) / median of the runs, * = noisy (over '"$BENCH_NOISY_PCT"' %, its runs are"
+	print "listed below), ! = a run failed (listed below)."
+	l = sprintf("%-7s %-7s", "", "")
+	for (i = 1; i <= nk; i++)
+		l = l sprintf(" %23s", label(kp[i]))
+	print l sprintf(" %23s", "memcpy (kernel)")
+	l = sprintf("%-7s %-7s", "op", "size")
+	for (i = 1; i <= nk + 1; i++)
+		l = l cell("GB/s") cell("Mmsg/s") sprintf(" %5s", "%")
+	print l
 	for (o = 1; o <= nops; o++) {
 		for (s = 1; s <= ns; s++) {
 			l = sprintf("%-7s %-7s", ops[o], szname(sz[s]))
 			for (i = 1; i <= nk; i++) {
-				if ((kp[i], ops[o], sz[s]) in kbw) {
-					split(kbw[kp[i], ops[o], sz[s]], v, " ")
-					l = l cell(f(sz[s] * v[1] / v[2])) cell(f(v[1] * 1000 / v[2]))
+				k = kp[i] SUBSEP ops[o] SUBSEP sz[s]
+				if (k in kr) {
+					l = l kbwcell(k, sz[s], label(kp[i]) " " ops[o] " " szname(sz[s]))
 				} else {
 					b = bad("k", kp[i], ops[o], sz[s])
-					l = l cell(b) cell(b)
+					l = l cell(b) cell("") sprintf(" %5s", "")
 				}
 			}
-			if (sz[s] in kmem) {
-				split(kmem[sz[s]], v, " ")
-				l = l cell(f(sz[s] * v[1] / v[2])) cell(f(v[1] * 1000 / v[2]))
-			} else {
+			k = "memcpy" SUBSEP "-" SUBSEP sz[s]
+			if (o == 1 && k in kr)
+				l = l kbwcell(k, sz[s], "memcpy " szname(sz[s]))
+			else if (k in kr)
+				l = l cell(f(sz[s] * median(kr[k]) / 1e9)) cell(f(median(kr[k]) / 1e6)) \
+					sprintf(" %3.0f%%%s", spread(kr[k]), noisy(kr[k]) ? "*" : " ")
+			else
 				l = l cell("n/a") cell("n/a")
-			}
 			print l
 		}
 	}
+	print ""
+	print "Kernel latency, one way (half a ping-pong round trip; WRITE: the peer polls the last byte),"
+	print "microseconds, median of " reps " runs; memcpy: the time of one copy of that size."
+	l = sprintf("%-7s %-7s", "", "")
+	for (i = 1; i <= nk; i++)
+		l = l sprintf(" %16s", label(kp[i]))
+	print l sprintf(" %16s", "memcpy (kernel)")
+	l = sprintf("%-7s %-7s", "op", "size")
+	for (i = 1; i <= nk + 1; i++)
+		l = l sprintf(" %10s %5s", "us", "%")
+	print l
 	for (o = 1; o <= 2; o++) {
 		op = o == 1 ? "SEND" : "WRITE"
-		l = sprintf("%-7s %-7s", op, "latency")
-		for (i = 1; i <= nk; i++) {
-			if ((kp[i], op, lat) in klat) {
-				split(klat[kp[i], op, lat], v, " ")
-				l = l sprintf(" %14.1f us", v[2] / v[1] / 2 / 1000)
-			} else {
-				l = l sprintf(" %17s", bad("k", kp[i], "lat-" op, lat))
+		for (s = 1; s <= ns; s++) {
+			l = sprintf("%-7s %-7s", op, szname(sz[s]))
+			for (i = 1; i <= nk; i++) {
+				k = kp[i] SUBSEP op SUBSEP sz[s]
+				if (k in kl) {
+					if (noisy(kl[k]))
+						nlist[++nn] = sprintf("%s %s latency %s: %s us (runs in order: %s)",
+								      label(kp[i]), op, szname(sz[s]),
+								      f(median(kl[k])), runs(kl[k]))
+					l = l " " mcell(kl[k], 10, (kp[i] SUBSEP "lat-" op SUBSEP sz[s]) in kfail ? "!" : "")
+				} else {
+					l = l sprintf(" %16s", bad("k", kp[i], "lat-" op, sz[s]))
+				}
 			}
+			k = "memcpy" SUBSEP "-" SUBSEP sz[s]
+			if (k in kr)
+				l = l " " mcell(inv(kr[k], 1e6), 10)
+			else
+				l = l sprintf(" %16s", "n/a")
+			print l
 		}
-		print l
 	}
 	print ""
 	print "Userspace: perftest over libibverbs (--use_old_post_send, TCP handshake on 127.0.0.1), client on A,"
-	print "server on B; " ptsecs " s per cell (-D " ptsecs " -f 0). In the latency rows both processes busy-poll;"
+	print "server on B; one run of " ptsecs " s per cell (-D " ptsecs " -f 0). In the latency rows both processes busy-poll;"
 	print "without KVM, QEMU runs the two virtual CPUs in turns and switches at the guest timer tick"
 	print "(4 ms), which dominates those two rows; the kernel rows show the latency of the devices."
-	print "0 = not one message completed within the cell."
-	head(up, nu, "memcpy (glibc)")
+	print "0 = not one message completed within the cell. memcpy (glibc): the better of two runs."
+	l = sprintf("%-7s %-7s", "", "")
+	for (i = 1; i <= nu; i++)
+		l = l sprintf(" %17s", label(up[i]))
+	print l sprintf(" %17s", "memcpy (glibc)")
+	l = sprintf("%-7s %-7s", "op", "size")
+	for (i = 1; i <= nu + 1; i++)
+		l = l cell("GB/s") cell("Mmsg/s")
+	print l
 	for (o = 1; o <= nops; o++) {
 		for (s = 1; s <= ns; s++) {
 			l = sprintf("%-7s %-7s", ops[o], szname(sz[s]))
@@ -444,11 +578,20 @@ END {
 		}
 		print l
 	}
+	if (nn) {
+		print ""
+		for (i = 1; i <= nn; i++)
+			print "noisy: " nlist[i]
+	}
 	if (nnotes) {
 		print ""
 		for (i = 1; i <= nnotes; i++)
 			print "error: " notes[i]
 	}
-}' "$REC" | sed 's/^/dp-table: /'
-echo "=== DP-BENCH-TABLE-END"
+}' "$REC"
+}
+
+tabulate table | bench_block DP-BENCH-TABLE dp-table
+tabulate bw | bench_block DP-BENCH-BW dp-bw
+tabulate lat | bench_block DP-BENCH-LAT dp-lat
 exit 0

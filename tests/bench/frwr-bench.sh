@@ -31,8 +31,8 @@
 # starts no further cell, default 300), BENCH_FRWR_PAIRS (HOST:TARGET
 # pairs, comma separated, at most 4, default "softhca0:softhca1,rxe0:rxe1";
 # the ratio column is the first over the second, the plot shows the first
-# two), FRWR_KO (default
-# /shca_frwr_bench.ko).
+# two), FRWR_KO (default /shca_frwr_bench.ko), BENCH_LIB (default
+# /tests/bench-lib.sh, or bench-lib.sh next to this script).
 # POSIX sh; every command is bounded by a timeout.
 
 FRWR_KO=${FRWR_KO:-/shca_frwr_bench.ko}
@@ -43,6 +43,10 @@ BUDGET=${BENCH_FRWR_BUDGET:-300}
 PAIRS=${BENCH_FRWR_PAIRS:-softhca0:softhca1,rxe0:rxe1}
 IB=/sys/class/infiniband
 REC=/tmp/frwr-bench.rec
+BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
+[ -r "$BENCH_LIB" ] || BENCH_LIB=$(dirname "$0")/bench-lib.sh
+# shellcheck source=tests/bench/bench-lib.sh
+. "$BENCH_LIB"
 
 say() { echo "frwr-bench: $*"; }
 rec() {
@@ -120,35 +124,7 @@ fi
 # tabulate table|data: the table, or one row per size for gnuplot
 tabulate() {
 	awk -v mode="$1" -v pairs="$PAIRS" -v ms="$MS" -v reps="$REPS" \
-		-v qd="$QD" '
-# three significant digits
-function f(x) {
-	x += 0
-	if (x >= 100) return sprintf("%.0f", x)
-	if (x >= 10) return sprintf("%.1f", x)
-	if (x >= 1) return sprintf("%.2f", x)
-	return sprintf("%.3f", x)
-}
-# sort the n values of list (space separated) into v[1..n]; return n
-function sorted(list, v,    n, i, j, t) {
-	n = split(list, v, " ")
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
-			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-		}
-	return n
-}
-function median(list,    v, n) {
-	n = sorted(list, v)
-	if (n % 2)
-		return v[(n + 1) / 2] + 0
-	return (v[n / 2] + v[n / 2 + 1]) / 2
-}
-function szname(s) {
-	if (s >= 1048576) return (s / 1048576) " MiB"
-	if (s >= 1024) return (s / 1024) " KiB"
-	return s " B"
-}
+		-v qd="$QD" "$BENCH_AWK"'
 function dev(p,    a) {
 	split(p, a, ":")
 	return a[1]
@@ -158,8 +134,8 @@ function rate(p, c, sz,    k) {
 	k = p SUBSEP c SUBSEP sz
 	return k in io ? median(io[k]) : 0
 }
-# "IO/s spread": the median and (max - min) / median, * when > 10 %
-function cell(p, c, sz,    k, v, n, m, sp, e) {
+# "IO/s spread": the median and (max - min) / median, * when noisy
+function cell(p, c, sz,    k, m, e) {
 	k = p SUBSEP c SUBSEP sz
 	if (!(k in io)) {
 		e = err[k]
@@ -169,22 +145,19 @@ function cell(p, c, sz,    k, v, n, m, sp, e) {
 			return sprintf(" %9s %5s", "-", "")
 		return sprintf(" %9s %5s", e == "skipped" ? "skipped" : "error", "")
 	}
-	n = sorted(io[k], v)
 	m = f(median(io[k])) (k in failed ? "!" : "")
-	sp = v[n] > 0 ? 100 * (v[n] - v[1]) / median(io[k]) : 0
-	if (sp > 10 && n > 1) {
-		noisy[++nnoisy] = sprintf("%s %s %s: %s IO/s (runs in order: %s)",
-					  p == "-" ? "CPU" : dev(p), c, szname(sz), m, runs[k])
-		return sprintf(" %9s %4.0f%%*", m, sp)
+	if (noisy(io[k])) {
+		noisylist[++nnoisy] = sprintf("%s %s %s: %s IO/s (runs in order: %s)",
+					      p == "-" ? "CPU" : dev(p), c, szname(sz), m, runs(io[k]))
+		return sprintf(" %9s %4.0f%%*", m, spread(io[k]))
 	}
-	return sprintf(" %9s %4.0f%% ", m, sp)
+	return sprintf(" %9s %4.0f%% ", m, spread(io[k]))
 }
 $1 == "io" && $7 > 0 {
 	# io PAIR CELL SIZE REP IOS NS
 	k = $2 SUBSEP $3 SUBSEP $4
 	x = $6 * 1e9 / $7
 	io[k] = io[k] " " x
-	runs[k] = runs[k] (runs[k] == "" ? "" : " ") f(x)
 	next
 }
 $1 == "err" {
@@ -296,7 +269,7 @@ END {
 	if (nnoisy) {
 		print ""
 		for (i = 1; i <= nnoisy; i++)
-			print "noisy: " noisy[i]
+			print "noisy: " noisylist[i]
 	}
 	if (nnotes) {
 		print ""
@@ -306,10 +279,6 @@ END {
 }' "$REC"
 }
 
-echo "=== FRWR-BENCH-TABLE"
-tabulate table | sed 's/^/frwr-table: /'
-echo "=== FRWR-BENCH-TABLE-END"
-echo "=== FRWR-BENCH-DATA"
-tabulate data | sed 's/^/frwr-data: /'
-echo "=== FRWR-BENCH-DATA-END"
+tabulate table | bench_block FRWR-BENCH-TABLE frwr-table
+tabulate data | bench_block FRWR-BENCH-DATA frwr-data
 exit 0

@@ -5,13 +5,20 @@
 # eth0, softhca1 on eth1, and rdma_rxe's rxe0 on eth0 and rxe1 on eth1 (a
 # netdev carries an rxe and a softhca device at once). First the MR
 # registration benchmark: softhca0 and rxe0 measured side by side by
-# shca_mr_bench.ko through ib_core. Prints the module's "shca_mr_bench: "
-# kernel-log lines between "=== MR-BENCH-TABLE" and "=== MR-BENCH-TABLE-END"
-# for the host to extract. Then the userspace benchmark on the same two
-# devices: shca_reg_bench (tests/vm/src) times ibv_reg_mr + ibv_dereg_mr
-# through libibverbs and the providers for 4 KiB .. 1 GiB regions; its table
-# goes between "=== REG-BENCH-TABLE" and "=== REG-BENCH-TABLE-END", every
-# line prefixed with "reg-bench: ". Then the data-path benchmark,
+# shca_mr_bench.ko through ib_core, BENCH_REPS runs of every cell, the
+# devices in ABBA order. Its records ("mr-rec: ...") come as they are,
+# then the table between "=== MR-BENCH-TABLE" and "=== MR-BENCH-TABLE-END"
+# (every line prefixed with "mr-table: ": per MR type and device the
+# median operations per second, the spread of the runs, noisy cells
+# marked; the ratio of the first device to the second) and the plot data
+# between "=== MR-BENCH-DATA" and "=== MR-BENCH-DATA-END" ("mr-data: ").
+# Then the userspace benchmark on the same two devices: shca_reg_bench
+# times ibv_reg_mr + ibv_dereg_mr through libibverbs and the providers
+# for 4 KiB .. 1 GiB regions, and next to them the floor, ib_umem_get +
+# ib_umem_release of the same buffer timed in the kernel by
+# shca_umem_bench.ko; records "reg-rec: ", table "=== REG-BENCH-TABLE"
+# ("reg-table: "), plot data "=== REG-BENCH-DATA" ("reg-data: "). Then
+# the data-path benchmark,
 # dp-bench.sh (its own table, see there), on all four devices, and the
 # T10-DIF engine benchmark, pi-bench.sh (its own table, see there), on
 # softhca0 and softhca1, and the FRWR cycle benchmark, frwr-bench.sh (its
@@ -26,9 +33,14 @@
 # and the cleanups succeeded.
 #
 # Environment: BENCH_ITERS (default 2000), BENCH_PAGES (default 16),
+# BENCH_REPS (runs of every MR and userspace cell, default 3),
 # BENCH_REG_SECS (seconds per userspace cell, default 0.5),
-# SOFTHCA_KO (default /softhca.ko), BENCH_KO (default /shca_mr_bench.ko),
-# DP_BENCH (default /tests/dp-bench.sh) and the BENCH_DP_* knobs it reads,
+# BENCH_REG_TIMEOUT (the userspace benchmark's bound in seconds, default
+# 240), SOFTHCA_KO (default /softhca.ko), BENCH_KO (default
+# /shca_mr_bench.ko), UMEM_KO (default /shca_umem_bench.ko), BENCH_LIB
+# (default /tests/bench-lib.sh, or bench-lib.sh next to this script),
+# DP_BENCH (default /tests/dp-bench.sh), BENCH_DP_TIMEOUT (its bound in
+# seconds, default 420) and the BENCH_DP_* knobs it reads,
 # PI_BENCH (default /tests/pi-bench.sh), BENCH_PI_TIMEOUT (its bound in
 # seconds, default 420) and the BENCH_PI_* knobs it reads,
 # FRWR_BENCH (default /tests/frwr-bench.sh), BENCH_FRWR_TIMEOUT (its
@@ -43,7 +55,9 @@
 
 KO=${SOFTHCA_KO:-/softhca.ko}
 BENCH_KO=${BENCH_KO:-/shca_mr_bench.ko}
+UMEM_KO=${UMEM_KO:-/shca_umem_bench.ko}
 DP_BENCH=${DP_BENCH:-/tests/dp-bench.sh}
+DP_TIMEOUT=${BENCH_DP_TIMEOUT:-420}
 PI_BENCH=${PI_BENCH:-/tests/pi-bench.sh}
 PI_TIMEOUT=${BENCH_PI_TIMEOUT:-420}
 FRWR_BENCH=${FRWR_BENCH:-/tests/frwr-bench.sh}
@@ -57,9 +71,20 @@ NVMEPI=${BENCH_NVMEPI:-1}
 NVMEPI_TIMEOUT=${BENCH_NVMEPI_TIMEOUT:-420}
 ITERS=${BENCH_ITERS:-2000}
 PAGES=${BENCH_PAGES:-16}
+REPS=${BENCH_REPS:-3}
 REG_SECS=${BENCH_REG_SECS:-0.5}
+REG_TIMEOUT=${BENCH_REG_TIMEOUT:-240}
 IB=/sys/class/infiniband
 PREFIX='shca_mr_bench: '
+# the devices of the MR and userspace tables; the ratio is the first over
+# the second
+MR_DEVS=softhca0,rxe0
+MR_REC=/tmp/mr-bench.rec
+REG_REC=/tmp/reg-bench.rec
+BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
+[ -r "$BENCH_LIB" ] || BENCH_LIB=$(dirname "$0")/bench-lib.sh
+# shellcheck source=tests/bench/bench-lib.sh
+. "$BENCH_LIB"
 
 say() { echo "mr-bench: $*"; }
 
@@ -94,7 +119,7 @@ ibdevs() {
 
 cleanup() {
 	_ok=0
-	for _m in shca_mr_bench shca_dp_bench shca_pi_bench shca_frwr_bench; do
+	for _m in shca_mr_bench shca_umem_bench shca_dp_bench shca_pi_bench shca_frwr_bench; do
 		if loaded "$_m"; then
 			run 30 rmmod "$_m" || _ok=1
 		fi
@@ -126,8 +151,8 @@ fail() {
 	exit 1
 }
 
-case $ITERS$PAGES in
-'' | *[!0-9]*) fail "BENCH_ITERS='$ITERS' and BENCH_PAGES='$PAGES' must be whole numbers" ;;
+case $ITERS$PAGES$REPS$REG_TIMEOUT$DP_TIMEOUT in
+'' | *[!0-9]*) fail "BENCH_ITERS='$ITERS', BENCH_PAGES='$PAGES', BENCH_REPS='$REPS', BENCH_REG_TIMEOUT and BENCH_DP_TIMEOUT must be whole numbers" ;;
 esac
 
 # Drivers and devices.
@@ -165,37 +190,305 @@ if want mr || want reg || want dp || want pi || want frwr; then
 	say "devices: $(ibdevs)"
 fi
 
-# The benchmark: all the work happens in its module init, i.e. in insmod.
-# The guest's /init bounds this whole script (tests/bench/run.sh
-# --test-timeout, 420 s by default); a signal would not stop a module init early.
+# ---- the MR and userspace tables -------------------------------------------------
+
+# mr_tabulate table|data: the MR table, or one row per MR type for gnuplot
+mr_tabulate() {
+	awk -v mode="$1" -v devs="$MR_DEVS" "$BENCH_AWK"'
+BEGIN {
+	nt = split("mem_reg sg_gaps integrity user umem dma dm", T, " ")
+	desc["mem_reg"] = "MEM_REG alloc+map+dereg"
+	desc["sg_gaps"] = "SG_GAPS alloc+map+dereg"
+	desc["integrity"] = "INTEGRITY alloc+map_pi+dereg"
+	desc["user"] = "USER reg+dereg"
+	desc["umem"] = "  its floor: ib_umem_get+release"
+	desc["dma"] = "DMA get_dma_mr+dereg"
+	desc["dm"] = "DM reg_dm_mr+dereg"
+	split("MEM_REG,SG_GAPS,INTEGRITY,USER,USER floor,DMA,DM", S, ",")
+	for (t = 1; t <= nt; t++)
+		short[T[t]] = S[t]
+	nd = split(devs, D, ",")
+}
+# the value of NAME=VALUE in the configuration line
+function conf(name,    i, n, w) {
+	n = split(config, w, " ")
+	for (i = 1; i <= n; i++)
+		if (index(w[i], name "=") == 1)
+			return substr(w[i], length(name) + 2)
+	return "?"
+}
+$1 == "#" { config = $0; next }
+$1 == "ops" && $6 > 0 {
+	# ops DEV TYPE REP OPERATIONS NS: operations per second
+	k = $2 SUBSEP $3
+	v[k] = v[k] " " $5 * 1e9 / $6
+	next
+}
+$1 == "err" {
+	# err DEV TYPE REP ERRNO: the device lacks the type (EOPNOTSUPP,
+	# EINVAL at the first try), or a failure
+	k = $2 SUBSEP $3
+	if ($3 == "-")
+		deverr[$2] = $5
+	else if (($5 == -95 || $5 == -22) && !(k in v))
+		na[k] = 1
+	else
+		failed[k] = 1
+	if ($3 == "-" || k in failed)
+		notes[++nnotes] = sprintf("%s %s%s: errno %d", $2, $3 == "-" ? "setup" : desc[$3],
+					  $3 == "-" ? "" : " run " $4, -$5)
+	next
+}
+function cell(d, t,    k, what) {
+	k = d SUBSEP t
+	if (k in v) {
+		if (noisy(v[k])) {
+			what = desc[t]
+			sub(/^ +/, "", what)
+			nlist[++nn] = sprintf("%s %s: %s ops/s (runs in order: %s)", d,
+					      what, f(median(v[k])), runs(v[k]))
+		}
+		return " " mcell(v[k], 10, k in failed ? "!" : "")
+	}
+	if (d in deverr)
+		return sprintf(" %16s", deverr[d] == -19 ? "no device" : "error")
+	if (k in na)
+		return sprintf(" %16s", "n/a")
+	return sprintf(" %16s", k in failed ? "error" : "-")
+}
+END {
+	if (mode == "data") {
+		h = "# operation"
+		for (i = 1; i <= nd; i++)
+			h = h " " D[i] "(median,min,max)"
+		print h
+		for (t = 1; t <= nt; t++) {
+			l = "\"" short[T[t]] "\""
+			for (i = 1; i <= nd; i++)
+				l = l " " mmm(v[D[i] SUBSEP T[t]], 1)
+			print l
+		}
+		exit
+	}
+	print "MR operations per second through ib_core (shca_mr_bench.ko), " conf("pages") " x " conf("page_size") "-byte pages per MR;"
+	print "every cell measured " conf("reps") " times, " conf("iters") " operations each after " conf("warm") " untimed ones on the same"
+	print "device, the devices taking turns in ABBA order (A B, B A, A B, ...). ops/s: the median of the runs;"
+	print "% = (max - min) / median of the runs, * = noisy (over " '"$BENCH_NOISY_PCT"' " %, its runs are listed below),"
+	print "! = a run failed (listed below). n/a: the device lacks the MR type. USER'"'"'s floor: ib_umem_get +"
+	print "ib_umem_release of the same user memory, the pinning and mapping every driver'"'"'s user MR pays."
+	print ""
+	l = sprintf("%-33s", "")
+	for (i = 1; i <= nd; i++)
+		l = l sprintf(" %16s", D[i])
+	print l
+	l = sprintf("%-33s", "operation")
+	for (i = 1; i <= nd; i++)
+		l = l sprintf(" %10s %5s", "ops/s", "%")
+	if (nd > 1)
+		l = l sprintf(" %14s", D[1] "/" D[2])
+	print l
+	for (t = 1; t <= nt; t++) {
+		l = sprintf("%-33s", desc[T[t]])
+		for (i = 1; i <= nd; i++)
+			l = l cell(D[i], T[t])
+		k1 = D[1] SUBSEP T[t]
+		k2 = D[2] SUBSEP T[t]
+		if (nd > 1 && k1 in v && k2 in v && median(v[k2]) > 0)
+			l = l sprintf(" %13.2fx", median(v[k1]) / median(v[k2]))
+		print l
+	}
+	if (nn) {
+		print ""
+		for (i = 1; i <= nn; i++)
+			print "noisy: " nlist[i]
+	}
+	if (nnotes) {
+		print ""
+		for (i = 1; i <= nnotes; i++)
+			print "error: " notes[i]
+	}
+}' "$MR_REC"
+}
+
+# reg_tabulate table|data: the userspace table, or one row per size for
+# gnuplot
+reg_tabulate() {
+	awk -v mode="$1" -v devs="$MR_DEVS" "$BENCH_AWK"'
+function conf(name,    i, n, w) {
+	n = split(config, w, " ")
+	for (i = 1; i <= n; i++)
+		if (index(w[i], name "=") == 1)
+			return substr(w[i], length(name) + 2)
+	return "?"
+}
+$1 == "#" { config = $0; next }
+($1 == "reg" || $1 == "floor") && $5 > 0 {
+	# reg|floor DEV SIZE REP PAIRS NS: microseconds per pair
+	k = ($1 == "floor" ? "floor" : $2) SUBSEP $3
+	us[k] = us[k] " " $6 / $5 / 1000
+	if ($1 == "floor")
+		floordev = $2
+	if (!($3 in seen)) {
+		seen[$3] = 1
+		Z[++nz] = $3
+	}
+	next
+}
+$1 == "err" {
+	# err reg|floor DEV SIZE REP REASON
+	k = ($2 == "floor" ? "floor" : $3) SUBSEP $4
+	if ($4 == "-")
+		colerr[$2 == "floor" ? "floor" : $3] = $6
+	else
+		failed[k] = 1
+	notes[++nnotes] = sprintf("%s %s%s: %s", $2 == "floor" ? "floor on" : "ibv_reg_mr on", $3,
+				  $4 == "-" ? "" : " " szname($4) " run " $5, $6)
+	next
+}
+function cell(c, z,    k) {
+	k = c SUBSEP z
+	if (k in us) {
+		if (noisy(us[k]))
+			nlist[++nn] = sprintf("%s %s: %s us (runs in order: %s)",
+					      c == "floor" ? "floor" : c, szname(z), f(median(us[k])), runs(us[k]))
+		return " " mcell(us[k], 10, k in failed ? "!" : "")
+	}
+	if (c in colerr)
+		return sprintf(" %16s", "n/a")
+	return sprintf(" %16s", k in failed ? "error" : "-")
+}
+# the ratio of the medians of two columns at size z
+function ratio(a, b, z) {
+	if (!((a SUBSEP z) in us) || !((b SUBSEP z) in us) || median(us[b SUBSEP z]) <= 0)
+		return sprintf(" %15s", "")
+	return sprintf(" %14.2fx", median(us[a SUBSEP z]) / median(us[b SUBSEP z]))
+}
+END {
+	nd = split(devs, D, ",")
+	D[nd + 1] = "floor"
+	if (floordev == "")
+		floordev = conf("floor")
+	if (mode == "data") {
+		h = "# size(bytes)"
+		for (i = 1; i <= nd; i++)
+			h = h " " D[i] "(median,min,max)"
+		print h " floor(median,min,max)"
+		for (z = 1; z <= nz; z++) {
+			l = Z[z]
+			for (i = 1; i <= nd + 1; i++)
+				l = l " " mmm(us[D[i] SUBSEP Z[z]], 1)
+			print l
+		}
+		exit
+	}
+	print "ibv_reg_mr + ibv_dereg_mr from userspace (shca_reg_bench through libibverbs), pre-faulted anonymous memory,"
+	print "access LOCAL_WRITE|REMOTE_READ|REMOTE_WRITE; floor: ib_umem_get + ib_umem_release alone of the same buffer"
+	print "with the same access, timed in the kernel in the same process (shca_umem_bench.ko, on " floordev "): the pinning"
+	print "and mapping under every user MR. us/pair: the median of " conf("reps") " runs of about " conf("secs") " s (at least 3 pairs"
+	print "each, after an untimed warm-up pair), the columns in ABBA order (A B floor, floor B A, ...); % = (max - min) /"
+	print "median of the runs, * = noisy (over " '"$BENCH_NOISY_PCT"' " %, its runs are listed below), ! = a run failed. The ratios"
+	print "are of times: below 1, the first device is faster."
+	print ""
+	l = sprintf("%-8s", "")
+	for (i = 1; i <= nd + 1; i++)
+		l = l sprintf(" %16s", D[i])
+	print l
+	l = sprintf("%-8s", "size")
+	for (i = 1; i <= nd + 1; i++)
+		l = l sprintf(" %10s %5s", "us/pair", "%")
+	if (nd > 1)
+		l = l sprintf(" %15s", D[1] "/" D[2])
+	l = l sprintf(" %15s", D[1] "/floor")
+	if (nd > 1)
+		l = l sprintf(" %15s", D[2] "/floor")
+	print l
+	for (z = 1; z <= nz; z++) {
+		l = sprintf("%-8s", szname(Z[z]))
+		for (i = 1; i <= nd + 1; i++)
+			l = l cell(D[i], Z[z])
+		if (nd > 1)
+			l = l ratio(D[1], D[2], Z[z])
+		l = l ratio(D[1], "floor", Z[z])
+		if (nd > 1)
+			l = l ratio(D[2], "floor", Z[z])
+		print l
+	}
+	if (nn) {
+		print ""
+		for (i = 1; i <= nn; i++)
+			print "noisy: " nlist[i]
+	}
+	if (nnotes) {
+		print ""
+		for (i = 1; i <= nnotes; i++)
+			print "error: " notes[i]
+	}
+}' "$REG_REC"
+}
+
+# The MR benchmark: all the work happens in its module init, i.e. in
+# insmod. The guest's /init bounds this whole script (tests/bench/run.sh
+# --test-timeout); a signal would not stop a module init early.
 if want mr; then
 	[ -r "$BENCH_KO" ] || fail "$BENCH_KO is missing"
 	before=$(dmesg | wc -l)
 	t0=$(date +%s)
-	run 3600 insmod "$BENCH_KO" devices=softhca0,rxe0 iters="$ITERS" pages="$PAGES" ||
+	run 3600 insmod "$BENCH_KO" devices="$MR_DEVS" iters="$ITERS" \
+		pages="$PAGES" reps="$REPS" ||
 		fail "insmod $BENCH_KO failed"
 	say "benchmark ran for $(($(date +%s) - t0))s"
-
-	echo "=== MR-BENCH-TABLE"
-	dmesg | tail -n +"$((before + 1))" | grep -F "$PREFIX"
-	echo "=== MR-BENCH-TABLE-END"
-	dmesg | tail -n +"$((before + 1))" | grep -q -F "${PREFIX}done" ||
+	dmesg | tail -n +"$((before + 1))" | sed -n "s/.*$PREFIX//p" >/tmp/mr-kernel.out
+	: >"$MR_REC"
+	while read -r kind rest; do
+		case $kind in
+		ops | err | \#) echo "$kind $rest" >>"$MR_REC" ;;
+		esac
+		echo "mr-rec: $kind $rest"
+	done </tmp/mr-kernel.out
+	grep -q '^done' /tmp/mr-kernel.out ||
 		fail "no '${PREFIX}done' line in the kernel log"
 	run 30 rmmod shca_mr_bench || fail "rmmod shca_mr_bench failed"
+	mr_tabulate table | bench_block MR-BENCH-TABLE mr-table
+	mr_tabulate data | bench_block MR-BENCH-DATA mr-data
 fi
 
-# The userspace benchmark, same devices, same boot.
+# The userspace benchmark, same devices, same boot, and its floor.
 if want reg; then
 	command -v shca_reg_bench >/dev/null ||
-		fail "shca_reg_bench is missing (build tests/vm/bin with 'make vm-programs')"
-	say "\$ shca_reg_bench -t $REG_SECS softhca0 rxe0"
+		fail "shca_reg_bench is missing (tests/bench/run.sh builds it)"
+	floor=
+	if [ -r "$UMEM_KO" ] && run 30 insmod "$UMEM_KO"; then
+		# devtmpfs makes the node; else make it from sysfs
+		n=0
+		while [ ! -c /dev/shca_umem_bench ] && [ $n -lt 20 ]; do
+			sleep 0.1
+			n=$((n + 1))
+		done
+		if [ ! -c /dev/shca_umem_bench ] && [ -r /sys/class/misc/shca_umem_bench/dev ]; then
+			mm=$(cat /sys/class/misc/shca_umem_bench/dev)
+			mknod /dev/shca_umem_bench c "${mm%:*}" "${mm#*:}"
+		fi
+		floor=1
+	else
+		say "warning: no $UMEM_KO: no floor column"
+	fi
+	# shellcheck disable=SC2046 # one argument per device
+	set -- -t "$REG_SECS" -r "$REPS" $(echo "$MR_DEVS" | tr ',' ' ')
+	say "\$ shca_reg_bench $*"
 	t0=$(date +%s)
-	echo "=== REG-BENCH-TABLE"
-	timeout -k 5 240 shca_reg_bench -t "$REG_SECS" softhca0 rxe0 >/tmp/reg-bench.out 2>&1
+	timeout -k 5 "$REG_TIMEOUT" shca_reg_bench "$@" >/tmp/reg-bench.out 2>&1
 	rc=$?
-	sed 's/^/reg-bench: /' /tmp/reg-bench.out
-	echo "=== REG-BENCH-TABLE-END"
 	say "userspace benchmark ran for $(($(date +%s) - t0))s"
+	: >"$REG_REC"
+	while read -r kind rest; do
+		case $kind in
+		reg | floor | err | \#) echo "$kind $rest" >>"$REG_REC" ;;
+		esac
+		echo "reg-rec: $kind $rest"
+	done </tmp/reg-bench.out
+	[ -z "$floor" ] || run 30 rmmod shca_umem_bench || fail "rmmod shca_umem_bench failed"
+	reg_tabulate table | bench_block REG-BENCH-TABLE reg-table
+	reg_tabulate data | bench_block REG-BENCH-DATA reg-data
 	[ $rc -eq 0 ] || fail "shca_reg_bench: exit status $rc"
 fi
 
@@ -204,7 +497,7 @@ if want dp; then
 	[ -r "$DP_BENCH" ] || fail "$DP_BENCH is missing"
 	say "\$ sh $DP_BENCH"
 	t0=$(date +%s)
-	timeout -k 5 280 sh "$DP_BENCH"
+	timeout -k 5 "$DP_TIMEOUT" sh "$DP_BENCH"
 	rc=$?
 	say "data-path benchmark ran for $(($(date +%s) - t0))s"
 	[ $rc -eq 0 ] || fail "$DP_BENCH: exit status $rc"

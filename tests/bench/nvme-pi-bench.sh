@@ -248,7 +248,7 @@ fi
 # tabulate table|data: the table, or one row per fio job for gnuplot
 tabulate() {
 	awk -v mode="$1" -v jobs="$JOBS" -v secs="$SECS" -v reps="$REPS" \
-		-v mib="$MIB" "$ULP_AWK"'
+		-v mib="$MIB" "$BENCH_AWK"'
 function add(key, val) { vals[key] = vals[key] " " val }
 # a cell: "median +-spread%", the spread being half the range of the runs
 # in % of the median; "error" if any run of it failed, "skipped" if runs
@@ -377,12 +377,8 @@ END {
 }' "$REC"
 }
 
-echo "=== NVME-PI-BENCH-TABLE"
-tabulate table | sed 's/^/nvme-pi-table: /'
-echo "=== NVME-PI-BENCH-TABLE-END"
-echo "=== NVME-PI-BENCH-DATA"
-tabulate data | sed 's/^/nvme-pi-data: /'
-echo "=== NVME-PI-BENCH-DATA-END"
+tabulate table | bench_block NVME-PI-BENCH-TABLE nvme-pi-table
+tabulate data | bench_block NVME-PI-BENCH-DATA nvme-pi-data
 
 # no PI complaint anywhere in the run (outside the cells too)
 if dmesg | grep -E -e 'PI error|tag error|T10-PI is not supported' | tail -n 5 >/tmp/nvme-pi-dmesg.bad &&

@@ -41,7 +41,8 @@
 # starts no further cell, default 300), BENCH_PI_PAIRS (A:B pairs of
 # devices, A writing to B, comma separated; default
 # "softhca0:softhca1,softhca0:softhca0"), PI_KO (default
-# /shca_pi_bench.ko).
+# /shca_pi_bench.ko), BENCH_LIB (default /tests/bench-lib.sh, or
+# bench-lib.sh next to this script).
 # POSIX sh; every command is bounded by a timeout.
 
 PI_KO=${PI_KO:-/shca_pi_bench.ko}
@@ -52,6 +53,10 @@ BUDGET=${BENCH_PI_BUDGET:-300}
 PAIRS=${BENCH_PI_PAIRS:-softhca0:softhca1,softhca0:softhca0}
 IB=/sys/class/infiniband
 REC=/tmp/pi-bench.rec
+BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
+[ -r "$BENCH_LIB" ] || BENCH_LIB=$(dirname "$0")/bench-lib.sh
+# shellcheck source=tests/bench/bench-lib.sh
+. "$BENCH_LIB"
 
 say() { echo "pi-bench: $*"; }
 rec() {
@@ -112,35 +117,7 @@ fi
 # tabulate table|data: the table, or one row per cell for gnuplot
 tabulate() {
 	awk -v mode="$1" -v pairs="$PAIRS" -v ms="$MS" -v reps="$REPS" \
-		-v slots="$SLOTS" '
-# three significant digits
-function f(x) {
-	x += 0
-	if (x >= 100) return sprintf("%.0f", x)
-	if (x >= 10) return sprintf("%.1f", x)
-	if (x >= 1) return sprintf("%.2f", x)
-	return sprintf("%.3f", x)
-}
-# sort the n values of list (space separated) into v[1..n]; return n
-function sorted(list, v,    n, i, j, t) {
-	n = split(list, v, " ")
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
-			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-		}
-	return n
-}
-function median(list,    v, n) {
-	n = sorted(list, v)
-	if (n % 2)
-		return v[(n + 1) / 2] + 0
-	return (v[n / 2] + v[n / 2 + 1]) / 2
-}
-function szname(s) {
-	if (s >= 1048576) return (s / 1048576) " MiB"
-	if (s >= 1024) return (s / 1024) " KiB"
-	return s " B"
-}
+		-v slots="$SLOTS" "$BENCH_AWK"'
 function plabel(p,    a) {
 	split(p, a, ":")
 	if (a[1] == a[2]) return a[1] " (one device)"
@@ -305,10 +282,6 @@ END {
 }' "$REC"
 }
 
-echo "=== PI-BENCH-TABLE"
-tabulate table | sed 's/^/pi-table: /'
-echo "=== PI-BENCH-TABLE-END"
-echo "=== PI-BENCH-DATA"
-tabulate data | sed 's/^/pi-data: /'
-echo "=== PI-BENCH-DATA-END"
+tabulate table | bench_block PI-BENCH-TABLE pi-table
+tabulate data | bench_block PI-BENCH-DATA pi-data
 exit 0

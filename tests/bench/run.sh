@@ -4,17 +4,34 @@
 # The benchmarks (make bench): boot the VM of scripts/vm.sh once with
 # eth0 and eth1 on one QEMU hub, run tests/bench/mr-bench.sh in it
 # (softhca0 vs rxe0, softhca1 vs rxe1), print its tables and save them
-# under build/bench/:
+# under build/bench/, each with its plot data (.dat) and, with gnuplot
+# (Debian package gnuplot-nox; without it the plots are skipped, with a
+# note), its plot (.png, from tests/bench/*.gp).
+# The method (tests/bench/bench-lib.sh): every cell runs BENCH_REPS times
+# (the pi, frwr, ulp and nvmepi parts: their own *_REPS), the devices
+# taking turns in ABBA order (A B, B A, A B, ...), every run after a
+# warm-up on its device; the tables show the median of the runs and their
+# spread, (max - min) / median, and mark the cells whose spread is over
+# 10 % as noisy ("*"), listing their runs in the order they ran; the
+# plots show the median and the range.
 #   mr-bench.txt   the MR registration benchmark from the kernel
 #                  (tests/bench/shca_mr_bench.ko, softhca0 vs rxe0, both on
-#                  eth0), followed by the other tables
-#   reg-bench.txt  the userspace MR benchmark tests/vm/bin/shca_reg_bench
-#                  (ibv_reg_mr + ibv_dereg_mr, 4 KiB .. 1 GiB, same devices)
+#                  eth0; USER reg+dereg next to its floor, ib_umem_get +
+#                  ib_umem_release of the same memory), followed by the
+#                  other tables; mr-bench.dat, mr-bench.png
+#   reg-bench.txt  the userspace MR benchmark tests/bench/shca_reg_bench
+#                  (ibv_reg_mr + ibv_dereg_mr, 4 KiB .. 1 GiB, same
+#                  devices, next to the floor: ib_umem_get +
+#                  ib_umem_release of the same buffer timed in the kernel
+#                  by tests/bench/shca_umem_bench.ko); reg-bench.dat,
+#                  reg-bench.png (microseconds against the size)
 #   dp-bench.txt   the data-path benchmark tests/bench/dp-bench.sh (RDMA
 #                  WRITE/READ/SEND throughput and latency, softhca0 ->
 #                  softhca1 vs rxe0 -> rxe1 vs memcpy, from the kernel with
 #                  tests/bench/shca_dp_bench.ko and from userspace with
-#                  perftest)
+#                  perftest, one run per perftest cell);
+#                  dp-bench-bw.dat/.png (kernel throughput against the
+#                  message size), dp-bench-lat.dat/.png (kernel latency)
 #   pi-bench.txt   the T10-DIF engine benchmark tests/bench/pi-bench.sh
 #                  (tests/bench/shca_pi_bench.ko: RDMA WRITE through
 #                  integrity MRs - PI insert, strip/verify, pass, IP
@@ -56,13 +73,17 @@
 #                  written only when mr is one of them.
 #
 # Environment:
+#   BENCH_REPS (default 3): runs of every cell of the MR, userspace MR and
+#     kernel data-path tables (median and spread)
 #   BENCH_ITERS (default 2000) and BENCH_PAGES (default 16): the iters= and
 #     pages= of shca_mr_bench.ko
 #   BENCH_REG_SECS (default 0.5): shca_reg_bench's time per cell
 #   BENCH_DP_MS (default 300): kernel ms per data-path cell
+#   BENCH_DP_KBUDGET (default from the above, about 4 min): s after which
+#     the remaining kernel data-path cells are skipped
 #   BENCH_DP_SECS (default 1): s per perftest run
-#   BENCH_DP_BUDGET (default 200): s after which remaining perftest runs
-#     are skipped
+#   BENCH_DP_BUDGET (default 200): s of perftest runs, after which the
+#     remaining ones are skipped
 #   BENCH_DP_PERFTEST=0: no perftest
 #   BENCH_PI=0: no T10-DIF engine benchmark
 #   BENCH_PI_MS (default 200): ms per T10-DIF cell
@@ -110,8 +131,16 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 BENCH_DIR=$ROOT/tests/bench
 OUT_DIR=$ROOT/build/bench
 BENCH_OUT=$OUT_DIR/mr-bench.txt
+MR_DAT=$OUT_DIR/mr-bench.dat
+MR_PNG=$OUT_DIR/mr-bench.png
 REG_OUT=$OUT_DIR/reg-bench.txt
+REG_DAT=$OUT_DIR/reg-bench.dat
+REG_PNG=$OUT_DIR/reg-bench.png
 DP_OUT=$OUT_DIR/dp-bench.txt
+DP_BW_DAT=$OUT_DIR/dp-bench-bw.dat
+DP_BW_PNG=$OUT_DIR/dp-bench-bw.png
+DP_LAT_DAT=$OUT_DIR/dp-bench-lat.dat
+DP_LAT_PNG=$OUT_DIR/dp-bench-lat.png
 PI_OUT=$OUT_DIR/pi-bench.txt
 PI_DAT=$OUT_DIR/pi-bench.dat
 PI_PNG=$OUT_DIR/pi-bench.png
@@ -134,6 +163,7 @@ BENCH_KO=$BENCH_DIR/shca_mr_bench.ko
 DP_KO=$BENCH_DIR/shca_dp_bench.ko
 PI_KO=$BENCH_DIR/shca_pi_bench.ko
 FRWR_KO=$BENCH_DIR/shca_frwr_bench.ko
+UMEM_KO=$BENCH_DIR/shca_umem_bench.ko
 
 note() { echo "bench: $*"; }
 die() { echo "bench: error: $*" >&2; exit 2; }
@@ -157,7 +187,7 @@ trap 'exit 130' INT TERM
 
 VM_ARGS=()
 MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
-TEST_TIMEOUT=420
+TEST_TIMEOUT=300
 HAVE_TIMEOUT=0
 PARTS="mr reg dp pi frwr ulp nvmepi"
 ONLY=$PARTS
@@ -195,19 +225,32 @@ want() {
 
 BENCH_ITERS=${BENCH_ITERS:-2000}
 BENCH_PAGES=${BENCH_PAGES:-16}
+BENCH_REPS=${BENCH_REPS:-3}
 BENCH_REG_SECS=${BENCH_REG_SECS:-0.5}
 BENCH_DP_MS=${BENCH_DP_MS:-300}
 BENCH_DP_SECS=${BENCH_DP_SECS:-1}
 BENCH_DP_BUDGET=${BENCH_DP_BUDGET:-200}
 BENCH_DP_PERFTEST=${BENCH_DP_PERFTEST:-1}
-case $BENCH_ITERS$BENCH_PAGES in
-*[!0-9]*) die "BENCH_ITERS='$BENCH_ITERS' and BENCH_PAGES='$BENCH_PAGES' must be whole numbers" ;;
+case $BENCH_ITERS$BENCH_PAGES$BENCH_REPS in
+*[!0-9]*) die "BENCH_ITERS='$BENCH_ITERS', BENCH_PAGES='$BENCH_PAGES' and BENCH_REPS='$BENCH_REPS' must be whole numbers" ;;
 esac
 [ "$BENCH_ITERS" -gt 0 ] || die "BENCH_ITERS must be at least 1"
+if [ "$BENCH_REPS" -lt 1 ] || [ "$BENCH_REPS" -gt 20 ]; then
+	die "BENCH_REPS must be 1..20"
+fi
 if [ "$BENCH_PAGES" -lt 1 ] || [ "$BENCH_PAGES" -gt 256 ]; then
 	die "BENCH_PAGES must be 1..256 (the module's limit)"
 fi
 [[ $BENCH_REG_SECS =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_REG_SECS='$BENCH_REG_SECS' must be a number of seconds"
+# The userspace benchmark: per repetition 6 sizes x 3 columns (two
+# devices and the floor), each its time plus up to 0.3 s of warm-up and
+# the 1 GiB pairs under TCG; twice that, plus a minute for filling 1 GiB.
+REG_TIMEOUT=0
+if want reg; then
+	REG_TIMEOUT=$(awk -v r="$BENCH_REPS" -v s="$BENCH_REG_SECS" \
+		'BEGIN { printf "%d", 60 + 2 * r * 6 * 3 * (s + 0.3) }')
+	TEST_TIMEOUT=$((TEST_TIMEOUT + REG_TIMEOUT))
+fi
 case $BENCH_DP_MS$BENCH_DP_SECS$BENCH_DP_BUDGET$BENCH_DP_PERFTEST in
 *[!0-9]*) die "BENCH_DP_MS, BENCH_DP_SECS, BENCH_DP_BUDGET and BENCH_DP_PERFTEST must be whole numbers" ;;
 esac
@@ -216,6 +259,21 @@ if [ "$BENCH_DP_MS" -lt 1 ] || [ "$BENCH_DP_MS" -gt 10000 ]; then
 fi
 if [ "$BENCH_DP_SECS" -lt 1 ] || [ "$BENCH_DP_SECS" -gt 60 ]; then
 	die "BENCH_DP_SECS must be 1..60"
+fi
+case ${BENCH_DP_KBUDGET:-} in
+*[!0-9]*) die "BENCH_DP_KBUDGET='$BENCH_DP_KBUDGET' must be a whole number" ;;
+esac
+# The kernel data-path cells: per repetition 20 cells (12 throughput, 8
+# latency) per pair, 2 pairs, each its time plus about 0.4 s of set-up
+# and warm-up under TCG, and 4 memcpy cells of half the time: twice that,
+# plus a minute.
+BENCH_DP_KBUDGET=${BENCH_DP_KBUDGET:-$((60 + 2 * BENCH_REPS * (40 * (BENCH_DP_MS + 400) + 2 * BENCH_DP_MS) / 1000))}
+DP_TIMEOUT=0
+if want dp; then
+	# a cell begun just before the budget ran out, perftest, the table
+	DP_TIMEOUT=$((BENCH_DP_KBUDGET + 180))
+	[ "$BENCH_DP_PERFTEST" = 0 ] || DP_TIMEOUT=$((DP_TIMEOUT + BENCH_DP_BUDGET + 60))
+	TEST_TIMEOUT=$((TEST_TIMEOUT + DP_TIMEOUT))
 fi
 BENCH_PI=${BENCH_PI:-1}
 BENCH_PI_MS=${BENCH_PI_MS:-200}
@@ -339,14 +397,10 @@ if want nvmepi; then
 	command -v fio >/dev/null ||
 		note "warning: fio is not installed (scripts/deps.sh bench): no numbers in the NVMe PI table"
 fi
-if want pi || want frwr || want nvmepi; then
-	command -v gnuplot >/dev/null ||
-		note "warning: gnuplot is not installed (scripts/deps.sh bench): no plots"
-fi
+command -v gnuplot >/dev/null ||
+	note "warning: gnuplot is not installed (scripts/deps.sh bench): no plots"
 # as scripts/vm.sh computes it, without its 900 s cap
 [ "$HAVE_TIMEOUT" = 1 ] || VM_ARGS+=(--timeout "$((120 + TEST_TIMEOUT + 40))")
-! want reg || [ -x "$ROOT/tests/vm/bin/shca_reg_bench" ] ||
-	note "warning: tests/vm/bin/shca_reg_bench missing (make vm-programs): no userspace table"
 ONLY=$(echo "$ONLY" | xargs)
 [ -n "$ONLY" ] || die "no part left to run (--only, BENCH_PI=0, BENCH_FRWR=0, BENCH_ULP=0, BENCH_NVMEPI=0)"
 
@@ -355,7 +409,7 @@ ONLY=$(echo "$ONLY" | xargs)
 BENCH_KDIR=/usr/src/linux-headers-$KVER
 [ -r "$BENCH_KDIR/Makefile" ] || die "$BENCH_KDIR not found (install linux-headers-$KVER)"
 command -v make >/dev/null || die "make not found"
-note "building $BENCH_KO, $DP_KO, $PI_KO, $FRWR_KO and the benchmark programs"
+note "building $BENCH_KO, $UMEM_KO, $DP_KO, $PI_KO, $FRWR_KO and the benchmark programs"
 mkdir -p "$CACHE/logs"
 blog=$CACHE/logs/bench-build.log
 # Serialise with other benchmark runs building the same directory.
@@ -368,6 +422,7 @@ fi
 [ -r "$DP_KO" ] || die "$DP_KO was not built (log: $blog)"
 [ -r "$PI_KO" ] || die "$PI_KO was not built (log: $blog)"
 [ -r "$FRWR_KO" ] || die "$FRWR_KO was not built (log: $blog)"
+[ -r "$UMEM_KO" ] || die "$UMEM_KO was not built (log: $blog)"
 if ! flock "$CACHE/.bench-build.lock" \
 	make -C "$BENCH_DIR" OUT="$BENCH_BIN" >>"$blog" 2>&1; then
 	cat "$blog" >&2
@@ -380,13 +435,14 @@ grep -E 'warning:|error:' "$blog" >&2 || true
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/softhca-bench.XXXXXX")
 ov=$TMP/overlay
 mkdir -p "$ov/tests/bin"
-cp "$BENCH_KO" "$DP_KO" "$PI_KO" "$FRWR_KO" "$ov/"
+cp "$BENCH_KO" "$UMEM_KO" "$DP_KO" "$PI_KO" "$FRWR_KO" "$ov/"
 install -m 0755 "$BENCH_DIR/dp-bench.sh" "$ov/tests/dp-bench.sh"
 install -m 0755 "$BENCH_DIR/pi-bench.sh" "$ov/tests/pi-bench.sh"
 install -m 0755 "$BENCH_DIR/frwr-bench.sh" "$ov/tests/frwr-bench.sh"
 install -m 0755 "$BENCH_DIR/ulp-bench.sh" "$ov/tests/ulp-bench.sh"
 install -m 0755 "$BENCH_DIR/nvme-pi-bench.sh" "$ov/tests/nvme-pi-bench.sh"
 install -m 0644 "$BENCH_DIR/ulp-lib.sh" "$ov/tests/ulp-lib.sh"
+install -m 0644 "$BENCH_DIR/bench-lib.sh" "$ov/tests/bench-lib.sh"
 for f in "$BENCH_BIN"/*; do
 	if [ -f "$f" ] && [ -x "$f" ]; then cp -L "$f" "$ov/tests/bin/"; fi
 done
@@ -405,9 +461,11 @@ vm_rc=0
 	--overlay "$ov" --console "$CLEAN" --test-timeout "$TEST_TIMEOUT" \
 	--show '^(mr-bench|dp-bench|pi-bench|frwr-bench|ulp-bench|nvme-pi-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
 	--env "BENCH_ITERS=$BENCH_ITERS" --env "BENCH_PAGES=$BENCH_PAGES" \
+	--env "BENCH_REPS=$BENCH_REPS" --env "BENCH_REG_TIMEOUT=$REG_TIMEOUT" \
 	--env "BENCH_REG_SECS=$BENCH_REG_SECS" --env "BENCH_DP_MS=$BENCH_DP_MS" \
 	--env "BENCH_DP_SECS=$BENCH_DP_SECS" --env "BENCH_DP_BUDGET=$BENCH_DP_BUDGET" \
 	--env "BENCH_DP_PERFTEST=$BENCH_DP_PERFTEST" --env "BENCH_ULP=$BENCH_ULP" \
+	--env "BENCH_DP_KBUDGET=$BENCH_DP_KBUDGET" --env "BENCH_DP_TIMEOUT=$DP_TIMEOUT" \
 	--env "BENCH_ULP_SECS=$BENCH_ULP_SECS" --env "BENCH_ULP_REPS=$BENCH_ULP_REPS" \
 	--env "BENCH_ULP_CONNS=$BENCH_ULP_CONNS" --env "BENCH_ULP_MIB=$BENCH_ULP_MIB" \
 	--env "BENCH_ULP_BUDGET=$BENCH_ULP_BUDGET" --env "BENCH_ULP_TIMEOUT=$ULP_TIMEOUT" \
@@ -425,20 +483,6 @@ vm_rc=0
 
 # ---- the tables --------------------------------------------------------------------
 
-# The kernel table: the module's lines between the guest's markers, prefix
-# stripped, up to its closing "done" line.
-table=$TMP/table.txt
-awk '
-	/^=== MR-BENCH-TABLE$/ { on = 1; next }
-	/^=== MR-BENCH-TABLE-END$/ { on = 0; next }
-	on && index($0, "shca_mr_bench: ") {
-		line = substr($0, index($0, "shca_mr_bench: ") + 15)
-		if (line ~ /taints kernel|module verification failed/)
-			next
-		if (line == "done") { done = 1; exit }
-		print line
-	}
-	END { exit !done }' "$CLEAN" >"$table" || : >"$table"
 # guest_table START END PREFIX: the PREFIX lines between the markers
 guest_table() {
 	awk -v s="=== $1" -v e="=== $2" -v p="$3" '
@@ -447,10 +491,20 @@ guest_table() {
 		on && index($0, p) == 1 { print substr($0, length(p) + 1) }
 		END { exit !done }' "$CLEAN"
 }
+table=$TMP/table.txt
+guest_table MR-BENCH-TABLE MR-BENCH-TABLE-END 'mr-table: ' >"$table" || : >"$table"
+mrdata=$TMP/mr-data.txt
+guest_table MR-BENCH-DATA MR-BENCH-DATA-END 'mr-data: ' >"$mrdata" || : >"$mrdata"
 regtable=$TMP/reg-table.txt
-guest_table REG-BENCH-TABLE REG-BENCH-TABLE-END 'reg-bench: ' >"$regtable" || : >"$regtable"
+guest_table REG-BENCH-TABLE REG-BENCH-TABLE-END 'reg-table: ' >"$regtable" || : >"$regtable"
+regdata=$TMP/reg-data.txt
+guest_table REG-BENCH-DATA REG-BENCH-DATA-END 'reg-data: ' >"$regdata" || : >"$regdata"
 dptable=$TMP/dp-table.txt
 guest_table DP-BENCH-TABLE DP-BENCH-TABLE-END 'dp-table: ' >"$dptable" || : >"$dptable"
+dpbw=$TMP/dp-bw.txt
+guest_table DP-BENCH-BW DP-BENCH-BW-END 'dp-bw: ' >"$dpbw" || : >"$dpbw"
+dplat=$TMP/dp-lat.txt
+guest_table DP-BENCH-LAT DP-BENCH-LAT-END 'dp-lat: ' >"$dplat" || : >"$dplat"
 pitable=$TMP/pi-table.txt
 guest_table PI-BENCH-TABLE PI-BENCH-TABLE-END 'pi-table: ' >"$pitable" || : >"$pitable"
 pidata=$TMP/pi-data.txt
@@ -481,7 +535,7 @@ when="kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')"
 : >"$BENCH_OUT.tmp"
 if want mr; then
 	{
-		echo "MR registration benchmark: shca_mr_bench.ko, devices=softhca0,rxe0 iters=$BENCH_ITERS pages=$BENCH_PAGES"
+		echo "MR registration benchmark: shca_mr_bench.ko, devices=softhca0,rxe0 iters=$BENCH_ITERS pages=$BENCH_PAGES reps=$BENCH_REPS"
 		echo "Ran in $where; $when."
 		echo
 		cat "$table"
@@ -507,7 +561,7 @@ add_table() {
 	mv "$2.tmp" "$2"
 }
 add_table "$regtable" "$REG_OUT" \
-	"Userspace MR registration benchmark: shca_reg_bench through libibverbs (rdma-core 44), devices=softhca0,rxe0" \
+	"Userspace MR registration benchmark: shca_reg_bench through libibverbs (rdma-core 44), devices=softhca0,rxe0, floor ib_umem_get+ib_umem_release (shca_umem_bench.ko)" \
 	"$same"
 add_table "$dptable" "$DP_OUT" \
 	"Data-path benchmark: RDMA WRITE/READ/SEND throughput and latency (tests/bench/dp-bench.sh)" \
@@ -562,6 +616,25 @@ plot() {
 		sed 's/^/  /' "$TMP/gnuplot.err" >&2
 	fi
 }
+# The MR plot: operations per second per MR type and device.
+plot "$mrdata" "$MR_DAT" "$MR_PNG" "$BENCH_DIR/mr-bench.gp" \
+	"# MR registration benchmark (shca_mr_bench.ko, tests/bench/mr-bench.sh), $when
+# operations/s per MR type: median, minimum, maximum of $BENCH_REPS runs" \
+	"$BENCH_REPS runs of $BENCH_ITERS operations per cell, $BENCH_PAGES pages per MR, devices in ABBA order; $when"
+# The userspace MR plot: microseconds per pair against the size.
+plot "$regdata" "$REG_DAT" "$REG_PNG" "$BENCH_DIR/reg-bench.gp" \
+	"# Userspace MR registration benchmark (shca_reg_bench, shca_umem_bench.ko), $when
+# microseconds per reg + dereg pair (floor: ib_umem_get + ib_umem_release) per size: median, minimum, maximum of $BENCH_REPS runs" \
+	"$BENCH_REPS runs of ${BENCH_REG_SECS} s per cell, columns in ABBA order; $when"
+# The data-path plots: throughput and latency against the message size.
+plot "$dpbw" "$DP_BW_DAT" "$DP_BW_PNG" "$BENCH_DIR/dp-bench-bw.gp" \
+	"# Data-path benchmark, kernel verbs (shca_dp_bench.ko, tests/bench/dp-bench.sh), $when
+# GB/s per message size: median, minimum, maximum of $BENCH_REPS runs" \
+	"$BENCH_REPS runs of $BENCH_DP_MS ms per cell, pairs in ABBA order; $when"
+plot "$dplat" "$DP_LAT_DAT" "$DP_LAT_PNG" "$BENCH_DIR/dp-bench-lat.gp" \
+	"# Data-path benchmark, kernel verbs (shca_dp_bench.ko, tests/bench/dp-bench.sh), $when
+# one-way latency in microseconds per message size (memcpy: one copy): median, minimum, maximum of $BENCH_REPS runs" \
+	"$BENCH_REPS runs of $BENCH_DP_MS ms per cell, pairs in ABBA order; $when"
 # The T10-DIF plot: the medians (and the spread) of each cell.
 plot "$pidata" "$PI_DAT" "$PI_PNG" "$BENCH_DIR/pi-bench.gp" \
 	"# T10-DIF engine benchmark (tests/bench/pi-bench.sh), $when

@@ -6,7 +6,7 @@
  * run exactly the same code around their verbs and no system call sits
  * between the benchmark and the device.
  *
- *   insmod shca_dp_bench.ko pairs=softhca0:softhca1,rxe0:rxe1 cell_ms=300
+ *   insmod shca_dp_bench.ko pairs=softhca0:softhca1,rxe0:rxe1 cell_ms=300 reps=3
  *
  * For each pair "A:B" one RC QP on A is connected to one on B (RoCE v2,
  * the IPv4-mapped GID of each device when it has one) and, for 64 B,
@@ -16,21 +16,28 @@
  * signaled. Remote memory is B's DMA MR (IB_PD_UNSAFE_GLOBAL_RKEY). After
  * each cell every destination byte is checked against the source's
  * pattern, so a device that completes without moving data shows up as an
- * error, not as a fast result. Latency is a 64-byte ping-pong, once with
- * SENDs and once with RDMA WRITEs whose arrival the peer detects by
- * polling the last byte (as perftest's ib_write_lat does); it is reported
- * one way (half a round trip). Before and after all that, the kernel's own
- * memcpy() between two 1 MiB buffers, one thread, is timed for the same
- * sizes: the ceiling for a device that copies every byte once with the
- * CPU (measured twice because a busy host makes any single run low).
+ * error, not as a fast result. Latency is a ping-pong at the same sizes,
+ * once with SENDs and once with RDMA WRITEs whose arrival the peer
+ * detects by polling the last byte (as perftest's ib_write_lat does); it
+ * is reported one way (half a round trip). Next to them, the kernel's own
+ * memcpy() between two buffers, one thread, for the same sizes: the
+ * ceiling for a device that copies every byte once with the CPU.
+ *
+ * Every cell gets fresh QPs and warms up untimed on its pair first (a
+ * window of messages, ten round trips), then runs for cell_ms. Every cell
+ * is measured reps times: in each repetition the memcpy cells first, then
+ * cell by cell the pairs take turns, every other repetition in the
+ * reverse order (A B, B A, A B: ABBA). Cells that would start after
+ * budget_s seconds are reported as skipped.
  *
  * Results go to the kernel log, one record per line, for a script to
- * tabulate (tests/bench/dp-bench.sh):
+ * tabulate (tests/bench/dp-bench.sh: median, spread):
  *
- *   shca_dp_bench: bw A:B OP SIZE MESSAGES NANOSECONDS
- *   shca_dp_bench: lat A:B OP SIZE ROUNDTRIPS NANOSECONDS
- *   shca_dp_bench: memcpy - - SIZE COPIES NANOSECONDS
- *   shca_dp_bench: err A:B OP SIZE REASON
+ *   shca_dp_bench: bw A:B OP SIZE REP MESSAGES NANOSECONDS
+ *   shca_dp_bench: lat A:B OP SIZE REP ROUNDTRIPS NANOSECONDS
+ *   shca_dp_bench: memcpy - - SIZE REP COPIES NANOSECONDS
+ *   shca_dp_bench: err A:B OP SIZE REP REASON    (OP of latency: SEND-lat;
+ *                                                 "- - -": the pair)
  *   shca_dp_bench: done
  *
  * All the work happens in module init; the module then stays loaded doing
@@ -51,10 +58,11 @@
 #include "shca_bench.h"
 
 #define DP_MAX_PAIRS	4
-#define DP_BUF_SIZE	SZ_1M		/* the largest message */
+#define DP_MAX_MSG	SZ_1M		/* the largest message */
+#define DP_BUF_SIZE	(2 * DP_MAX_MSG)
 #define DP_MAX_INFLIGHT	SZ_4M		/* bytes outstanding at most */
 #define DP_LAT_SIZE	64
-#define DP_LAT_OFF	SZ_4K		/* write ping-pong landing zone */
+#define DP_LAT_OFF	DP_MAX_MSG	/* write ping-pong landing zone */
 #define DP_STALL_NS	(5ULL * NSEC_PER_SEC)
 #define DP_POLL		16
 
@@ -69,6 +77,14 @@ MODULE_PARM_DESC(cell_ms, "milliseconds per measurement");
 static int depth = 32;
 module_param(depth, int, 0444);
 MODULE_PARM_DESC(depth, "work requests outstanding per QP");
+
+static int reps = 3;
+module_param(reps, int, 0444);
+MODULE_PARM_DESC(reps, "measurements of every cell (pairs in ABBA order)");
+
+static int budget_s = 300;
+module_param(budget_s, int, 0444);
+MODULE_PARM_DESC(budget_s, "seconds after which no further cell starts");
 
 static const u32 dp_sizes[] = { 64, SZ_4K, SZ_64K, SZ_1M };
 
@@ -93,6 +109,7 @@ struct dp_end {
 
 struct dp_pair {
 	const char *label;
+	const char *setup_err;	/* the pair could not be set up */
 	struct dp_end a;
 	struct dp_end b;
 	const char *err;	/* why the current cell failed, or NULL */
@@ -409,7 +426,8 @@ static int dp_stream(struct dp_pair *p, enum dp_op op, u32 size, u64 max,
  * one pattern, the destination another, and every destination byte must
  * end up holding the source's.
  */
-static void dp_bw(struct dp_pair *p, enum dp_op op, u32 size, u8 pattern)
+static void dp_bw(struct dp_pair *p, enum dp_op op, u32 size, u8 pattern,
+		  int rep)
 {
 	struct dp_end *src = op == DP_READ ? &p->b : &p->a;
 	struct dp_end *dst = op == DP_READ ? &p->a : &p->b;
@@ -444,12 +462,12 @@ static void dp_bw(struct dp_pair *p, enum dp_op op, u32 size, u8 pattern)
 destroy:
 	dp_qps_destroy(p);
 	if (!err)
-		pr_info("shca_dp_bench: bw %s %s %u %llu %llu\n", p->label,
-			dp_op_names[op], size, msgs, ns);
+		pr_info("shca_dp_bench: bw %s %s %u %d %llu %llu\n", p->label,
+			dp_op_names[op], size, rep, msgs, ns);
 out:
 	if (p->err)
-		pr_info("shca_dp_bench: err %s %s %u %s\n", p->label,
-			dp_op_names[op], size, p->err);
+		pr_info("shca_dp_bench: err %s %s %u %d %s\n", p->label,
+			dp_op_names[op], size, rep, p->err);
 }
 
 /* Wait for a receive completion on @e and repost the receive. */
@@ -540,7 +558,7 @@ err_post:
 	return -EIO;
 }
 
-static void dp_lat(struct dp_pair *p, enum dp_op op, u32 size)
+static void dp_lat(struct dp_pair *p, enum dp_op op, u32 size, int rep)
 {
 	u64 t0, ns = 0, iters = 0, dur = (u64)cell_ms * NSEC_PER_MSEC;
 	u32 sq[2] = { 0, 0 };
@@ -581,33 +599,39 @@ static void dp_lat(struct dp_pair *p, enum dp_op op, u32 size)
 destroy:
 	dp_qps_destroy(p);
 	if (!err)
-		pr_info("shca_dp_bench: lat %s %s %u %llu %llu\n", p->label,
-			dp_op_names[op], size, iters, ns);
+		pr_info("shca_dp_bench: lat %s %s %u %d %llu %llu\n", p->label,
+			dp_op_names[op], size, rep, iters, ns);
 out:
 	if (p->err)
-		pr_info("shca_dp_bench: err %s %s-lat %u %s\n", p->label,
-			dp_op_names[op], size, p->err);
+		pr_info("shca_dp_bench: err %s %s-lat %u %d %s\n", p->label,
+			dp_op_names[op], size, rep, p->err);
 }
 
-/* The kernel's memcpy() between two 1 MiB buffers, one thread. */
-static void dp_memcpy(void)
+/* The kernel's memcpy() between two buffers, one thread, every size. */
+static void dp_memcpy(int rep)
 {
 	u64 dur = (u64)cell_ms * NSEC_PER_MSEC / 2;
 	u8 *src, *dst;
 	int s;
 
-	src = kmalloc(DP_BUF_SIZE, GFP_KERNEL);
-	dst = kmalloc(DP_BUF_SIZE, GFP_KERNEL);
+	src = kmalloc(DP_MAX_MSG, GFP_KERNEL);
+	dst = kmalloc(DP_MAX_MSG, GFP_KERNEL);
 	if (!src || !dst)
 		goto out;
-	memset(src, 0x5a, DP_BUF_SIZE);
-	memset(dst, 0, DP_BUF_SIZE);
+	memset(src, 0x5a, DP_MAX_MSG);
+	memset(dst, 0, DP_MAX_MSG);
 	for (s = 0; s < ARRAY_SIZE(dp_sizes); s++) {
 		u32 size = dp_sizes[s];
 		u32 batch = max_t(u32, 1, SZ_64K / size);
-		u64 n = 0, t0 = ktime_get_ns(), ns;
+		u64 n = 0, t0, ns;
 		u32 i;
 
+		/* warm up: caches and TLB */
+		for (i = 0; i < batch; i++) {
+			OPTIMIZER_HIDE_VAR(dst);
+			memcpy(dst, src, size);
+		}
+		t0 = ktime_get_ns();
 		do {
 			for (i = 0; i < batch; i++) {
 				OPTIMIZER_HIDE_VAR(dst);
@@ -617,79 +641,129 @@ static void dp_memcpy(void)
 			ns = ktime_get_ns() - t0;
 			cond_resched();
 		} while (ns < dur);
-		pr_info("shca_dp_bench: memcpy - - %u %llu %llu\n", size, n,
-			ns);
+		pr_info("shca_dp_bench: memcpy - - %u %d %llu %llu\n", size,
+			rep, n, ns);
 	}
 out:
 	kfree(src);
 	kfree(dst);
 }
 
-static void dp_run_pair(struct dp_pair *p, char *spec)
+/* Both ends of the pair @spec ("A:B"); returns NULL or what failed. */
+static const char *dp_pair_setup(struct dp_pair *p, char *spec)
 {
 	char *name_b = strchr(spec, ':');
 	const char *err;
-	int op, s;
 
 	p->label = spec;
-	if (!name_b) {
-		pr_info("shca_dp_bench: err %s - - bad-pair\n", spec);
-		return;
-	}
+	if (!name_b)
+		return "bad-pair";
 	*name_b++ = '\0';
 	err = dp_end_setup(&p->a, spec);
 	if (!err)
 		err = dp_end_setup(&p->b, name_b);
 	name_b[-1] = ':';
-	if (err) {
-		pr_info("shca_dp_bench: err %s - - %s\n", p->label, err);
-		goto out;
-	}
+	if (err)
+		return err;
 	pr_info("shca_dp_bench: pair %s gid %d:%pI6 -> %d:%pI6 mtu %d\n",
 		p->label, p->a.gid_index, p->a.gid.raw, p->b.gid_index,
 		p->b.gid.raw, ib_mtu_enum_to_int(min(p->a.mtu, p->b.mtu)));
-
-	for (op = DP_WRITE; op <= DP_SEND; op++)
-		for (s = 0; s < ARRAY_SIZE(dp_sizes); s++)
-			dp_bw(p, op, dp_sizes[s], 0x11 * (op * 4 + s + 1));
-	dp_lat(p, DP_SEND, DP_LAT_SIZE);
-	dp_lat(p, DP_WRITE, DP_LAT_SIZE);
-out:
-	dp_end_teardown(&p->b);
-	dp_end_teardown(&p->a);
+	return NULL;
 }
+
+/*
+ * The cells of a repetition, in order: throughput for every operation
+ * and size, then latency with SENDs and with WRITEs for every size.
+ */
+#define DP_NSIZES	ARRAY_SIZE(dp_sizes)
+#define DP_NBW		(3 * DP_NSIZES)
+#define DP_NCELLS	(DP_NBW + 2 * DP_NSIZES)
+
+static void dp_cell(struct dp_pair *p, unsigned int c, int rep)
+{
+	u32 size = dp_sizes[c % DP_NSIZES];
+
+	if (c < DP_NBW) {
+		enum dp_op op = c / DP_NSIZES;
+
+		dp_bw(p, op, size, 0x11 * (c + 1), rep);
+	} else {
+		dp_lat(p, c < DP_NBW + DP_NSIZES ? DP_SEND : DP_WRITE, size,
+		       rep);
+	}
+}
+
+static const char *dp_cell_name(unsigned int c)
+{
+	static const char *const lat[] = { "SEND-lat", "WRITE-lat" };
+
+	if (c < DP_NBW)
+		return dp_op_names[c / DP_NSIZES];
+	return lat[(c - DP_NBW) / DP_NSIZES];
+}
+
+static struct dp_pair dp_pairs[DP_MAX_PAIRS];
 
 static int __init shca_dp_bench_init(void)
 {
 	char *list, *cur, *spec;
-	struct dp_pair *p;
-	int n = 0;
+	int np = 0, rep, k, i;
+	unsigned int c;
+	u64 deadline;
 
-	if (cell_ms <= 0 || cell_ms > 60000 || depth < 2 || depth > 1024)
+	if (cell_ms <= 0 || cell_ms > 60000 || depth < 2 || depth > 1024 ||
+	    reps < 1 || reps > 100 || budget_s < 1)
 		return -EINVAL;
 	list = kstrdup(pairs, GFP_KERNEL);
-	p = kzalloc(sizeof(*p), GFP_KERNEL);
-	if (!list || !p) {
-		kfree(list);
-		kfree(p);
+	if (!list)
 		return -ENOMEM;
-	}
-	pr_info("shca_dp_bench: config cell_ms %d depth %d max_inflight %d\n",
-		cell_ms, depth, DP_MAX_INFLIGHT);
-	/* The limit first, while nothing else runs. */
-	dp_memcpy();
+	pr_info("shca_dp_bench: config cell_ms %d depth %d max_inflight %d reps %d budget_s %d\n",
+		cell_ms, depth, DP_MAX_INFLIGHT, reps, budget_s);
 	cur = list;
-	while ((spec = strsep(&cur, ",")) && n < DP_MAX_PAIRS) {
+	while ((spec = strsep(&cur, ",")) && np < DP_MAX_PAIRS) {
+		struct dp_pair *p = &dp_pairs[np];
+
 		if (!*spec)
 			continue;
 		memset(p, 0, sizeof(*p));
-		dp_run_pair(p, spec);
-		n++;
+		p->setup_err = dp_pair_setup(p, spec);
+		if (p->setup_err)
+			pr_info("shca_dp_bench: err %s - - - %s\n", p->label,
+				p->setup_err);
+		np++;
 	}
-	/* Once more: the table takes the better of the two. */
-	dp_memcpy();
+
+	deadline = ktime_get_ns() + (u64)budget_s * NSEC_PER_SEC;
+	for (rep = 1; rep <= reps; rep++) {
+		if (ktime_get_ns() > deadline)
+			pr_info("shca_dp_bench: err - memcpy - %d skipped\n",
+				rep);
+		else
+			dp_memcpy(rep);
+		for (c = 0; c < DP_NCELLS; c++) {
+			/* ABBA: every other repetition reversed */
+			for (k = 0; k < np; k++) {
+				struct dp_pair *p;
+
+				i = rep % 2 ? k : np - 1 - k;
+				p = &dp_pairs[i];
+				if (p->setup_err)
+					continue;
+				if (ktime_get_ns() > deadline) {
+					pr_info("shca_dp_bench: err %s %s %u %d skipped\n",
+						p->label, dp_cell_name(c),
+						dp_sizes[c % DP_NSIZES], rep);
+					continue;
+				}
+				dp_cell(p, c, rep);
+			}
+		}
+	}
+	for (i = 0; i < np; i++) {
+		dp_end_teardown(&dp_pairs[i].b);
+		dp_end_teardown(&dp_pairs[i].a);
+	}
 	pr_info("shca_dp_bench: done\n");
-	kfree(p);
 	kfree(list);
 	return 0;
 }

@@ -4,23 +4,40 @@
  * side, measured from inside the kernel through the ib_core API only (so
  * softhca and rdma_rxe run exactly the same code around their verbs).
  *
- *   insmod shca_mr_bench.ko devices=softhca0,rxe0 iters=2000 pages=16
+ *   insmod shca_mr_bench.ko devices=softhca0,rxe0 iters=2000 pages=16 reps=3
  *
  * For every MR type a device supports, one operation is a full life:
- * allocate (or register), map, deregister. The module prints one table
- * to the kernel log (lines start with "shca_mr_bench:") and stays loaded
- * doing nothing; rmmod it afterwards. This is a measurement, not a test:
- * it never fails on a slow result.
+ * allocate (or register), map, deregister. Next to USER reg+dereg, its
+ * floor: ib_umem_get() + ib_umem_release() of the same user memory, the
+ * pinning every user MR pays whatever the driver. Every cell (MR type x
+ * device) is measured reps times, iters operations each after warm
+ * untimed ones on the same device; in every repetition the devices take
+ * turns type by type, every other repetition in the reverse order (A B,
+ * B A, A B: ABBA), so that a host whose load changes hits both alike.
+ *
+ * Results go to the kernel log, one record per line, for a script to
+ * tabulate (tests/bench/mr-bench.sh: median, spread, ratio):
+ *
+ *   shca_mr_bench: # CONFIGURATION
+ *   shca_mr_bench: ops DEV TYPE REP OPERATIONS NANOSECONDS
+ *   shca_mr_bench: err DEV TYPE REP ERRNO   (TYPE and REP "-": the device)
+ *   shca_mr_bench: done
+ *
+ * A type that fails (-EOPNOTSUPP or -EINVAL: the device lacks it) is
+ * reported once and not tried again on that device. All the work happens
+ * in module init; the module then stays loaded doing nothing, rmmod it
+ * afterwards. This is a measurement, not a test: it never fails on a slow
+ * result.
  */
 
 #include <linux/ktime.h>
-#include <linux/math64.h>
 #include <linux/mman.h>
 #include <linux/module.h>
 #include <linux/scatterlist.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/uaccess.h>
+#include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
 #define BENCH_MAX_DEVS	4
@@ -37,34 +54,51 @@ static int pages = 16;
 module_param(pages, int, 0444);
 MODULE_PARM_DESC(pages, "pages (of PAGE_SIZE) per MR");
 
+static int reps = 3;
+module_param(reps, int, 0444);
+MODULE_PARM_DESC(reps, "measurements of every cell (devices in ABBA order)");
+
+static int warm = -1;
+module_param(warm, int, 0444);
+MODULE_PARM_DESC(warm, "untimed operations before every measurement (-1: iters / 10 + 1)");
+
 enum bench_type {
 	BENCH_MEM_REG,
 	BENCH_SG_GAPS,
 	BENCH_INTEGRITY,
 	BENCH_USER,
+	BENCH_UMEM,
 	BENCH_DMA,
 	BENCH_DM,
 	BENCH_NTYPES,
 };
 
-static const char *const bench_names[BENCH_NTYPES] = {
-	[BENCH_MEM_REG] = "MEM_REG alloc+map+dereg",
-	[BENCH_SG_GAPS] = "SG_GAPS alloc+map+dereg",
-	[BENCH_INTEGRITY] = "INTEGRITY alloc+map_pi+dereg",
-	[BENCH_USER] = "USER reg+dereg",
-	[BENCH_DMA] = "DMA get_dma_mr+dereg",
-	[BENCH_DM] = "DM reg_dm_mr+dereg",
+/* The TYPE of the records; tests/bench/mr-bench.sh knows them. */
+static const char *const bench_keys[BENCH_NTYPES] = {
+	[BENCH_MEM_REG] = "mem_reg",
+	[BENCH_SG_GAPS] = "sg_gaps",
+	[BENCH_INTEGRITY] = "integrity",
+	[BENCH_USER] = "user",
+	[BENCH_UMEM] = "umem",
+	[BENCH_DMA] = "dma",
+	[BENCH_DM] = "dm",
 };
 
+/* One device: its objects, and SG lists mapped for it. */
 struct bench_ctx {
+	const char *name;
 	struct ib_device *dev;
 	struct ib_pd *pd;
 	struct scatterlist *sgl;
 	struct scatterlist *meta;
-	void **bufs;
 	unsigned long uaddr;
 	struct ib_dm *dm;
+	int err;		/* setting the device up failed */
+	unsigned long failed;	/* BIT(type): failed once, not tried again */
 };
+
+/* Shared by all devices: the pages behind the SG lists. */
+static void **bench_bufs;
 
 /* One operation of @type; returns 0, or a negative errno (unsupported). */
 static int bench_one(struct bench_ctx *c, enum bench_type type)
@@ -73,9 +107,12 @@ static int bench_one(struct bench_ctx *c, enum bench_type type)
 		.length = PAGE_SIZE,
 		.access_flags = IB_ACCESS_LOCAL_WRITE | IB_ZERO_BASED,
 	};
+	struct ib_umem *umem;
 	struct ib_mr *mr;
 	int n;
 
+	if ((type == BENCH_USER || type == BENCH_UMEM) && !c->uaddr)
+		return -ENOMEM;
 	switch (type) {
 	case BENCH_MEM_REG:
 	case BENCH_SG_GAPS:
@@ -101,6 +138,13 @@ static int bench_one(struct bench_ctx *c, enum bench_type type)
 		if (IS_ERR(mr))
 			return PTR_ERR(mr);
 		return ib_dereg_mr(mr);
+	case BENCH_UMEM:
+		umem = ib_umem_get(c->dev, c->uaddr, (size_t)pages * PAGE_SIZE,
+				   IB_ACCESS_LOCAL_WRITE);
+		if (IS_ERR(umem))
+			return PTR_ERR(umem);
+		ib_umem_release(umem);
+		return 0;
 	case BENCH_DMA:
 		if (!c->dev->ops.get_dma_mr)
 			return -EOPNOTSUPP;
@@ -120,37 +164,77 @@ static int bench_one(struct bench_ctx *c, enum bench_type type)
 	}
 }
 
-/* Operations per second, or a negative errno. */
-static s64 bench_rate(struct bench_ctx *c, enum bench_type type)
+/*
+ * One measurement of @type on @c's device: warm untimed operations (which
+ * also find out whether the device has the type), then iters timed ones.
+ */
+static void bench_cell(struct bench_ctx *c, enum bench_type type, int rep,
+		       int nwarm)
 {
 	u64 start, ns;
-	int i, err;
+	int i, err = 0;
 
-	err = bench_one(c, type);	/* warm up, and probe support */
+	if (c->err || (c->failed & BIT(type)))
+		return;
+	for (i = 0; i < nwarm && !err; i++)
+		err = bench_one(c, type);
 	if (err)
-		return err;
+		goto fail;
 	start = ktime_get_ns();
 	for (i = 0; i < iters; i++) {
 		err = bench_one(c, type);
 		if (err)
-			return err;
+			goto fail;
 	}
 	ns = ktime_get_ns() - start;
-	return div64_u64((u64)iters * NSEC_PER_SEC, ns ?: 1);
+	pr_info("shca_mr_bench: ops %s %s %d %d %llu\n", c->name,
+		bench_keys[type], rep, iters, ns);
+	return;
+fail:
+	c->failed |= BIT(type);
+	pr_info("shca_mr_bench: err %s %s %d %d\n", c->name, bench_keys[type],
+		rep, err);
 }
 
-static int bench_setup(struct bench_ctx *c, const char *name)
+static void bench_teardown(struct bench_ctx *c)
 {
-	struct ib_dm_alloc_attr dm_attr = { .length = PAGE_SIZE };
 	int i;
 
-	c->dev = ib_device_get_by_name(name, RDMA_DRIVER_UNKNOWN);
+	if (!c->dev)
+		return;
+	if (c->sgl)
+		for (i = 0; i < pages; i++)
+			if (sg_dma_address(&c->sgl[i]))
+				ib_dma_unmap_page(c->dev,
+						  sg_dma_address(&c->sgl[i]),
+						  PAGE_SIZE, DMA_BIDIRECTIONAL);
+	if (c->meta && sg_dma_address(c->meta))
+		ib_dma_unmap_page(c->dev, sg_dma_address(c->meta), PAGE_SIZE,
+				  DMA_BIDIRECTIONAL);
+	if (c->dm)
+		c->dev->ops.dealloc_dm(c->dm, NULL);
+	if (c->pd)
+		ib_dealloc_pd(c->pd);
+	ib_device_put(c->dev);
+	c->dev = NULL;
+}
+
+/* Everything but the shared pages and user memory; 0 or a negative errno. */
+static int bench_setup(struct bench_ctx *c)
+{
+	struct ib_dm_alloc_attr dm_attr = { .length = PAGE_SIZE };
+	u64 dma;
+	int i;
+
+	c->dev = ib_device_get_by_name(c->name, RDMA_DRIVER_UNKNOWN);
 	if (!c->dev)
 		return -ENODEV;
 	c->pd = ib_alloc_pd(c->dev, 0);
 	if (IS_ERR(c->pd)) {
-		ib_device_put(c->dev);
-		return PTR_ERR(c->pd);
+		int err = PTR_ERR(c->pd);
+
+		c->pd = NULL;
+		return err;
 	}
 	if (c->dev->ops.alloc_dm) {
 		c->dm = c->dev->ops.alloc_dm(c->dev, NULL, &dm_attr, NULL);
@@ -161,121 +245,109 @@ static int bench_setup(struct bench_ctx *c, const char *name)
 			c->dm->length = dm_attr.length;
 		}
 	}
-	/* The SG lists and user memory are shared by all devices. */
-	for (i = 0; i < pages; i++)
-		sg_dma_address(&c->sgl[i]) = ib_dma_map_page(c->dev,
-				virt_to_page(c->bufs[i]), 0, PAGE_SIZE,
-				DMA_BIDIRECTIONAL);
-	sg_dma_address(c->meta) = ib_dma_map_page(c->dev,
-				virt_to_page(c->bufs[pages]), 0, PAGE_SIZE,
-				DMA_BIDIRECTIONAL);
+	c->sgl = kcalloc(pages, sizeof(*c->sgl), GFP_KERNEL);
+	c->meta = kzalloc(sizeof(*c->meta), GFP_KERNEL);
+	if (!c->sgl || !c->meta)
+		return -ENOMEM;
+	/* Separate pages: a page list with page-aligned gaps. */
+	sg_init_table(c->sgl, pages);
+	for (i = 0; i < pages; i++) {
+		sg_set_buf(&c->sgl[i], bench_bufs[i], PAGE_SIZE);
+		dma = ib_dma_map_page(c->dev, virt_to_page(bench_bufs[i]), 0,
+				      PAGE_SIZE, DMA_BIDIRECTIONAL);
+		if (ib_dma_mapping_error(c->dev, dma))
+			return -ENOMEM;
+		sg_dma_address(&c->sgl[i]) = dma;
+		sg_dma_len(&c->sgl[i]) = PAGE_SIZE;
+	}
+	sg_init_one(c->meta, bench_bufs[pages], 8 * pages);
+	dma = ib_dma_map_page(c->dev, virt_to_page(bench_bufs[pages]), 0,
+			      PAGE_SIZE, DMA_BIDIRECTIONAL);
+	if (ib_dma_mapping_error(c->dev, dma))
+		return -ENOMEM;
+	sg_dma_address(c->meta) = dma;
+	sg_dma_len(c->meta) = 8 * pages;
 	return 0;
-}
-
-static void bench_teardown(struct bench_ctx *c)
-{
-	if (c->dm)
-		c->dev->ops.dealloc_dm(c->dm, NULL);
-	ib_dealloc_pd(c->pd);
-	ib_device_put(c->dev);
 }
 
 static int __init shca_mr_bench_init(void)
 {
-	char *list, *cur, *name, *names[BENCH_MAX_DEVS];
-	s64 rate[BENCH_MAX_DEVS][BENCH_NTYPES];
-	struct bench_ctx c = {};
-	int ndev = 0, i, t, err = 0;
-	char line[160];
-	int len;
+	unsigned long len = (unsigned long)pages * PAGE_SIZE, uaddr;
+	int ndev = 0, nwarm, rep, i, k, t, err = 0;
+	struct bench_ctx *ctx;
+	char *list, *cur, *name;
 
-	if (iters <= 0 || pages <= 0 || pages > 256)
+	if (iters <= 0 || pages <= 0 || pages > 256 || reps <= 0 ||
+	    reps > 100 || warm < -1)
 		return -EINVAL;
-	c.bufs = kcalloc(pages + 1, sizeof(*c.bufs), GFP_KERNEL);
-	c.sgl = kcalloc(pages, sizeof(*c.sgl), GFP_KERNEL);
-	c.meta = kzalloc(sizeof(*c.meta), GFP_KERNEL);
+	nwarm = warm < 0 ? iters / 10 + 1 : warm;
+	bench_bufs = kcalloc(pages + 1, sizeof(*bench_bufs), GFP_KERNEL);
+	ctx = kcalloc(BENCH_MAX_DEVS, sizeof(*ctx), GFP_KERNEL);
 	list = kstrdup(devices, GFP_KERNEL);
-	if (!c.bufs || !c.sgl || !c.meta || !list) {
+	if (!bench_bufs || !ctx || !list) {
 		err = -ENOMEM;
 		goto out;
 	}
 	for (i = 0; i <= pages; i++) {
-		c.bufs[i] = (void *)get_zeroed_page(GFP_KERNEL);
-		if (!c.bufs[i]) {
+		bench_bufs[i] = (void *)get_zeroed_page(GFP_KERNEL);
+		if (!bench_bufs[i]) {
 			err = -ENOMEM;
 			goto out;
 		}
 	}
-	/* Separate pages: a page list with page-aligned gaps. */
-	sg_init_table(c.sgl, pages);
-	for (i = 0; i < pages; i++) {
-		sg_set_buf(&c.sgl[i], c.bufs[i], PAGE_SIZE);
-		sg_dma_len(&c.sgl[i]) = PAGE_SIZE;
-	}
-	sg_init_one(c.meta, c.bufs[pages], 8 * pages);
-	sg_dma_len(c.meta) = 8 * pages;
 
 	/* User memory in the mm of the process that loads us (insmod). */
-	c.uaddr = vm_mmap(NULL, 0, (unsigned long)pages * PAGE_SIZE,
-			  PROT_READ | PROT_WRITE, MAP_ANONYMOUS | MAP_PRIVATE,
-			  0);
-	if (IS_ERR_VALUE(c.uaddr) ||
-	    clear_user((void __user *)c.uaddr, (unsigned long)pages * PAGE_SIZE))
-		c.uaddr = 0;
+	uaddr = vm_mmap(NULL, 0, len, PROT_READ | PROT_WRITE,
+			MAP_ANONYMOUS | MAP_PRIVATE, 0);
+	if (IS_ERR_VALUE(uaddr)) {
+		uaddr = 0;
+	} else if (clear_user((void __user *)uaddr, len)) {
+		vm_munmap(uaddr, len);
+		uaddr = 0;
+	}
 
+	pr_info("shca_mr_bench: # iters=%d pages=%d page_size=%lu reps=%d warm=%d devices=%s\n",
+		iters, pages, PAGE_SIZE, reps, nwarm, devices);
 	cur = list;
 	while ((name = strsep(&cur, ",")) && ndev < BENCH_MAX_DEVS) {
 		if (!*name)
 			continue;
-		names[ndev] = name;
-		err = bench_setup(&c, name);
-		for (t = 0; t < BENCH_NTYPES; t++) {
-			if (err)
-				rate[ndev][t] = err;
-			else if (t == BENCH_USER && !c.uaddr)
-				rate[ndev][t] = -ENOMEM;
-			else
-				rate[ndev][t] = bench_rate(&c, t);
-		}
-		if (!err)
-			bench_teardown(&c);
-		c.dev = NULL;
-		c.dm = NULL;
+		ctx[ndev].name = name;
+		ctx[ndev].uaddr = uaddr;
+		ctx[ndev].err = bench_setup(&ctx[ndev]);
+		if (ctx[ndev].err)
+			pr_info("shca_mr_bench: err %s - - %d\n", name,
+				ctx[ndev].err);
 		ndev++;
 	}
-	err = 0;
 
-	pr_info("shca_mr_bench: MR operations per second, %d x %lu-byte pages per MR, %d operations each\n",
-		pages, PAGE_SIZE, iters);
-	len = scnprintf(line, sizeof(line), "%-30s", "operation");
-	for (i = 0; i < ndev; i++)
-		len += scnprintf(line + len, sizeof(line) - len, " %14s",
-				 names[i]);
-	pr_info("shca_mr_bench: %s\n", line);
-	for (t = 0; t < BENCH_NTYPES; t++) {
-		len = scnprintf(line, sizeof(line), "%-30s", bench_names[t]);
-		for (i = 0; i < ndev; i++) {
-			if (rate[i][t] >= 0)
-				len += scnprintf(line + len, sizeof(line) - len,
-						 " %14lld", rate[i][t]);
-			else
-				len += scnprintf(line + len, sizeof(line) - len,
-						 " %14s", rate[i][t] == -ENODEV ?
-						 "no device" : "n/a");
+	for (rep = 1; rep <= reps; rep++) {
+		for (t = 0; t < BENCH_NTYPES; t++) {
+			/* ABBA: every other repetition reversed */
+			for (k = 0; k < ndev; k++) {
+				i = rep % 2 ? k : ndev - 1 - k;
+				bench_cell(&ctx[i], t, rep, nwarm);
+				cond_resched();
+			}
 		}
-		pr_info("shca_mr_bench: %s\n", line);
 	}
 	pr_info("shca_mr_bench: done\n");
 
-	if (c.uaddr)
-		vm_munmap(c.uaddr, (unsigned long)pages * PAGE_SIZE);
+	if (uaddr)
+		vm_munmap(uaddr, len);
 out:
-	if (c.bufs)
+	if (ctx) {
+		for (i = 0; i < ndev; i++) {
+			bench_teardown(&ctx[i]);
+			kfree(ctx[i].sgl);
+			kfree(ctx[i].meta);
+		}
+	}
+	if (bench_bufs)
 		for (i = 0; i <= pages; i++)
-			free_page((unsigned long)c.bufs[i]);
-	kfree(c.bufs);
-	kfree(c.sgl);
-	kfree(c.meta);
+			free_page((unsigned long)bench_bufs[i]);
+	kfree(bench_bufs);
+	kfree(ctx);
 	kfree(list);
 	return err;
 }

@@ -253,9 +253,8 @@ fi
 
 # ---- the table --------------------------------------------------------------------
 
-echo "=== ULP-BENCH-TABLE"
 awk -v jobs="$JOBS" -v secs="$SECS" -v reps="$REPS" -v conns="$CONNS" \
-	-v mib="$MIB" -v cmtime="$CMTIME" "$ULP_AWK"'
+	-v mib="$MIB" -v cmtime="$CMTIME" "$BENCH_AWK"'
 function add(key, val) { vals[key] = vals[key] " " val; cnt[key]++ }
 function cell(key) {
 	if (key in vals)
@@ -357,8 +356,7 @@ END {
 		for (i = 1; i <= nnotes; i++)
 			print "error: " notes[i]
 	}
-}' "$REC" | sed 's/^/ulp-table: /'
-echo "=== ULP-BENCH-TABLE-END"
+}' "$REC" | bench_block ULP-BENCH-TABLE ulp-table
 
 cleanup || fail "cleanup failed"
 say "done"

@@ -10,7 +10,8 @@
 #   START  $(date +%s) when it started
 #   SECS, MIB, BUDGET  seconds per fio cell, MiB of each block device the
 #          cells use, seconds after which cells are skipped
-# and, for fio_cell, sets rep (the repetition) around each call.
+# and, for fio_cell, sets rep (the repetition) around each call. Sources
+# bench-lib.sh (BENCH_LIB, default: next to ULP_LIB).
 # POSIX sh; every command is bounded by a timeout.
 
 IB=/sys/class/infiniband
@@ -258,30 +259,8 @@ EOF
 	rec "$(cat /tmp/ulp-fio.rec)"
 }
 
-# awk functions for the tables, to put in front of an awk program:
-# f(x) (three significant digits), sorted(list, v) (the n numbers of the
-# space-separated list into v[1..n], ascending; returns n), median(list)
-# shellcheck disable=SC2034 # used by the scripts that source this file
-ULP_AWK='
-function f(x) {
-	x += 0
-	if (x >= 100) return sprintf("%.0f", x)
-	if (x >= 10) return sprintf("%.1f", x)
-	if (x >= 1) return sprintf("%.2f", x)
-	return sprintf("%.3f", x)
-}
-function sorted(list, v,    n, i, j, t) {
-	n = split(list, v, " ")
-	for (i = 2; i <= n; i++)
-		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
-			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
-		}
-	return n
-}
-function median(list,    v, n) {
-	n = sorted(list, v)
-	if (n % 2)
-		return v[(n + 1) / 2] + 0
-	return (v[n / 2] + v[n / 2 + 1]) / 2
-}
-'
+# The table helpers of all the benchmarks (BENCH_AWK, bench_block):
+# bench-lib.sh, next to this file.
+BENCH_LIB=${BENCH_LIB:-${ULP_LIB%/*}/bench-lib.sh}
+# shellcheck source=tests/bench/bench-lib.sh
+. "$BENCH_LIB"

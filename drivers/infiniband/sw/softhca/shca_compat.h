@@ -136,4 +136,22 @@ static inline struct ib_udata *shca_create_cq_udata(struct ib_udata *udata)
 #define shca_reg_dmabuf_arg ib_udata
 #endif
 
+/*
+ * Call ib_device_ops.reg_user_mr_dmabuf as the core does for a kernel
+ * caller: no DMA handle (6.17 added the parameter), no bundle. For the
+ * KUnit suites, which drive the op directly.
+ */
+static inline struct ib_mr *
+shca_call_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset, u64 length,
+			     u64 iova, int fd, int access)
+{
+#ifdef HAVE_REG_USER_MR_DMABUF_DMAH
+	return pd->device->ops.reg_user_mr_dmabuf(pd, offset, length, iova, fd,
+						  access, NULL, NULL);
+#else
+	return pd->device->ops.reg_user_mr_dmabuf(pd, offset, length, iova, fd,
+						  access, NULL);
+#endif
+}
+
 #endif /* _SHCA_COMPAT_H */

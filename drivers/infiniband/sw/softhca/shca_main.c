@@ -123,7 +123,6 @@ static const struct ib_device_ops shca_main_ops = {
 VISIBLE_IF_KUNIT int shca_newlink(const char *ibdev_name,
 				  struct net_device *ndev)
 {
-	struct ib_device *other;
 	struct shca_dev *sdev;
 	bool gone;
 	int err;
@@ -131,13 +130,6 @@ VISIBLE_IF_KUNIT int shca_newlink(const char *ibdev_name,
 	if (ndev->type != ARPHRD_ETHER || is_vlan_dev(ndev) ||
 	    (ndev->flags & IFF_LOOPBACK))
 		return -EOPNOTSUPP;
-
-	/* The core would say ENFILE for a taken name; say what it is. */
-	other = ib_device_get_by_name(ibdev_name, RDMA_DRIVER_UNKNOWN);
-	if (other) {
-		ib_device_put(other);
-		return -EEXIST;
-	}
 
 	sdev = shca_inject_fault() ? NULL : ib_alloc_device(shca_dev, ibdev);
 	if (!sdev)
@@ -168,6 +160,14 @@ VISIBLE_IF_KUNIT int shca_newlink(const char *ibdev_name,
 	sdev->ibdev.dev.parent = ndev->dev.parent;
 	err = shca_inject_fault() ? -ENOMEM :
 	      ib_register_device(&sdev->ibdev, ibdev_name, NULL);
+	/*
+	 * The core refuses a taken name with ENFILE (its only ENFILE); say
+	 * what it is. There is no looking the name up first: the core stopped
+	 * exporting ib_device_get_by_name() in 7.0, and its own check is the
+	 * one that counts.
+	 */
+	if (err == -ENFILE)
+		err = -EEXIST;
 
 	mutex_lock(&shca_devices_lock);
 	if (err)

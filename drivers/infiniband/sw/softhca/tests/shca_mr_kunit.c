@@ -720,9 +720,8 @@ static int shca_test_dmabuf_fd(struct kunit *test, unsigned int n,
 static struct ib_mr *shca_reg_dmabuf(struct ib_pd *pd, u64 offset, u64 len,
 				     u64 iova, int fd, int access)
 {
-	struct ib_mr *mr = pd->device->ops.reg_user_mr_dmabuf(pd, offset, len,
-							      iova, fd, access,
-							      NULL);
+	struct ib_mr *mr = shca_call_reg_user_mr_dmabuf(pd, offset, len, iova,
+							fd, access);
 
 	if (!IS_ERR(mr)) {
 		mr->device = pd->device;

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=sh
+#
+# What the benchmark scripts in the VM guest share for their tables and
+# plot data; sourced by mr-bench.sh, dp-bench.sh, pi-bench.sh,
+# frwr-bench.sh, ulp-bench.sh and nvme-pi-bench.sh (tests/bench/run.sh
+# puts it next to them as /tests/bench-lib.sh). A script finds it as
+#   BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
+#   [ -r "$BENCH_LIB" ] || BENCH_LIB=$(dirname "$0")/bench-lib.sh
+#   . "$BENCH_LIB"
+#
+# The method every table follows: each cell is measured reps times (the
+# devices, or columns, in ABBA order: A B, B A, A B, ...; each run after
+# a warm-up on its device), the table shows the median of the runs and
+# their spread, (max - min) / median in %, and marks a cell whose spread
+# is over BENCH_NOISY_PCT (10) % as noisy with "*", listing its runs in
+# the order they ran below the table; the plot data give median, minimum
+# and maximum.
+#
+# POSIX sh and busybox awk.
+
+BENCH_NOISY_PCT=10
+
+# bench_block NAME PREFIX: standard input between the lines "=== NAME" and
+# "=== NAME-END", every line prefixed with "PREFIX: " (the host's
+# tests/bench/run.sh cuts the blocks out of the guest's console)
+bench_block() {
+	echo "=== $1"
+	sed "s/^/$2: /"
+	echo "=== $1-END"
+}
+
+# awk functions, to put in front of an awk program ("$BENCH_AWK"'...'):
+#   f(x)              three significant digits, no exponent down to 0.0001
+#   szname(s)         4096 -> "4 KiB"
+#   sorted(list, v)   the n numbers of the space-separated list into v[1..n],
+#                     ascending; returns n
+#   median(list)      the median of the list's numbers
+#   spread(list)      (max - min) / median in %, 0 for fewer than 2 numbers
+#   noisy(list)       1 if more than one number and spread over the limit
+#   runs(list)        the numbers in the order they were added, f() each
+#   mcell(list, w, mark)  a table cell: the median (followed by mark, if
+#                     given: "!" for a cell with a failed run) in w
+#                     columns, the spread in 5 (" 12%"), then "*" if noisy,
+#                     else " "; w + 6 columns
+#   mmm(list, scale)  plot data: "MEDIAN MIN MAX" times scale, or
+#                     "NaN NaN NaN" for an empty list
+# shellcheck disable=SC2034 # used by the scripts that source this file
+BENCH_AWK='
+function f(x) {
+	x += 0
+	if (x < 0) return "-" f(-x)
+	if (x >= 100) return sprintf("%.0f", x)
+	if (x >= 10) return sprintf("%.1f", x)
+	if (x >= 1) return sprintf("%.2f", x)
+	if (x >= 0.1) return sprintf("%.3f", x)
+	if (x >= 0.01) return sprintf("%.4f", x)
+	if (x >= 0.001) return sprintf("%.5f", x)
+	if (x >= 0.0001) return sprintf("%.6f", x)
+	if (x == 0) return "0"
+	return sprintf("%.1e", x)
+}
+function szname(s) {
+	if (s >= 1073741824) return (s / 1073741824) " GiB"
+	if (s >= 1048576) return (s / 1048576) " MiB"
+	if (s >= 1024) return (s / 1024) " KiB"
+	return s " B"
+}
+function sorted(list, v,    n, i, j, t) {
+	n = split(list, v, " ")
+	for (i = 2; i <= n; i++)
+		for (j = i; j > 1 && v[j - 1] + 0 > v[j] + 0; j--) {
+			t = v[j]; v[j] = v[j - 1]; v[j - 1] = t
+		}
+	return n
+}
+function median(list,    v, n) {
+	n = sorted(list, v)
+	if (n == 0)
+		return 0
+	if (n % 2)
+		return v[(n + 1) / 2] + 0
+	return (v[n / 2] + v[n / 2 + 1]) / 2
+}
+function spread(list,    v, n, m) {
+	n = sorted(list, v)
+	m = median(list)
+	if (n < 2 || m <= 0)
+		return 0
+	return 100 * (v[n] - v[1]) / m
+}
+function noisy(list,    v) {
+	return sorted(list, v) > 1 && spread(list) > '"$BENCH_NOISY_PCT"'
+}
+function runs(list,    v, n, i, s) {
+	n = split(list, v, " ")
+	s = ""
+	for (i = 1; i <= n; i++)
+		s = s (i > 1 ? " " : "") f(v[i])
+	return s
+}
+function mcell(list, w, mark,    l) {
+	l = sprintf("%" w "s", f(median(list)) mark)
+	return l sprintf(" %3.0f%%%s", spread(list), noisy(list) ? "*" : " ")
+}
+function mmm(list, scale,    v, n) {
+	n = sorted(list, v)
+	if (n == 0)
+		return "NaN NaN NaN"
+	return sprintf("%.6g %.6g %.6g", median(list) * scale, v[1] * scale,
+		       v[n] * scale)
+}
+'
