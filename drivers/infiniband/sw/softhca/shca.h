@@ -538,6 +538,10 @@ struct shca_dm {
  * @tail: producer counter (free-running)
  * @notify: IB_CQ_SOLICITED or IB_CQ_NEXT_COMP while armed, else 0
  * @overflowed: a completion was lost; IB_EVENT_CQ_ERR was reported
+ * @deferred: SHCA_CQ_DEFER_* bits: handler calls owed to the consumer by
+ *	completions added from a poster's context, made by @notify_work
+ * @notify_work: calls the handlers @deferred asks for, in process
+ *	context (see shca_cq_push())
  */
 struct shca_cq {
 	struct ib_cq ibcq;
@@ -550,6 +554,14 @@ struct shca_cq {
 	u32 tail;
 	u8 notify;
 	bool overflowed;
+	unsigned long deferred;
+	struct work_struct notify_work;
+};
+
+/* struct shca_cq.deferred */
+enum {
+	SHCA_CQ_DEFER_COMP,	/* comp_handler */
+	SHCA_CQ_DEFER_ERR,	/* event_handler with IB_EVENT_CQ_ERR */
 };
 
 /**
@@ -673,6 +685,8 @@ struct shca_wqe {
  * @rnr_retries: RNR retries of this WQE so far (rnr_retry)
  * @waiting: the WQE waits out a retry delay; read by post_recv of the
  *	peer to cut an RNR wait short
+ * @in_post: executing from post_send (see shca_exec.c): the handlers of
+ *	the completions and events it causes run later, from work items
  */
 struct shca_req {
 	u32 dest_qpn;
@@ -684,6 +698,7 @@ struct shca_req {
 	u8 retries;
 	u8 rnr_retries;
 	bool waiting;
+	bool in_post;
 };
 
 /**
@@ -721,8 +736,14 @@ struct shca_qp_link {
  * @post_mutex: user QPs: serialises building WQEs that copy inline data
  *	from user memory
  * @scratch: user QPs: one slot to build a WQE in, under @post_mutex
- * @resp_wqe: a receive WQE of the peer, popped by this QP's work item
- * @work: executes the send queue, flushes in the error state
+ * @resp_wqe: a receive WQE of the peer, popped by the holder of
+ *	SHCA_QP_EXEC_BUSY
+ * @work: executes the send queue, flushes in the error state, and
+ *	reports the events in @events
+ * @exec_flags: SHCA_QP_EXEC_BUSY while @work or a poster executes the
+ *	send queue (one at a time; see shca_exec.c)
+ * @events: affiliated events (bit = enum ib_event_type) due to the
+ *	consumer, raised from a poster's context; @work reports them
  * @state: the QP state
  * @sq: send queue
  * @rq: receive queue
@@ -750,7 +771,7 @@ struct shca_qp_link {
  * @sl: service level
  * @qkey: UD: the QP's Q_Key
  * @req: the requester's view of the WQE at the head of the send queue,
- *	owned by the work item (see struct shca_req)
+ *	owned by whoever holds SHCA_QP_EXEC_BUSY (see struct shca_req)
  * @peer_sdev: device of the last peer whose GID was validated (work
  *	item; cleared by modify_qp when the address changes)
  * @srq_inflight: QPs on an SRQ: receive WQEs peers took from the SRQ for
@@ -767,6 +788,8 @@ struct shca_qp {
 	struct shca_wqe *scratch;
 	struct shca_wqe *resp_wqe;
 	struct delayed_work work;
+	unsigned long exec_flags;
+	unsigned long events;
 	enum ib_qp_state state;
 	struct shca_queue sq;
 	struct shca_queue rq;
@@ -795,6 +818,11 @@ struct shca_qp {
 	const struct shca_dev *peer_sdev;
 	u32 srq_inflight;
 	bool last_wqe_sent;
+};
+
+/* struct shca_qp.exec_flags */
+enum {
+	SHCA_QP_EXEC_BUSY,
 };
 
 /**

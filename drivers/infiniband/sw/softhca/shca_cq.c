@@ -22,13 +22,20 @@
  *
  * Notification: req_notify_cq arms the CQ for the next completion or the
  * next solicited one; the completion that matches disarms it and calls
- * the consumer's handler, outside the CQ lock.
+ * the consumer's handler, outside the CQ lock. Completions that a
+ * poster's own context adds (post_send executes small requests at once,
+ * see shca_exec.c) defer that call, and the one of IB_EVENT_CQ_ERR, to
+ * the CQ's work item: a handler never runs inside the consumer's
+ * post_send, where it could find the consumer's own locks held or post
+ * again and recurse. The completion itself is in the ring before
+ * post_send returns.
  */
 
 #include <linux/log2.h>
 #include <linux/overflow.h>
 #include <linux/slab.h>
 #include <linux/vmalloc.h>
+#include <linux/workqueue.h>
 
 #include "shca_verbs.h"
 
@@ -42,6 +49,8 @@ size_t shca_cq_ring_size(u32 slots)
 {
 	return PAGE_ALIGN(struct_size_t(struct softhca_cq_ring, cqe, slots));
 }
+
+static void shca_cq_notify_work(struct work_struct *work);
 
 /**
  * shca_cq_init() - allocate the ring of a new CQ
@@ -77,19 +86,24 @@ int shca_cq_init(struct shca_cq *cq, u32 cqe, bool user)
 			return -ENOMEM;
 	}
 	spin_lock_init(&cq->lock);
+	INIT_WORK(&cq->notify_work, shca_cq_notify_work);
 	cq->mask = slots - 1;
 	cq->ibcq.cqe = cq->mask;
 	return 0;
 }
 
 /**
- * shca_cq_fini() - free the ring of a kernel CQ
- * @cq: CQ no QP uses any more (the core refuses to destroy it before)
+ * shca_cq_fini() - stop a CQ's work item; free the ring of a kernel CQ
+ * @cq: CQ no QP uses any more (the core refuses to destroy it before), so
+ *	nothing adds completions to it
  *
  * The ring of a user CQ is freed with its mmap entry instead.
+ *
+ * Context: process context; sleeps.
  */
 void shca_cq_fini(struct shca_cq *cq)
 {
+	cancel_work_sync(&cq->notify_work);
 	kvfree(cq->ring);
 	cq->ring = NULL;
 }
@@ -151,16 +165,44 @@ static bool shca_cq_pending(struct shca_cq *cq)
 	return cq->head != cq->tail;
 }
 
+static void shca_cq_handlers(struct shca_cq *cq, bool comp, bool err)
+{
+	if (err && cq->ibcq.event_handler) {
+		struct ib_event ev = {
+			.device = cq->ibcq.device,
+			.element.cq = &cq->ibcq,
+			.event = IB_EVENT_CQ_ERR,
+		};
+
+		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	}
+	if (comp && cq->ibcq.comp_handler)
+		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+}
+
+static void shca_cq_notify_work(struct work_struct *work)
+{
+	struct shca_cq *cq = container_of(work, struct shca_cq, notify_work);
+
+	shca_cq_handlers(cq,
+			 test_and_clear_bit(SHCA_CQ_DEFER_COMP, &cq->deferred),
+			 test_and_clear_bit(SHCA_CQ_DEFER_ERR, &cq->deferred));
+}
+
 /**
  * shca_cq_push() - add a completion
  * @cq: the CQ
  * @wc: the completion; @wc->qp is the QP it belongs to, alive during
  *	the call
  * @solicited: the completion is for a solicited message
+ * @defer: called from a poster's context: the CQ's handlers run later,
+ *	from its work item, instead of from here
  *
- * Context: any context; calls the CQ's completion or event handler.
+ * Context: any context; without @defer, calls the CQ's completion or
+ * event handler.
  */
-void shca_cq_push(struct shca_cq *cq, const struct ib_wc *wc, bool solicited)
+void shca_cq_push(struct shca_cq *cq, const struct ib_wc *wc, bool solicited,
+		  bool defer)
 {
 	bool notify = false, overflow = false;
 	unsigned long flags;
@@ -177,17 +219,17 @@ void shca_cq_push(struct shca_cq *cq, const struct ib_wc *wc, bool solicited)
 	}
 	spin_unlock_irqrestore(&cq->lock, flags);
 
-	if (overflow && cq->ibcq.event_handler) {
-		struct ib_event ev = {
-			.device = cq->ibcq.device,
-			.element.cq = &cq->ibcq,
-			.event = IB_EVENT_CQ_ERR,
-		};
-
-		cq->ibcq.event_handler(&ev, cq->ibcq.cq_context);
+	if (!notify && !overflow)
+		return;
+	if (!defer) {
+		shca_cq_handlers(cq, notify, overflow);
+		return;
 	}
-	if (notify && cq->ibcq.comp_handler)
-		cq->ibcq.comp_handler(&cq->ibcq, cq->ibcq.cq_context);
+	if (overflow)
+		set_bit(SHCA_CQ_DEFER_ERR, &cq->deferred);
+	if (notify)
+		set_bit(SHCA_CQ_DEFER_COMP, &cq->deferred);
+	queue_work(shca_wq, &cq->notify_work);
 }
 
 /**

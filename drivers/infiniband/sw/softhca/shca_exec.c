@@ -5,8 +5,11 @@
  * The execution engine runs the send queue of each QP and delivers to
  * the peer QP.
  *
- * Each QP has one work item on an unbound workqueue. It executes the
- * send queue in order, one WQE at a time: local operations (REG_MR,
+ * Each QP has one work item on an unbound workqueue, and post_send
+ * executes small requests itself before it returns (shca_qp_post_exec():
+ * a message then costs no wake-up and no move to another CPU). One of
+ * them at a time executes the send queue (SHCA_QP_EXEC_BUSY), in order,
+ * one WQE at a time: local operations (REG_MR,
  * REG_MR_INTEGRITY, LOCAL_INV) through the MR engine; remote operations
  * by looking up the connected peer QP (any softhca device of the host)
  * and moving the bytes with the MR engine's copy functions, which check
@@ -47,6 +50,7 @@
 
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
+#include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/workqueue.h>
 #include <linux/ip.h>
@@ -61,6 +65,14 @@
 #define SHCA_EXEC_BYTES		SZ_8M
 /* Bytes copied between two reschedule points. */
 #define SHCA_EXEC_CHUNK		SZ_256K
+/*
+ * What post_send executes in the poster's context before handing the
+ * rest to the work item: WQEs, and bytes (each WQE whole; less than a
+ * chunk, so nothing there reschedules).
+ */
+#define SHCA_POST_EXEC_BUDGET	16
+#define SHCA_POST_EXEC_BYTES	SZ_64K
+static_assert(SHCA_POST_EXEC_BYTES < SHCA_EXEC_CHUNK);
 
 struct workqueue_struct *shca_wq;
 
@@ -138,6 +150,7 @@ static int shca_xfer(struct shca_xfer *dst, struct shca_xfer *src, u64 len,
 		     bool *dst_failed)
 {
 	struct shca_mem_target dt, st;
+	u64 moved = 0;
 	int err;
 
 	while (len) {
@@ -166,8 +179,12 @@ static int shca_xfer(struct shca_xfer *dst, struct shca_xfer *src, u64 len,
 		src->off += n;
 		dst->off += n;
 		len -= n;
-		if (len)
+		/* Never reached from post_send (SHCA_POST_EXEC_BYTES). */
+		moved += n;
+		if (len && moved >= SHCA_EXEC_CHUNK) {
+			moved = 0;
 			cond_resched();
+		}
 	}
 	return 0;
 }
@@ -225,8 +242,12 @@ static int shca_probe_local(struct shca_qp *qp, const struct shca_wqe *w,
 	return 0;
 }
 
-static void shca_resp_error(struct shca_qp *peer, enum ib_event_type event,
-			    bool notify)
+/*
+ * The responder @peer refused a request of @qp: to the error state, with
+ * @event reported if @notify (later if @qp executes from post_send).
+ */
+static void shca_resp_error(struct shca_qp *qp, struct shca_qp *peer,
+			    enum ib_event_type event, bool notify)
 {
 	unsigned long flags;
 
@@ -234,15 +255,10 @@ static void shca_resp_error(struct shca_qp *peer, enum ib_event_type event,
 	shca_qp_set_error(peer);
 	spin_unlock_irqrestore(&peer->lock, flags);
 
-	if (notify && peer->ibqp.event_handler) {
-		struct ib_event ev = {
-			.device = peer->ibqp.device,
-			.element.qp = &peer->ibqp,
-			.event = event,
-		};
-
-		peer->ibqp.event_handler(&ev, peer->ibqp.qp_context);
-	}
+	if (notify && qp->req.in_post)
+		shca_qp_event_later(peer, event);
+	else if (notify)
+		shca_qp_event(peer, event);
 	shca_qp_kick_now(peer);
 }
 
@@ -295,8 +311,8 @@ static void shca_resp_complete(struct shca_qp *peer, struct shca_qp *qp,
 		}
 	}
 	shca_cq_push(to_shca_cq(peer->ibqp.recv_cq), &wc,
-		     !!(w->send_flags & IB_SEND_SOLICITED));
-	shca_qp_srq_check(peer, true);
+		     !!(w->send_flags & IB_SEND_SOLICITED), qp->req.in_post);
+	shca_qp_srq_check(peer, true, qp->req.in_post);
 }
 
 /* The peer takes requests from us: same type, connected back, receiving. */
@@ -389,7 +405,7 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 
 	if (len > shca_sge_total(r->sge, r->num_sge)) {
 		shca_resp_complete(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
-		shca_resp_error(peer, IB_EVENT_QP_REQ_ERR, false);
+		shca_resp_error(qp, peer, IB_EVENT_QP_REQ_ERR, false);
 		wc->status = IB_WC_REM_INV_REQ_ERR;
 		return SHCA_EXEC_DONE;
 	}
@@ -407,7 +423,7 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 		/* The source can only fail if it changed since the probe. */
 		shca_resp_complete(peer, qp, r, w, dst_failed ?
 				   IB_WC_LOC_PROT_ERR : IB_WC_REM_ABORT_ERR, 0);
-		shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, false);
+		shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, false);
 		wc->status = dst_failed ? IB_WC_REM_OP_ERR : IB_WC_LOC_PROT_ERR;
 		return SHCA_EXEC_DONE;
 	}
@@ -452,7 +468,7 @@ static enum shca_exec_res shca_peer_check(struct shca_qp *qp,
 		/* UC: a request the responder refuses is silently dropped. */
 		if (qp->ibqp.qp_type == IB_QPT_UC)
 			return SHCA_EXEC_RETRY;
-		shca_resp_error(peer, event, true);
+		shca_resp_error(qp, peer, event, true);
 	}
 	return res;
 }
@@ -482,7 +498,7 @@ static enum shca_exec_res shca_exec_write(struct shca_qp *qp,
 			/* UC: dropped; the responder does not notice. */
 			return SHCA_EXEC_RETRY;
 		} else if (dst_failed) {
-			shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, true);
+			shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, true);
 			wc->status = IB_WC_REM_ACCESS_ERR;
 		} else {
 			wc->status = IB_WC_LOC_PROT_ERR;
@@ -522,7 +538,7 @@ static enum shca_exec_res shca_exec_read(struct shca_qp *qp,
 		if (dst_failed) {
 			wc->status = IB_WC_LOC_PROT_ERR;
 		} else {
-			shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, true);
+			shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, true);
 			wc->status = IB_WC_REM_ACCESS_ERR;
 		}
 		return SHCA_EXEC_DONE;
@@ -548,6 +564,7 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 		.access = IB_ACCESS_LOCAL_WRITE,
 	};
 	enum shca_exec_res res;
+	unsigned long flags;
 	u64 old, new;
 	int err;
 
@@ -556,12 +573,12 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 		return res;
 	if (!IS_ALIGNED(rt.iova, sizeof(u64))) {
 		/* An invalid request: the responder goes to the error state. */
-		shca_resp_error(peer, IB_EVENT_QP_REQ_ERR, true);
+		shca_resp_error(qp, peer, IB_EVENT_QP_REQ_ERR, true);
 		wc->status = IB_WC_REM_INV_REQ_ERR;
 		return SHCA_EXEC_DONE;
 	}
 
-	spin_lock(&shca_atomic_lock);
+	spin_lock_irqsave(&shca_atomic_lock, flags);
 	err = shca_mr_copy(peer->sdev, &rt, &old, sizeof(old),
 			   SHCA_COPY_FROM_MR);
 	if (!err) {
@@ -573,9 +590,9 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 		err = shca_mr_copy(peer->sdev, &rt, &new, sizeof(new),
 				   SHCA_COPY_TO_MR);
 	}
-	spin_unlock(&shca_atomic_lock);
+	spin_unlock_irqrestore(&shca_atomic_lock, flags);
 	if (err) {
-		shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, true);
+		shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, true);
 		wc->status = IB_WC_REM_ACCESS_ERR;
 		return SHCA_EXEC_DONE;
 	}
@@ -752,7 +769,7 @@ static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
 
 	if (len + SHCA_GRH_BYTES > shca_sge_total(r->sge, r->num_sge)) {
 		shca_resp_complete(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
-		shca_resp_error(peer, IB_EVENT_QP_REQ_ERR, false);
+		shca_resp_error(qp, peer, IB_EVENT_QP_REQ_ERR, false);
 		return;
 	}
 	shca_ud_grh(grh, &w->ud.av, len, w->opcode == IB_WR_SEND_WITH_IMM);
@@ -764,7 +781,7 @@ static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
 	    shca_xfer(&dst, &src, len, &dst_failed)) {
 		/* The source was probed: a receive SGE was refused. */
 		shca_resp_complete(peer, qp, r, w, IB_WC_LOC_PROT_ERR, 0);
-		shca_resp_error(peer, IB_EVENT_QP_ACCESS_ERR, false);
+		shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, false);
 		return;
 	}
 	shca_resp_complete(peer, qp, r, w, IB_WC_SUCCESS, len + SHCA_GRH_BYTES);
@@ -953,7 +970,8 @@ static bool shca_exec_retry(struct shca_qp *qp, enum shca_exec_res res,
 				      msecs_to_jiffies(100);
 	}
 	WRITE_ONCE(qp->req.waiting, true);
-	queue_delayed_work(shca_wq, &qp->work, max(delay, 1UL));
+	/* Replaces a pending kick: the delay is what the QP waits. */
+	mod_delayed_work(shca_wq, &qp->work, max(delay, 1UL));
 	return true;
 }
 
@@ -974,7 +992,7 @@ static void shca_qp_flush(struct shca_qp *qp)
 		w = shca_queue_head(q);
 		if (qp->state != IB_QPS_ERR || !w) {
 			spin_unlock_irqrestore(&qp->lock, flags);
-			shca_qp_srq_check(qp, false);
+			shca_qp_srq_check(qp, false, false);
 			return;
 		}
 		wc = (struct ib_wc){
@@ -986,7 +1004,7 @@ static void shca_qp_flush(struct shca_qp *qp)
 		q->head++;
 		spin_unlock_irqrestore(&qp->lock, flags);
 		shca_cq_push(to_shca_cq(send ? qp->ibqp.send_cq :
-					       qp->ibqp.recv_cq), &wc, false);
+					       qp->ibqp.recv_cq), &wc, false, false);
 	}
 }
 
@@ -1012,29 +1030,28 @@ static void shca_req_start(struct shca_qp *qp, const struct shca_wqe *w)
 		qp->req.npsn = DIV_ROUND_UP_ULL(len, mtu) & SHCA_PSN_MASK;
 }
 
-/**
- * shca_qp_work() - a QP's work item: execute its send queue
- * @work: &shca_qp.work
+/*
+ * Execute the send queue from its head: at most SHCA_EXEC_BUDGET WQEs and
+ * about SHCA_EXEC_BYTES bytes from the work item, SHCA_POST_EXEC_BUDGET
+ * WQEs and SHCA_POST_EXEC_BYTES bytes from post_send (@in_post), where a
+ * larger WQE and the flush of the error state are left to the work item.
+ * The caller holds SHCA_QP_EXEC_BUSY.
  *
- * Runs at most SHCA_EXEC_BUDGET WQEs or SHCA_EXEC_BYTES bytes, then
- * requeues itself. In the error state it flushes both queues instead.
+ * Return: true if it stopped with work left that the work item must do.
  */
-void shca_qp_work(struct work_struct *work)
+static bool shca_sq_run(struct shca_qp *qp, bool in_post)
 {
-	struct shca_qp *qp = container_of(to_delayed_work(work),
-					  struct shca_qp, work);
+	int budget = in_post ? SHCA_POST_EXEC_BUDGET : SHCA_EXEC_BUDGET;
 	enum shca_exec_res res;
 	unsigned long flags;
 	enum ib_qp_state state;
 	struct shca_wqe *w;
 	bool signaled;
 	struct ib_wc wc;
-	u64 bytes = 0;
-	int budget;
+	u64 bytes = 0, len;
 
-	WRITE_ONCE(qp->req.waiting, false);
-	for (budget = SHCA_EXEC_BUDGET; budget && bytes < SHCA_EXEC_BYTES;
-	     budget--) {
+	qp->req.in_post = in_post;
+	for (; budget; budget--) {
 		spin_lock_irqsave(&qp->lock, flags);
 		/* A device that is going away executes nothing more. */
 		if (unlikely(READ_ONCE(qp->sdev->fatal)) &&
@@ -1042,15 +1059,22 @@ void shca_qp_work(struct work_struct *work)
 			shca_qp_set_error(qp);
 		state = qp->state;
 		w = state == IB_QPS_RTS ? shca_sq_head(qp) : NULL;
+		len = w ? shca_wqe_len(w) : 0;
+		if (w && in_post && len > SHCA_POST_EXEC_BYTES - bytes) {
+			spin_unlock_irqrestore(&qp->lock, flags);
+			return true;
+		}
 		if (w)
 			shca_req_start(qp, w);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (state == IB_QPS_ERR) {
+			if (in_post)
+				return true;
 			shca_qp_flush(qp);
-			return;
+			return false;
 		}
 		if (!w)
-			return;
+			return false;
 
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = w->wr_id;
@@ -1060,10 +1084,10 @@ void shca_qp_work(struct work_struct *work)
 
 		res = shca_exec_wqe(qp, w, &wc);
 		if (res != SHCA_EXEC_DONE && shca_exec_retry(qp, res, &wc))
-			return;
+			return false;
 		qp->req.retries = 0;
 		qp->req.rnr_retries = 0;
-		bytes += shca_wqe_len(w);
+		bytes += len;
 		signaled = wc.status != IB_WC_SUCCESS || qp->sq_sig_all ||
 			   (w->send_flags & IB_SEND_SIGNALED);
 
@@ -1076,11 +1100,146 @@ void shca_qp_work(struct work_struct *work)
 			shca_qp_set_error(qp);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (signaled)
-			shca_cq_push(to_shca_cq(qp->ibqp.send_cq), &wc, false);
-		/* Other QPs' work items get the worker between large WQEs. */
-		cond_resched();
+			shca_cq_push(to_shca_cq(qp->ibqp.send_cq), &wc, false,
+				     in_post);
+		if (!in_post) {
+			if (bytes >= SHCA_EXEC_BYTES)
+				break;
+			/* Other QPs' work items get the worker between WQEs. */
+			cond_resched();
+		}
 	}
-	shca_qp_kick(qp);
+	return true;
+}
+
+/*
+ * Work the work item must do: WQEs to execute (not waiting out a retry
+ * delay, which its timer ends) or to flush.
+ */
+static bool shca_sq_due(struct shca_qp *qp)
+{
+	unsigned long flags;
+	bool due;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	switch (qp->state) {
+	case IB_QPS_RTS:
+		due = !shca_queue_empty(&qp->sq) && !READ_ONCE(qp->req.waiting);
+		break;
+	case IB_QPS_ERR:
+		due = !shca_queue_empty(&qp->sq) || !shca_queue_empty(&qp->rq);
+		break;
+	default:
+		due = false;
+		break;
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return due;
+}
+
+/*
+ * Give SHCA_QP_EXEC_BUSY back. A poster that found it taken left its WQEs
+ * to the holder: if work is left (@more, or WQEs posted meanwhile), the
+ * work item does it.
+ */
+static void shca_exec_release(struct shca_qp *qp, bool more)
+{
+	clear_bit_unlock(SHCA_QP_EXEC_BUSY, &qp->exec_flags);
+	/* Our test of the queue is ordered after the release. */
+	smp_mb__after_atomic();
+	if (more || shca_sq_due(qp))
+		shca_qp_kick_now(qp);
+}
+
+/**
+ * shca_qp_post_exec() - execute what post_send queued
+ * @qp: the QP; its consumer is in post_send
+ *
+ * A hardware HCA starts a request when its doorbell rings; a software
+ * one that handed every request to a work item would pay a wake-up and a
+ * move to another CPU per message. So small requests execute here, in
+ * the poster's context, when nothing else executes the queue, and never
+ * in hard interrupt context: at most SHCA_POST_EXEC_BUDGET WQEs and
+ * SHCA_POST_EXEC_BYTES bytes, each WQE whole. Nothing here sleeps, and
+ * every lock of the execution engine is taken with interrupts off. The
+ * consumers' completion and event handlers this causes run later, from
+ * work items (see shca_cq_push() and shca_qp_event_later()), never from
+ * inside post_send. The rest - larger WQEs, retries, the flush of the
+ * error state - is the work item's.
+ *
+ * Context: any context; the caller holds no lock of the driver.
+ */
+void shca_qp_post_exec(struct shca_qp *qp)
+{
+	bool more;
+
+	if (in_hardirq() || in_nmi() || READ_ONCE(qp->req.waiting)) {
+		shca_qp_kick(qp);
+		return;
+	}
+	/* Taken: the holder sees our WQEs when it gives the bit back. */
+	if (test_and_set_bit(SHCA_QP_EXEC_BUSY, &qp->exec_flags))
+		return;
+	/* A retry delay began meanwhile: its timer resumes the queue. */
+	if (READ_ONCE(qp->req.waiting)) {
+		shca_exec_release(qp, false);
+		return;
+	}
+	more = shca_sq_run(qp, true);
+	shca_exec_release(qp, more);
+}
+
+/**
+ * shca_qp_exec_stop() - wait until nothing executes the QP's queues
+ * @qp: the QP, in the RESET state (nothing new starts executing)
+ *
+ * Takes SHCA_QP_EXEC_BUSY (a poster executing finishes its WQE and sees
+ * the state) and cancels the work item. shca_qp_exec_resume() gives the
+ * bit back once the queues are reset; destroy keeps it.
+ *
+ * Context: process context; sleeps.
+ */
+void shca_qp_exec_stop(struct shca_qp *qp)
+{
+	while (test_and_set_bit_lock(SHCA_QP_EXEC_BUSY, &qp->exec_flags))
+		usleep_range(10, 100);
+	/* The work item may requeue itself meanwhile; this stops it too. */
+	cancel_delayed_work_sync(&qp->work);
+}
+
+/**
+ * shca_qp_exec_resume() - undo shca_qp_exec_stop() after a reset
+ * @qp: the QP
+ */
+void shca_qp_exec_resume(struct shca_qp *qp)
+{
+	clear_bit_unlock(SHCA_QP_EXEC_BUSY, &qp->exec_flags);
+}
+
+/**
+ * shca_qp_work() - a QP's work item: execute its send queue
+ * @work: &shca_qp.work
+ *
+ * Reports the events raised from posters' contexts, then runs at most
+ * SHCA_EXEC_BUDGET WQEs or SHCA_EXEC_BYTES bytes and requeues itself if
+ * more are left. In the error state it flushes both queues instead. A
+ * poster executing the queue (shca_qp_post_exec()) has it to itself: the
+ * work item then tries again a jiffy later.
+ */
+void shca_qp_work(struct work_struct *work)
+{
+	struct shca_qp *qp = container_of(to_delayed_work(work),
+					  struct shca_qp, work);
+	bool more;
+
+	shca_qp_report_events(qp);
+	if (test_and_set_bit(SHCA_QP_EXEC_BUSY, &qp->exec_flags)) {
+		queue_delayed_work(shca_wq, &qp->work, 1);
+		return;
+	}
+	WRITE_ONCE(qp->req.waiting, false);
+	more = shca_sq_run(qp, false);
+	shca_exec_release(qp, more);
 }
 
 /**

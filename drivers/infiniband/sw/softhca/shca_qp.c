@@ -489,7 +489,8 @@ int shca_queue_put_recv(struct shca_queue *q, const struct ib_recv_wr *wr)
  * @qp: the QP
  * @type: the event
  *
- * Context: process context, no lock of the driver held.
+ * Context: process context, no lock of the driver held, not inside the
+ * consumer's post_send (see shca_qp_event_later()).
  */
 void shca_qp_event(struct shca_qp *qp, enum ib_event_type type)
 {
@@ -501,6 +502,39 @@ void shca_qp_event(struct shca_qp *qp, enum ib_event_type type)
 
 	if (qp->ibqp.event_handler)
 		qp->ibqp.event_handler(&ev, qp->ibqp.qp_context);
+}
+
+/**
+ * shca_qp_event_later() - have the QP's work item report an event
+ * @qp: the QP; the caller holds a reference or owns it
+ * @type: the event
+ *
+ * For events caused from a poster's context: the consumer's handler must
+ * not run inside its own post_send. Each kind of event is reported once
+ * however often it is raised before the work item runs.
+ *
+ * Context: any context.
+ */
+void shca_qp_event_later(struct shca_qp *qp, enum ib_event_type type)
+{
+	set_bit(type, &qp->events);
+	shca_qp_kick_now(qp);
+}
+
+/**
+ * shca_qp_report_events() - report the events raised with
+ *	shca_qp_event_later()
+ * @qp: the QP
+ *
+ * Context: the QP's work item.
+ */
+void shca_qp_report_events(struct shca_qp *qp)
+{
+	unsigned long ev = xchg(&qp->events, 0);
+	unsigned int type;
+
+	for_each_set_bit(type, &ev, BITS_PER_LONG)
+		shca_qp_event(qp, type);
 }
 
 /*
@@ -522,10 +556,12 @@ static bool shca_qp_last_wqe_due(struct shca_qp *qp)
  * shca_qp_srq_check() - report Last WQE Reached if it is due
  * @qp: a QP, possibly on an SRQ
  * @done: a receive WQE it took from its SRQ has just completed
+ * @defer: called from a poster's context: report it from the work item
  *
- * Context: process context, no lock of the driver held.
+ * Context: process context, no lock of the driver held; with @defer, any
+ * context.
  */
-void shca_qp_srq_check(struct shca_qp *qp, bool done)
+void shca_qp_srq_check(struct shca_qp *qp, bool done, bool defer)
 {
 	unsigned long flags;
 	bool due;
@@ -537,7 +573,9 @@ void shca_qp_srq_check(struct shca_qp *qp, bool done)
 		qp->srq_inflight--;
 	due = shca_qp_last_wqe_due(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (due)
+	if (due && defer)
+		shca_qp_event_later(qp, IB_EVENT_QP_LAST_WQE_REACHED);
+	else if (due)
 		shca_qp_event(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 }
 
@@ -761,7 +799,7 @@ void shca_qp_fini(struct shca_qp *qp)
 	shca_qp_put(qp);
 	wait_for_completion(&qp->link->released);
 	/* No peer can queue our work any more; stop it for good. */
-	cancel_delayed_work_sync(&qp->work);
+	shca_qp_exec_stop(qp);
 	shca_qp_purge_cqs(qp);
 	if (qp->ibqp.qp_type != IB_QPT_GSI)
 		shca_qpn_hold(qp->ibqp.qp_num);
@@ -966,13 +1004,14 @@ int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 
 	if (next == IB_QPS_RESET && cur != IB_QPS_RESET) {
 		/* RESET empties both queues and the QP's completions. */
-		cancel_delayed_work_sync(&qp->work);
+		shca_qp_exec_stop(qp);
 		spin_lock_irqsave(&qp->lock, flags);
 		shca_queue_reset(&qp->sq);
 		shca_queue_reset(&qp->rq);
 		memset(&qp->req, 0, sizeof(qp->req));
 		qp->last_wqe_sent = false;
 		spin_unlock_irqrestore(&qp->lock, flags);
+		shca_qp_exec_resume(qp);
 		shca_qp_purge_cqs(qp);
 	} else if (next == IB_QPS_ERR) {
 		shca_qp_kick_now(qp);
@@ -1231,6 +1270,8 @@ out:
  * @wr: chain of work requests
  * @bad_wr: set to the first request not posted
  *
+ * Small requests execute before it returns (shca_qp_post_exec()).
+ *
  * Context: any context for kernel QPs; process context for user QPs
  * (inline data is copied from user memory).
  * Return: 0; -EINVAL for a QP in RESET, INIT or RTR or a malformed
@@ -1254,7 +1295,7 @@ int shca_qp_post_send(struct shca_qp *qp, const struct ib_send_wr *wr,
 		mutex_unlock(&qp->post_mutex);
 	if (err)
 		*bad_wr = wr;
-	shca_qp_kick(qp);
+	shca_qp_post_exec(qp);
 	return err;
 }
 

@@ -659,10 +659,9 @@ static int shca_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
 {
 	struct shca_cq *cq = to_shca_cq(ibcq);
 
+	shca_cq_fini(cq);
 	if (cq->mmap)
 		rdma_user_mmap_entry_remove(&cq->mmap->rdma_entry);
-	else
-		shca_cq_fini(cq);
 	atomic_dec(&to_shca_dev(ibcq->device)->num_cqs);
 	return 0;
 }

@@ -116,7 +116,8 @@ void shca_sig_debugfs_init(struct dentry *dir);
 size_t shca_cq_ring_size(u32 slots);
 int shca_cq_init(struct shca_cq *cq, u32 cqe, bool user);
 void shca_cq_fini(struct shca_cq *cq);
-void shca_cq_push(struct shca_cq *cq, const struct ib_wc *wc, bool solicited);
+void shca_cq_push(struct shca_cq *cq, const struct ib_wc *wc, bool solicited,
+		  bool defer);
 int shca_cq_poll(struct shca_cq *cq, int num, struct ib_wc *wc);
 void shca_cq_purge(struct shca_cq *cq, struct ib_qp *qp);
 int shca_cq_arm(struct shca_cq *cq, enum ib_cq_notify_flags flags);
@@ -158,7 +159,9 @@ int shca_queue_init(struct shca_queue *q, u32 max_wr, u32 max_sge,
 bool shca_queue_take(struct shca_queue *q, struct shca_wqe *out);
 int shca_queue_put_recv(struct shca_queue *q, const struct ib_recv_wr *wr);
 void shca_qp_event(struct shca_qp *qp, enum ib_event_type type);
-void shca_qp_srq_check(struct shca_qp *qp, bool done);
+void shca_qp_event_later(struct shca_qp *qp, enum ib_event_type type);
+void shca_qp_report_events(struct shca_qp *qp);
+void shca_qp_srq_check(struct shca_qp *qp, bool done, bool defer);
 void shca_qp_device_fatal(struct shca_dev *sdev);
 
 /* shca_srq.c */
@@ -179,6 +182,9 @@ extern struct workqueue_struct *shca_wq;
 int shca_exec_init(void);
 void shca_exec_fini(void);
 void shca_qp_work(struct work_struct *work);
+void shca_qp_post_exec(struct shca_qp *qp);
+void shca_qp_exec_stop(struct shca_qp *qp);
+void shca_qp_exec_resume(struct shca_qp *qp);
 
 /* shca_dm.c: the device-memory arena */
 int shca_dm_arena_init(struct shca_dev *sdev);
