@@ -60,6 +60,7 @@ struct dma_buf;
 /* Limits the device advertises and enforces. */
 #define SHCA_PORT		1
 #define SHCA_MAX_PD		0x10000
+#define SHCA_MR_INDEX_BITS	18
 #define SHCA_MAX_MR		0x40000		/* MR key indices 1 .. SHCA_MAX_MR */
 #define SHCA_GID_TBL_LEN	256
 #define SHCA_PKEY_TBL_LEN	1
@@ -118,7 +119,10 @@ struct dma_buf;
  * @num_srqs: SRQs allocated, bounded by SHCA_MAX_SRQ
  * @num_mcast: multicast attachments of its QPs, bounded by
  *	SHCA_MAX_MCAST_ATTACH; under shca_mcast_lock
- * @mr_xa: MR key index -> struct shca_mr, see shca_mr.c
+ * @mr_xa: MR key table: slot -> struct shca_mr, see shca_mr.c
+ * @mr_next: cursor of xa_alloc_cyclic() over @mr_xa's slots, under its
+ *	xa_lock
+ * @mr_round_key: keys of the slot <-> key index permutation, random
  * @dm_pool: allocator over the device-memory arena
  * @dm_arena: the arena, SHCA_DM_SIZE physically contiguous bytes
  * @rx_dropped: datagrams for this device's UD and GSI QPs that were
@@ -142,6 +146,8 @@ struct shca_dev {
 	atomic_t num_srqs;
 	u32 num_mcast;
 	struct xarray mr_xa;
+	u32 mr_next;
+	u32 mr_round_key[4];
 	struct gen_pool *dm_pool;
 	void *dm_arena;
 	atomic_long_t rx_dropped;

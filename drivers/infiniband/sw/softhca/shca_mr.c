@@ -2,11 +2,17 @@
 /*
  * softhca - the memory-registration engine.
  *
- * Keys. An MR key is "index << 8 | key byte". The index is the first free
- * one from a random point of [1, SHCA_MAX_MR], the initial key byte is
- * random, so keys are not predictable from one registration to the next
- * nor from each other. lkey == rkey. The device honours mr->key,
- * which for fast-reg MRs changes only when a registration executes.
+ * Keys. An MR key is "index << 8 | key byte". The MR lives in slot
+ * number s of the key table, slots handed out cyclically from a random
+ * start (xa_alloc_cyclic(): the table stays dense, so registering and
+ * deregistering reuses its nodes instead of allocating and RCU-freeing
+ * a path of them each time), and its index is a keyed permutation of s
+ * (shca_mr_slot_to_index(): a 4-round Feistel network on 18 bits with
+ * random round keys of the device). With the random initial key byte,
+ * keys are not predictable from one registration to the next nor from
+ * each other: consecutive slots have unrelated indices. lkey == rkey.
+ * The device honours mr->key, which for fast-reg MRs changes only when a
+ * registration executes.
  *
  * Publication. An MR's index is reserved first (the slot holds NULL, so
  * lookups miss it); the translation is built; then the MR is stored.
@@ -50,6 +56,7 @@
  */
 
 #include <linux/dma-buf.h>
+#include <linux/hash.h>
 #include <linux/math64.h>
 #include <linux/minmax.h>
 #include <linux/mm.h>
@@ -74,6 +81,69 @@ static u32 shca_mr_index(u32 key)
 	return key >> SHCA_MR_KEY_BITS;
 }
 
+/*
+ * The permutation between slots and indices: slot - 1 and index - 1 are
+ * SHCA_MR_INDEX_BITS wide, split in two halves that each round mixes
+ * with a hash of the other and the round's key.
+ */
+#define SHCA_MR_HALF_BITS	(SHCA_MR_INDEX_BITS / 2)
+#define SHCA_MR_HALF_MASK	(BIT(SHCA_MR_HALF_BITS) - 1)
+static_assert(BIT(SHCA_MR_INDEX_BITS) == SHCA_MAX_MR);
+static_assert(SHCA_MR_INDEX_BITS % 2 == 0);
+
+static u32 shca_mr_round(const struct shca_dev *sdev, int i, u32 half)
+{
+	return hash_32(half ^ sdev->mr_round_key[i], SHCA_MR_HALF_BITS);
+}
+
+/**
+ * shca_mr_slot_to_index() - the key index of a key table slot
+ * @sdev: the device, whose round keys select the permutation
+ * @slot: 1 .. SHCA_MAX_MR
+ *
+ * Return: the index, 1 .. SHCA_MAX_MR.
+ */
+VISIBLE_IF_KUNIT u32 shca_mr_slot_to_index(const struct shca_dev *sdev,
+					   u32 slot)
+{
+	u32 l = (slot - 1) >> SHCA_MR_HALF_BITS;
+	u32 r = (slot - 1) & SHCA_MR_HALF_MASK;
+	u32 t;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(sdev->mr_round_key); i++) {
+		t = r;
+		r = l ^ shca_mr_round(sdev, i, r);
+		l = t;
+	}
+	return (l << SHCA_MR_HALF_BITS | r) + 1;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_slot_to_index);
+
+/**
+ * shca_mr_key_slot() - the key table slot of a key
+ * @sdev: the device
+ * @key: an lkey or rkey; only its index counts
+ *
+ * Return: the slot, or 0 (no slot) for an index out of range.
+ */
+VISIBLE_IF_KUNIT u32 shca_mr_key_slot(const struct shca_dev *sdev, u32 key)
+{
+	u32 index = shca_mr_index(key), l, r, t;
+	int i;
+
+	if (!index || index > SHCA_MAX_MR)
+		return 0;
+	l = (index - 1) >> SHCA_MR_HALF_BITS;
+	r = (index - 1) & SHCA_MR_HALF_MASK;
+	for (i = ARRAY_SIZE(sdev->mr_round_key) - 1; i >= 0; i--) {
+		t = l;
+		l = r ^ shca_mr_round(sdev, i, l);
+		r = t;
+	}
+	return (l << SHCA_MR_HALF_BITS | r) + 1;
+}
+
 static bool shca_mr_is_fast_reg(const struct shca_mr *mr)
 {
 	return mr->type == IB_MR_TYPE_MEM_REG ||
@@ -88,6 +158,8 @@ static bool shca_mr_is_fast_reg(const struct shca_mr *mr)
 void shca_mr_table_init(struct shca_dev *sdev)
 {
 	xa_init_flags(&sdev->mr_xa, XA_FLAGS_ALLOC1);
+	sdev->mr_next = get_random_u32_inclusive(1, SHCA_MAX_MR);
+	get_random_bytes(sdev->mr_round_key, sizeof(sdev->mr_round_key));
 }
 
 /**
@@ -105,24 +177,17 @@ static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev,
 				     enum ib_mr_type type, int access)
 {
 	struct shca_mr *mr;
-	u32 index, start;
+	u32 slot;
 	int err;
 
 	mr = shca_inject_fault() ? NULL : kzalloc(sizeof(*mr), GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
 
-	/*
-	 * A random index, the first free one from a random point: keys are
-	 * used remotely, so a neighbour's key must not follow from one's own.
-	 */
-	start = get_random_u32_inclusive(1, SHCA_MAX_MR);
 	err = shca_inject_fault() ? -ENOMEM :
-	      xa_alloc(&sdev->mr_xa, &index, NULL,
-		       XA_LIMIT(start, SHCA_MAX_MR), GFP_KERNEL);
-	if (err == -EBUSY && start > 1)
-		err = xa_alloc(&sdev->mr_xa, &index, NULL,
-			       XA_LIMIT(1, start - 1), GFP_KERNEL);
+	      xa_alloc_cyclic(&sdev->mr_xa, &slot, NULL,
+			      XA_LIMIT(1, SHCA_MAX_MR), &sdev->mr_next,
+			      GFP_KERNEL);
 	if (err < 0) {
 		kfree(mr);
 		return ERR_PTR(err == -EBUSY ? -ENOMEM : err);
@@ -135,7 +200,8 @@ static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev,
 	mr->type = type;
 	mr->state = SHCA_MR_FREE;
 	mr->access = access;
-	mr->key = index << SHCA_MR_KEY_BITS | get_random_u8();
+	mr->key = shca_mr_slot_to_index(sdev, slot) << SHCA_MR_KEY_BITS |
+		  get_random_u8();
 	mr->ibmr.lkey = mr->key;
 	mr->ibmr.rkey = mr->key;
 	mr->cur = &mr->maps[0];
@@ -146,7 +212,7 @@ static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev,
 /* Undo shca_mr_alloc() for an MR that was never published. */
 static void shca_mr_abort(struct shca_mr *mr)
 {
-	xa_erase(&mr->sdev->mr_xa, shca_mr_index(mr->key));
+	xa_erase(&mr->sdev->mr_xa, shca_mr_key_slot(mr->sdev, mr->key));
 	kvfree(mr->xlat_mem);
 	kfree(mr->sig);
 	kfree(mr);
@@ -155,7 +221,7 @@ static void shca_mr_abort(struct shca_mr *mr)
 static void shca_mr_publish(struct shca_mr *mr)
 {
 	/* The slot is reserved: storing into it cannot allocate or fail. */
-	xa_store(&mr->sdev->mr_xa, shca_mr_index(mr->key), mr, 0);
+	xa_store(&mr->sdev->mr_xa, shca_mr_key_slot(mr->sdev, mr->key), mr, 0);
 }
 
 static void shca_mr_release(struct kref *ref)
@@ -190,7 +256,7 @@ struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key)
 	struct shca_mr *mr;
 
 	rcu_read_lock();
-	mr = xa_load(&sdev->mr_xa, shca_mr_index(key));
+	mr = xa_load(&sdev->mr_xa, shca_mr_key_slot(sdev, key));
 	if (mr && !kref_get_unless_zero(&mr->ref))
 		mr = NULL;
 	rcu_read_unlock();
@@ -206,7 +272,7 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_get);
  */
 void shca_mr_destroy(struct shca_mr *mr)
 {
-	xa_erase(&mr->sdev->mr_xa, shca_mr_index(mr->key));
+	xa_erase(&mr->sdev->mr_xa, shca_mr_key_slot(mr->sdev, mr->key));
 	shca_mr_put(mr);
 	wait_for_completion(&mr->released);
 

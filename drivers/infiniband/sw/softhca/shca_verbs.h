@@ -57,6 +57,10 @@ struct shca_mr *shca_mr_create_dm(struct shca_dev *sdev, struct shca_dm *dm,
 				  u64 offset, u64 length, int access);
 void shca_mr_destroy(struct shca_mr *mr);
 struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key);
+#if IS_ENABLED(CONFIG_KUNIT)
+u32 shca_mr_slot_to_index(const struct shca_dev *sdev, u32 slot);
+u32 shca_mr_key_slot(const struct shca_dev *sdev, u32 key);
+#endif
 void shca_mr_put(struct shca_mr *mr);
 int shca_mr_map_pages(struct shca_mr *mr, struct scatterlist *sg, int nents,
 		      unsigned int *sg_offset, u32 page_size);

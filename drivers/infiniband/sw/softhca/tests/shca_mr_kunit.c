@@ -2299,7 +2299,44 @@ static void shca_mr_lifetime_stress(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(f->sdev), before);
 }
 
+/*
+ * Key indices are a permutation of the key table's slots: every slot has
+ * its own index in [1, SHCA_MAX_MR], every key finds the slot back, an
+ * index out of range finds none, and consecutive slots (what cyclic
+ * allocation hands out) do not give neighbouring indices.
+ */
+static void shca_mr_key_permutation(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	unsigned long *seen;
+	u32 slot, index, prev = 0, adjacent = 0;
+
+	seen = kunit_kcalloc(test, BITS_TO_LONGS(SHCA_MAX_MR + 1),
+			     sizeof(long), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, seen);
+	for (slot = 1; slot <= SHCA_MAX_MR; slot++) {
+		index = shca_mr_slot_to_index(f->sdev, slot);
+		KUNIT_ASSERT_TRUE(test, index >= 1 && index <= SHCA_MAX_MR);
+		KUNIT_ASSERT_FALSE_MSG(test, test_and_set_bit(index, seen),
+				       "index %u twice", index);
+		KUNIT_ASSERT_EQ(test, shca_mr_key_slot(f->sdev,
+						       index << 8 | (slot & 0xff)),
+				slot);
+		if (prev && (index == prev + 1 || index + 1 == prev))
+			adjacent++;
+		prev = index;
+	}
+	KUNIT_EXPECT_EQ(test, shca_mr_key_slot(f->sdev, 0xff), 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_key_slot(f->sdev, (SHCA_MAX_MR + 1) << 8),
+			0);
+	KUNIT_EXPECT_EQ(test, shca_mr_key_slot(f->sdev, U32_MAX), 0);
+	KUNIT_EXPECT_LT_MSG(test, adjacent, SHCA_MAX_MR / 100,
+			    "%u consecutive slots with neighbouring indices",
+			    adjacent);
+}
+
 static struct kunit_case shca_mr_lifetime_cases[] = {
+	KUNIT_CASE(shca_mr_key_permutation),
 	KUNIT_CASE(shca_mr_lifetime_dereg_waits),
 	KUNIT_CASE(shca_mr_lifetime_key_rotation),
 	KUNIT_CASE(shca_mr_lifetime_remap),
