@@ -37,6 +37,7 @@
 #include <linux/kref.h>
 #include <linux/list.h>
 #include <linux/netdevice.h>
+#include <linux/siphash.h>
 #include <linux/xarray.h>
 #include <linux/sizes.h>
 #include <linux/t10-pi.h>
@@ -123,6 +124,8 @@ struct dma_buf;
  * @mr_next: cursor of xa_alloc_cyclic() over @mr_xa's slots, under its
  *	xa_lock
  * @mr_round_key: keys of the slot <-> key index permutation, random
+ * @mr_byte_key: key of the PRF that gives new MRs their key byte, random
+ * @mr_seq: registrations so far, the PRF's input
  * @dm_pool: allocator over the device-memory arena
  * @dm_arena: the arena, SHCA_DM_SIZE physically contiguous bytes
  * @rx_dropped: datagrams for this device's UD and GSI QPs that were
@@ -148,6 +151,8 @@ struct shca_dev {
 	struct xarray mr_xa;
 	u32 mr_next;
 	u32 mr_round_key[4];
+	siphash_key_t mr_byte_key;
+	atomic64_t mr_seq;
 	struct gen_pool *dm_pool;
 	void *dm_arena;
 	atomic_long_t rx_dropped;
