@@ -437,7 +437,9 @@ static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem)
 
 	if (n > U32_MAX)
 		return -EINVAL;
-	mem = shca_inject_fault() ? NULL : kvcalloc(n, sizeof(u64), GFP_KERNEL);
+	/* Every entry is written below (or the MR is refused): no zeroing. */
+	mem = shca_inject_fault() ? NULL :
+	      kvmalloc_array(n, sizeof(u64), GFP_KERNEL);
 	if (!mem)
 		return -ENOMEM;
 	mr->xlat_mem = mem;
