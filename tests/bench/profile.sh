@@ -73,6 +73,9 @@
 #   --from-console FILE  no VM: the reports of all cells in a saved guest
 #                    console (build/prof/console.txt, or a scripts/vm.sh
 #                    log), saved again under --out
+#   --mttcg          multi-threaded TCG (VM_TCG_THREAD=multi of scripts/vm.sh:
+#                    one host thread per vCPU) instead of the default
+#                    single thread that runs both vCPUs in turns (see below)
 #   --timeout SECS   bound for the whole VM run
 #   -v, --verbose    stream the guest's console
 # Environment: PERF (the perf binary to copy into the guest; default
@@ -94,9 +97,13 @@
 # - us/op = samples / Hz / (operations in the window): CPU time of both
 #   CPUs per operation (message), under perf.
 # - TCG emulation distorts instruction costs (string copies, atomics, TLB
-#   flushes) compared with a real CPU, and its two vCPUs share one host
-#   thread; the host's load makes rates vary by 10-30 % between runs:
-#   compare shares and per-operation costs, not absolute rates.
+#   flushes) compared with a real CPU. By default (single-threaded TCG)
+#   both vCPUs run in turns on one host thread while each one's clock runs
+#   on: when both are busy, each one's samples count wall time, not host
+#   CPU time, and "busy" adds up to more than the host spent (a poller
+#   waiting for a worker on the other vCPU looks expensive). Compare
+#   shares within a context, or use --mttcg. The host's load makes rates
+#   vary by 10-30 % between runs: repeat (--base-reps) and interleave.
 
 set -euo pipefail
 
@@ -161,6 +168,7 @@ while [ $# -gt 0 ]; do
 	--compare) COMPARE=1 ;;
 	--timeout) TIMEOUT=${2:?}; shift ;;
 	-v|--verbose) VERBOSE=1 ;;
+	--mttcg) export VM_TCG_THREAD=multi ;;
 	-*) die "unknown option $1 (see --help)" ;;
 	*) CELLS+=("$1") ;;
 	esac
