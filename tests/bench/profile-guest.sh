@@ -7,23 +7,23 @@
 # stacks of the samples taken while that cell ran, for the host to analyse.
 #
 # A cell (PROF_CELLS, comma separated):
-#   mr:TYPE:DEV            TYPE memreg|sggaps|integrity|user|dma|dm of
-#                          shca_mr_bench.ko devices=DEV (e.g. softhca0, rxe0)
+#   mr:TYPE:DEV            TYPE mem_reg|sg_gaps|integrity|user|umem|dma|dm
+#                          of shca_mr_bench.ko devices=DEV (softhca0, rxe0)
 #   dp:OP:SIZE:A:B         OP write|read|send, SIZE 64|4096|65536|1048576
 #                          of shca_dp_bench.ko pairs=A:B
 # Cells of one run (mr on one device, dp on one pair) share one perf
-# recording of the whole module run; each cell is cut out of it by time:
-#   mr: a kprobe on ktime_get() whose caller is the benchmark module gives
-#       the start and the end of each timed loop (bench_rate() reads the
-#       clock exactly twice per MR type; types the device does not support
-#       take no time and are matched against the module's table)
+# recording of the whole module run (reps=PROF_REPS repetitions of every
+# cell); each cell is cut out of it by time, all its repetitions:
+#   mr: the module's "ops DEV TYPE REP N NS" record follows its timed loop
+#       at once: [printk time - NS, printk time]
 #   dp: a kprobe and a kretprobe on shca_dp_bench:dp_stream() (the timed
-#       call is the one with max = U64_MAX), falling back to the bw record's
-#       printk time minus its duration
+#       calls are those with max = U64_MAX), or else the "bw" record's
+#       printk time minus its duration (a little late: the record follows
+#       the destruction of the cell's QPs)
 # Before the profiled run the same run goes PROF_BASELINE times without
 # the profiler, so the rate perf costs is visible. A second perf records
 # the tracepoints of PROF_EVENTS (no call chains); each cell gets their
-# counts in its window, by kind (work function, timer function, IPI call
+# counts in its windows, by kind (work function, timer function, IPI call
 # site, woken task, switched tasks, softirq).
 #
 # Output, every line prefixed (the host collects them):
@@ -34,9 +34,9 @@
 #   === PROF-CELL CELL / === PROF-CELL-END CELL around each cell
 #
 # Environment: PROF_CELLS, PROF_FREQ (Hz, default 1000), PROF_ITERS
-# (default 100000), PROF_PAGES (default 16), PROF_MS (dp cell_ms, default
-# 2000), PROF_DEPTH (default 32), PROF_BASELINE (runs without the profiler
-# first, default 1), PROF_EVENTS (tracepoints counted in each cell, comma
+# (default 50000), PROF_PAGES (default 16), PROF_MS (dp cell_ms, default
+# 2000), PROF_DEPTH (default 32), PROF_REPS (the modules' reps=, default
+# 3), PROF_BASELINE (runs without the profiler first, default 1), PROF_EVENTS (tracepoints counted in each cell, comma
 # separated; empty: none), PROF_CRNG (default 1: initialise the kernel's
 # CRNG first, see below), PROF_RUN_TIMEOUT (bound of one module run,
 # default 900 s), PERF (default perf), SOFTHCA_KO (default /softhca.ko),
@@ -45,11 +45,12 @@
 
 CELLS=$(echo "${PROF_CELLS:-dp:write:64:softhca0:softhca1}" | tr ',' ' ')
 FREQ=${PROF_FREQ:-1000}
-ITERS=${PROF_ITERS:-100000}
+ITERS=${PROF_ITERS:-50000}
 PAGES=${PROF_PAGES:-16}
 MS=${PROF_MS:-2000}
 DEPTH=${PROF_DEPTH:-32}
 BASE_REPS=${PROF_BASELINE:-1}
+REPS=${PROF_REPS:-3}
 EVENTS=${PROF_EVENTS-sched:sched_switch,sched:sched_wakeup,workqueue:workqueue_queue_work,workqueue:workqueue_execute_start,irq:softirq_entry,ipi:ipi_send_cpu,irq_vectors:call_function_single_entry,irq_vectors:local_timer_entry,timer:hrtimer_expire_entry}
 PERF=${PERF:-perf}
 KO=${SOFTHCA_KO:-/softhca.ko}
@@ -105,8 +106,8 @@ fail() {
 	exit 1
 }
 
-case $FREQ$ITERS$PAGES$MS$DEPTH$BASE_REPS in
-'' | *[!0-9]*) fail "PROF_FREQ, PROF_ITERS, PROF_PAGES, PROF_MS, PROF_DEPTH and PROF_BASELINE must be whole numbers" ;;
+case $FREQ$ITERS$PAGES$MS$DEPTH$BASE_REPS$REPS in
+'' | *[!0-9]*) fail "PROF_FREQ, PROF_ITERS, PROF_PAGES, PROF_MS, PROF_DEPTH, PROF_BASELINE and PROF_REPS must be whole numbers" ;;
 esac
 command -v "$PERF" >/dev/null || fail "$PERF is not in the guest"
 say "$(timeout 10 "$PERF" --version), kernel $(uname -r), $(nproc) CPUs"
@@ -182,22 +183,13 @@ kprobe() {
 	[ -d "$TR/events/shcaprof/$1" ] && return 0
 	echo "$2" >>$TR/kprobe_events 2>/dev/null
 }
-# A probe on a module that is not loaded yet arms itself when it loads.
-HAVE_KT=0
-kprobe kt 'p:shcaprof/kt ktime_get caller=+0(%sp):x64' && HAVE_KT=1
+# The timed dp_stream() calls of shca_dp_bench (max = U64_MAX) as window
+# markers; a probe on a module not loaded yet arms itself when it loads.
 HAVE_DPS=0
 # shellcheck disable=SC2016 # $retval is the kprobe syntax
 kprobe dps 'p:shcaprof/dps shca_dp_bench:dp_stream op=%si:u32 size=%dx:u32 max=%cx:x64' &&
 	kprobe dpr 'r:shcaprof/dpr shca_dp_bench:dp_stream ret=$retval:s32' && HAVE_DPS=1
-# Only ktime_get() calls from module text (perf's own sampling timer
-# calls it too); without a working filter every call is recorded.
-KT_FILTER=
-if [ $HAVE_KT = 1 ] && timeout 60 "$PERF" record -q -e shcaprof:kt \
-	--filter 'caller>=0xffffffffc0000000' -o $W/filter.data -- true >/dev/null 2>&1; then
-	KT_FILTER="--filter caller>=0xffffffffc0000000"
-fi
-rm -f $W/filter.data
-say "markers: ktime_get probe $HAVE_KT${KT_FILTER:+ (filtered)}, dp_stream probes $HAVE_DPS"
+say "markers: dp_stream probes $HAVE_DPS"
 
 # Tracepoints counted along (each one recorded, without a call chain):
 # those this kernel has
@@ -240,8 +232,8 @@ modrun() {
 # the insmod command of a run key
 run_cmd() {
 	case $1 in
-	mr:*) echo "insmod $MR_KO devices=${1#mr:} iters=$ITERS pages=$PAGES" ;;
-	dp:*) echo "insmod $DP_KO pairs=${1#dp:} cell_ms=$MS depth=$DEPTH" ;;
+	mr:*) echo "insmod $MR_KO devices=${1#mr:} iters=$ITERS pages=$PAGES reps=$REPS" ;;
+	dp:*) echo "insmod $DP_KO pairs=${1#dp:} cell_ms=$MS depth=$DEPTH reps=$REPS budget_s=$RUN_TMO" ;;
 	esac
 }
 
@@ -260,7 +252,6 @@ record() {
 	done
 	_ev=
 	case $1 in
-	mr:*) [ $HAVE_KT = 0 ] || _ev="-e shcaprof:kt $KT_FILTER" ;;
 	dp:*) [ $HAVE_DPS = 0 ] || _ev="-e shcaprof:dps -e shcaprof:dpr" ;;
 	esac
 	# The counted tracepoints go to a second perf, without call chains;
@@ -284,122 +275,65 @@ record() {
 		wait "$_evpid"
 		grep -v -e '^$' -e 'Woken up' "$W/ev.log" | sed 's/^/profile:     counting perf: /' | tail -n 3
 	fi
-	timeout 600 "$PERF" script -i "$W/$_k.data" -G -F comm,tid,time,event,trace \
+	: >"$W/$_k.marks"
+	[ -z "$_ev" ] || timeout 600 "$PERF" script -i "$W/$_k.data" -G -F comm,tid,time,event,trace \
 		2>/dev/null | grep -F 'shcaprof:' >"$W/$_k.marks"
 	timeout 120 "$PERF" report -i "$W/$_k.data" --stats 2>/dev/null |
 		grep -E 'TOTAL events|SAMPLE events|LOST' | head -n 6 | sed 's/^/profile:     stats: /'
 }
 
-# mr_types: the MR types the module timed, in order (from its table)
-MR_TYPES="memreg:MEM_REG sggaps:SG_GAPS integrity:INTEGRITY user:USER dma:DMA dm:DM"
-mr_index() {	# TYPE LOG: index of TYPE among the types that ran; empty if not
-	_i=0
-	for _tt in $MR_TYPES; do
-		_row=$(awk -v n="${_tt#*:}" '$2 == n { print $NF; exit }' "$2")
-		case $_row in
-		'' | *[!0-9]*) continue ;;
-		esac
-		if [ "${_tt%%:*}" = "$1" ]; then
-			echo $_i
-			return 0
-		fi
-		_i=$((_i + 1))
-	done
+# The module's records of a cell, from a run's log ("TIME RECORD"):
+#   mr:TYPE:DEV       TIME ops DEV TYPE REP OPERATIONS NANOSECONDS
+#   dp:OP:SIZE:A:B    TIME bw A:B OP SIZE REP MESSAGES NANOSECONDS
+# printed: "TIME REP COUNT NS", one line per repetition
+records() {	# CELL LOG
+	# shellcheck disable=SC2046 # KIND X Y [A B]
+	set -- $(echo "$1" | tr ':' ' ') "$2"
+	case $1 in
+	mr) awk -v t="$2" -v d="$3" '$2 == "ops" && $3 == d && $4 == t { print $1, $5, $6, $7 }' "$4" ;;
+	dp) awk -v op="$(echo "$2" | tr '[:lower:]' '[:upper:]')" -v s="$3" -v p="$4:$5" \
+		'$2 == "bw" && $3 == p && $4 == op && $5 == s { print $1, $6, $7, $8 }' "$6" ;;
+	esac
 }
-mr_rate() {	# TYPE LOG: the rate of TYPE in the module's table
-	for _tt in $MR_TYPES; do
-		[ "${_tt%%:*}" = "$1" ] || continue
-		awk -v n="${_tt#*:}" '$2 == n { print $NF; exit }' "$2"
-	done
+# rates CELL LOG: the cell's rate (per second) in each repetition
+rates() {
+	records "$1" "$2" | awk '$4 > 0 { printf "%.0f\n", $3 * 1e9 / $4 }'
 }
-dp_rate() {	# OP SIZE PAIR LOG: "MSGS NS" of the bw record
-	awk -v op="$1" -v s="$2" -v p="$3" \
-		'$2 == "bw" && $3 == p && $4 == op && $5 == s { print $6, $7; exit }' "$4"
+# median of the numbers on stdin, and all of them: "MEDIAN (median of A B C)"
+median() {
+	sort -n | awk '{ v[++n] = $1 }
+		END { if (n) { printf "%d", n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+			if (n > 1) { printf " (median of"; for (i = 1; i <= n; i++) printf " %d", v[i]; printf ")" } } }'
 }
 
-# window CELL KEYFILE: "START END" (perf times) of CELL, or nothing
-window() {
+# windows CELL KEYFILE: the perf time ranges of CELL's repetitions,
+# "START,END START,END ...", or nothing
+windows() {
 	case $1 in
 	mr:*)
-		_t=${1#mr:}
-		_t=${_t%%:*}
-		_i=$(mr_index "$_t" "$2.prof")
-		[ -n "$_i" ] || return 0
-		# ktime_get() from the benchmark module in insmod: caller in
-		# the module area, but in no other module's core (the
-		# module's own init text is not listed)
-		awk -v i="$_i" -v mods="$2.prof.modules" '
-			function hex(s) { s = tolower(s); sub(/^0x/, "", s)
-				while (length(s) < 16) s = "0" s
-				return s }
-			function n2h(v,    s, k, d) {
-				s = ""
-				for (k = 0; k < 8; k++) {
-					d = v - 16 * int(v / 16)
-					s = substr("0123456789abcdef", d + 1, 1) s
-					v = int(v / 16)
-				}
-				return s
-			}
-			# value of a hex string of at most 8 digits
-			function h2n(s,    v, k) {
-				v = 0
-				for (k = 1; k <= length(s); k++)
-					v = v * 16 + index("0123456789abcdef", substr(s, k, 1)) - 1
-				return v
-			}
-			BEGIN {
-				while ((getline l < mods) > 0) {
-					split(l, f, " ")
-					if (f[1] == "shca_mr_bench" || f[6] == "")
-						continue
-					lo[++n] = hex(f[6])
-					# the end: base + size, in hex (sizes < 2^32)
-					hi[n] = f[6] " " f[2]
-				}
-			}
-			$1 == "insmod" && /shcaprof:kt:/ {
-				c = $0; sub(/.*caller=/, "", c); c = hex(c)
-				if (c < "ffffffffc0000000") next
-				for (j = 1; j <= n; j++) {
-					split(hi[j], b, " ")
-					lb = lo[j]
-					# low 32 bits of base + size, same high half
-					top = substr(lb, 1, 8)
-					e = h2n(substr(lb, 9)) + b[2]
-					e = n2h(e > 4294967295 ? 4294967295 : e)
-					if (c >= lb && c < top e)
-						next
-				}
-				t = $3; sub(/:$/, "", t)
-				ts[m++] = t
-			}
-			END {
-				if (m >= 2 * i + 2)
-					print ts[2 * i], ts[2 * i + 1], m
-			}' "$2.marks"
+		# the record comes right after the timed loop: [TIME - NS, TIME]
+		records "$1" "$2.prof" | awk '{ printf "%s%.6f,%s", n++ ? " " : "", $1 - $4 / 1e9, $1 } END { if (n) print "" }'
 		;;
 	dp:*)
 		# shellcheck disable=SC2046 # dp OP SIZE A B KEYFILE
 		set -- $(echo "$1" | tr ':' ' ') "$2"
-		_op=$(echo "$2" | tr '[:lower:]' '[:upper:]')
-		case $_op in WRITE) _n=0 ;; READ) _n=1 ;; *) _n=2 ;; esac
+		case $2 in write) _n=0 ;; read) _n=1 ;; *) _n=2 ;; esac
 		_w=$(awk -v op="$_n" -v s="$3" '
 			/shcaprof:dps:/ && index($0, " op=" op " size=" s " max=0xffffffffffffffff") {
 				t = $3; sub(/:$/, "", t); on = 1; next
 			}
 			on && /shcaprof:dpr:/ {
-				e = $3; sub(/:$/, "", e); print t, e; exit
-			}' "$6.marks")
+				e = $3; sub(/:$/, "", e); printf "%s%s,%s", n++ ? " " : "", t, e; on = 0
+			}
+			END { if (n) print "" }' "$6.marks")
 		if [ -n "$_w" ]; then
 			echo "$_w"
 			return 0
 		fi
-		# no probes: the bw record, printed just after the cell
-		_r=$(awk -v op="$_op" -v s="$3" -v p="$4:$5" \
-			'$2 == "bw" && $3 == p && $4 == op && $5 == s { print $1, $7; exit }' "$6.prof")
-		[ -n "$_r" ] || return 0
-		echo "$_r" | awk '{ printf "%.6f %.6f printk\n", $1 - $2 / 1e9, $1 }'
+		# no probes: the bw record, printed after the cell (and the
+		# destruction of its QPs): [TIME - NS, TIME], a little late
+		records "$1:$2:$3:$4:$5" "$6.prof" |
+			awk '{ printf "%s%.6f,%s", n++ ? " " : "", $1 - $4 / 1e9, $1 } END { if (n) print "" }'
 		;;
 	esac
 }
@@ -541,48 +475,35 @@ for key in $KEYS; do
 		meta "$cell freq $FREQ"
 		meta "$cell cpus $(nproc)"
 		meta "$cell crng $CRNG"
-		# the cell's rate in each run: per second
-		for r in "$W/$k".base.* "$W/$k.prof"; do
-			case $r in *.modules) continue ;; esac
-			[ -e "$r" ] || continue
-			case $cell in
-			mr:*)
-				t=${cell#mr:}
-				mr_rate "${t%%:*}" "$r"
-				;;
-			dp:*)
-				# shellcheck disable=SC2046 # dp OP SIZE A B
-				set -- $(echo "$cell" | tr ':' ' ')
-				dp_rate "$(echo "$2" | tr '[:lower:]' '[:upper:]')" "$3" "$4:$5" "$r" |
-					awk '$2 > 0 { printf "%.0f\n", $1 * 1e9 / $2 }'
-				;;
-			esac | head -n 1 | sed "s|^|${r##*.} |"
-		done >"$W/rates"
 		unit=op/s
 		case $cell in dp:*) unit=msg/s ;; esac
-		v=$(awk '$1 == "prof" { print $2 }' "$W/rates")
+		v=$(rates "$cell" "$W/$k.prof" | median)
 		meta "$cell rate-prof ${v:-none} $unit"
-		v=$(awk '$1 != "prof" { print $2 }' "$W/rates" | sort -n |
-			awk '{ v[++n] = $1 } END { if (n) { printf "%d", v[int((n + 1) / 2)]; if (n > 1) { printf " (median of"; for (i = 1; i <= n; i++) printf " %d", v[i]; printf ")" } } }')
+		v=$(for r in "$W/$k".base.*; do
+			case $r in *.modules) continue ;; esac
+			[ ! -e "$r" ] || rates "$cell" "$r"
+		done | median)
 		[ -z "$v" ] || meta "$cell rate-base $v $unit"
-		win=$(window "$cell" "$W/$k")
+		# operations in the windows, under perf
+		meta "$cell ops $(records "$cell" "$W/$k.prof" | awk '{ n += $3 } END { print n + 0 }')"
+		win=$(windows "$cell" "$W/$k")
 		if [ -z "$win" ]; then
-			say "$cell: no time window for this cell (unsupported by the device, or no markers)"
+			say "$cell: no time window (the device lacks the MR type, or the cell failed)"
 			meta "$cell error no-window"
 			echo "=== PROF-CELL-END $cell"
 			ok=1
 			continue
 		fi
-		# shellcheck disable=SC2086 # START END [MARKERS]
-		set -- $win
-		meta "$cell window $1 $2${3:+ $3}"
-		say "$cell: window $1 .. $2 ($(echo "$1 $2" | awk '{ printf "%.3f", $2 - $1 }') s)"
-		timeout 900 "$PERF" script -i "$W/$k.data" --time "$1,$2" \
+		len=$(echo "$win" | tr ' ,' '\n ' | awk '{ t += $2 - $1; n++ } END { printf "%.3f s in %d range%s", t, n, (n > 1 ? "s" : "") }')
+		meta "$cell window $win"
+		meta "$cell window-text $len"
+		say "$cell: $len"
+		timeout 900 "$PERF" script -i "$W/$k.data" --time "$win" \
 			-F comm,tid,event,ip,sym,dso 2>/dev/null | fold "$cell" "$W/$k.prof.modules"
 		if [ -s "$W/$k.ev.data" ]; then
 			# per event: the count, and what it was about (the
 			# work function, the timer function, who woke whom...)
-			timeout 600 "$PERF" script -i "$W/$k.ev.data" --time "$1,$2" -F event,trace 2>/dev/null |
+			timeout 600 "$PERF" script -i "$W/$k.ev.data" --time "$win" -F event,trace 2>/dev/null |
 				awk -v c="$cell" '
 				function task(t) { sub(/\/.*/, "", t); sub(/-[0-9]+$/, "", t); return t }
 				{

@@ -30,21 +30,25 @@
 #
 # Usage: tests/bench/profile.sh [options] CELL...
 #   CELL  mr:TYPE[:DEV]      shca_mr_bench.ko on DEV (default softhca0);
-#                            TYPE memreg (MEM_REG alloc+map+dereg), sggaps,
-#                            integrity, user (USER reg+dereg), dma
-#                            (DMA get_dma_mr+dereg), dm
+#                            TYPE mem_reg (MEM_REG alloc+map+dereg),
+#                            sg_gaps, integrity, user (USER reg+dereg),
+#                            umem (ib_umem_get+release), dma (DMA
+#                            get_dma_mr+dereg), dm; memreg etc. also do
 #         dp:OP:SIZE[:A:B]   shca_dp_bench.ko, pair A:B (default
 #                            softhca0:softhca1); OP write|read|send, SIZE
 #                            64|4096|65536|1048576 (throughput cells)
-#         e.g. mr:memreg:softhca0 mr:memreg:rxe0 dp:write:64 dp:send:64
-#         Cells of one device (mr) or pair (dp) share one module run.
+#         e.g. mr:mem_reg:softhca0 mr:mem_reg:rxe0 dp:write:64 dp:send:64
+#         Cells of one device (mr) or pair (dp) share one module run; a
+#         cell's samples are those of all its repetitions (--reps).
 #   --module PATH    softhca.ko to profile (default: this tree's
 #                    drivers/infiniband/sw/softhca/softhca.ko)
 #   --freq HZ        sampling frequency per CPU (default 1000)
-#   --iters N        shca_mr_bench iters= (default 100000: a few thousand
-#                    samples per MR cell)
+#   --iters N        shca_mr_bench iters= (default 50000: with --reps 3, a
+#                    few thousand samples per MR cell)
 #   --pages N        shca_mr_bench pages= (default 16)
-#   --cell-ms MS     shca_dp_bench cell_ms= (default 2000)
+#   --cell-ms MS     shca_dp_bench cell_ms= (default 1000)
+#   --reps N         the modules' reps= (default 3): each cell is measured
+#                    (and profiled) N times
 #   --depth N        shca_dp_bench depth= (default 32)
 #   --base-reps N    runs without the profiler before the profiled one
 #                    (default 1; their median rate is shown next to the
@@ -81,9 +85,11 @@
 # Environment: PERF (the perf binary to copy into the guest; default
 # /usr/bin/perf_<newest version> or /usr/bin/perf; linux-perf is
 # installed with apt-get if there is none - for this tool only).
-# Time: one boot plus, per device or pair, (N + 1) runs of the module and
-# perf script; e.g. 6 MR cells at --iters 100000 --base-reps 3, 8 min;
-# dp:write:64 dp:send:64 at --base-reps 3, 6 min (2 busy cores).
+# Time: one boot plus, per device or pair, (--base-reps + 1) runs of the
+# module and perf script; e.g. mr:mem_reg:softhca0 mr:dma:softhca0
+# mr:umem:rxe0 dp:write:64 at --iters 20000, 4 min; a dp run does all 20
+# cells --reps times, about 70 s at the default --cell-ms 1000 (2 busy
+# cores).
 #
 # The guest kernel is Debian's 6.12 (scripts/vm.sh); perf 6.1 from Debian
 # 12 records it fine. How to read the numbers:
@@ -129,9 +135,10 @@ trap 'exit 130' INT TERM
 
 MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
 FREQ=1000
-ITERS=100000
+ITERS=50000
 PAGES=16
-CELL_MS=2000
+CELL_MS=1000
+REPS=3
 DEPTH=32
 BASELINE=1
 CRNG_INIT=1
@@ -154,6 +161,7 @@ while [ $# -gt 0 ]; do
 	--iters) ITERS=${2:?}; shift ;;
 	--pages) PAGES=${2:?}; shift ;;
 	--cell-ms) CELL_MS=${2:?}; shift ;;
+	--reps) REPS=${2:?}; shift ;;
 	--depth) DEPTH=${2:?}; shift ;;
 	--no-baseline) BASELINE=0 ;;
 	--base-reps) BASELINE=${2:?}; shift ;;
@@ -175,11 +183,12 @@ while [ $# -gt 0 ]; do
 	shift
 done
 [[ $EVENTS =~ ^[a-z0-9_:,]*$ ]] || die "--events: a comma-separated list of SYSTEM:TRACEPOINT"
-for v in "$BASELINE" "$FREQ" "$ITERS" "$PAGES" "$CELL_MS" "$DEPTH" "$TOP" "$NCHAINS" ${TIMEOUT:+"$TIMEOUT"}; do
+for v in "$REPS" "$BASELINE" "$FREQ" "$ITERS" "$PAGES" "$CELL_MS" "$DEPTH" "$TOP" "$NCHAINS" ${TIMEOUT:+"$TIMEOUT"}; do
 	[[ $v =~ ^[0-9]+$ ]] || die "'$v' is not a whole number"
 done
 if [ "$PAGES" -lt 1 ] || [ "$PAGES" -gt 256 ]; then die "--pages must be 1..256"; fi
 if [ "$FREQ" -lt 10 ] || [ "$FREQ" -gt 20000 ]; then die "--freq must be 10..20000"; fi
+if [ "$REPS" -lt 1 ] || [ "$REPS" -gt 100 ]; then die "--reps must be 1..100"; fi
 for f in ${FOCUS_EXTRA[@]+"${FOCUS_EXTRA[@]}"}; do
 	[[ $f == ?*=?* ]] || die "--focus $f: expected NAME=REGEX"
 done
@@ -286,12 +295,11 @@ report() {
 		-v freq="$(meta_get "$metaf" freq)" -v unit="$(meta_get "$metaf" rate-prof | awk '{ print $2 }')" \
 		-f <(analysis_awk) "$folded"
 }
-# operations (messages) in the window: the rate under perf x the window
+# operations (messages) in the windows, under perf
 ops_of() {	# META
-	awk -v r="$(meta_get "$1" rate-prof)" -v w="$(meta_get "$1" window)" '
-		BEGIN { split(r, a, " "); split(w, b, " ")
-			if (a[1] + 0 > 0 && b[2] > b[1]) printf "%.0f", a[1] * (b[2] - b[1])
-			else print 0 }'
+	local n
+	n=$(meta_get "$1" ops)
+	echo "${n:-0}"
 }
 # compare FOLDED...: the areas and focus groups of several cells side by
 # side, in CPU time per operation (message)
@@ -605,8 +613,10 @@ for c in "${CELLS[@]}"; do
 	mr)
 		t=$(echo "${p[1]:-}" | tr '[:upper:]' '[:lower:]' | tr -d '_-')
 		case $t in
-		memreg|sggaps|integrity|user|dma|dm) ;;
-		*) die "cell $c: MR type must be memreg, sggaps, integrity, user, dma or dm" ;;
+		memreg) t=mem_reg ;;
+		sggaps) t=sg_gaps ;;
+		integrity|user|umem|dma|dm) ;;
+		*) die "cell $c: MR type must be mem_reg, sg_gaps, integrity, user, umem, dma or dm" ;;
 		esac
 		[ ${#p[@]} -le 3 ] || die "cell $c: mr:TYPE[:DEV]"
 		d=${p[2]:-softhca0}
@@ -707,6 +717,7 @@ VM_ARGS=(--module "$MODULE" --run "$BENCH_DIR/profile-guest.sh" --hub --overlay 
 	--console "$CONSOLE" --test-timeout "$TEST_TIMEOUT" --timeout "$TIMEOUT" --label profile
 	--env "PROF_CELLS=$cells_env" --env "PROF_FREQ=$FREQ" --env "PROF_ITERS=$ITERS"
 	--env "PROF_PAGES=$PAGES" --env "PROF_MS=$CELL_MS" --env "PROF_DEPTH=$DEPTH"
+	--env "PROF_REPS=$REPS"
 	--env "PROF_BASELINE=$BASELINE" --env "PROF_CRNG=$CRNG_INIT"
 	--env "PROF_EVENTS=$EVENTS")
 if [ $VERBOSE = 1 ]; then
@@ -726,7 +737,7 @@ fi	# not --from-console
 # reports CONSOLE CELL...: cut each cell's records out of the guest's
 # console, save them under $OUT and print the reports
 reports() {
-	local console=$1 cell name folded metaf w modinfo_v modinfo_s
+	local console=$1 cell name folded metaf modinfo_v modinfo_s
 	shift
 	mkdir -p "$OUT"
 	modinfo_v=$(modinfo -F version "$MODULE" 2>/dev/null || true)
@@ -746,12 +757,6 @@ reports() {
 			echo "module $MODULE${modinfo_v:+ version $modinfo_v}${modinfo_s:+ srcversion $modinfo_s}"
 			awk -v c="$cell" '$1 == "prof-meta:" && $2 == c { $1 = ""; $2 = ""; sub(/^  /, ""); print }' "$console"
 		} >"$metaf"
-		w=$(meta_get "$metaf" window)
-		if [ -n "$w" ]; then
-			# shellcheck disable=SC2086 # START END [MARKERS]
-			set -- $w
-			echo "window-text $(awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f s", b - a }')${3:+ (${3} markers)} at $1" >>"$metaf"
-		fi
 		if [ ! -s "$folded" ]; then
 			note "cell $cell: no samples ($(meta_get "$metaf" error))"
 			ok=0
