@@ -155,6 +155,22 @@ case $ITERS$PAGES$REPS$REG_TIMEOUT$DP_TIMEOUT in
 '' | *[!0-9]*) fail "BENCH_ITERS='$ITERS', BENCH_PAGES='$PAGES', BENCH_REPS='$REPS', BENCH_REG_TIMEOUT and BENCH_DP_TIMEOUT must be whole numbers" ;;
 esac
 
+# The kernel's random number generator: until it is initialised every
+# get_random_u8/u32() takes an irq-off slow path, which QEMU without
+# virtio-rng and a CPU without RDRAND leave in place for minutes (it was
+# half the cost of an MR registration in the first tables). A blocking
+# read of /dev/random makes the kernel gather jitter entropy and
+# initialise it, as a real machine is seconds after boot.
+if ! dmesg | grep -q 'crng init done'; then
+	t0=$(date +%s)
+	timeout 300 dd if=/dev/random of=/dev/null bs=16 count=1 2>/dev/null
+	if dmesg | grep -q 'crng init done'; then
+		say "crng: initialised by a blocking read of /dev/random in $(($(date +%s) - t0))s"
+	else
+		say "crng: NOT initialised: get_random_*() take their slow path"
+	fi
+fi
+
 # Drivers and devices.
 if ! loaded softhca; then
 	if [ -r "$KO" ]; then

@@ -63,11 +63,11 @@
 #include <linux/minmax.h>
 #include <linux/mm.h>
 #include <linux/overflow.h>
+#include <linux/scatterlist.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <rdma/ib_umem.h>
-#include <rdma/iter.h>
 
 #include "shca_verbs.h"
 
@@ -424,7 +424,9 @@ err_abort:
  * @mr's map. The umem was DMA-mapped for this virtual-DMA device, so its
  * DMA addresses are kernel virtual addresses. The blocks are counted from
  * the pinned address; the umem itself is the core's and is only read
- * (its iova is not this MR's business).
+ * (its iova is not this MR's business). One plain loop per segment,
+ * where rdma_for_each_block() would make a call per page: registering
+ * a large region should cost little more than pinning it.
  */
 static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem)
 {
@@ -432,7 +434,9 @@ static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem)
 	u64 first = umem->address & PAGE_MASK;
 	u64 n = (PAGE_ALIGN(umem->address + umem->length) - first) >>
 		PAGE_SHIFT;
-	struct ib_block_iter biter;
+	struct scatterlist *sg;
+	unsigned int i;
+	u64 page, end;
 	u8 *mem;
 
 	if (n > U32_MAX)
@@ -445,11 +449,14 @@ static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem)
 	mr->xlat_mem = mem;
 	shca_xlat_carve(x, SHCA_XLAT_PAGES, n, &mem);
 
-	rdma_for_each_block(umem->sgt_append.sgt.sgl, &biter,
-			    umem->sgt_append.sgt.nents, PAGE_SIZE) {
-		if (x->n >= x->max)
-			break;
-		x->pages[x->n++] = rdma_block_iter_dma_address(&biter);
+	for_each_sgtable_dma_sg(&umem->sgt_append.sgt, sg, i) {
+		page = sg_dma_address(sg) & PAGE_MASK;
+		end = sg_dma_address(sg) + sg_dma_len(sg);
+		/* A segment that starts in the page the last one ended in. */
+		if (x->n && x->pages[x->n - 1] == page)
+			page += PAGE_SIZE;
+		for (; page < end && x->n < x->max; page += PAGE_SIZE)
+			x->pages[x->n++] = page;
 	}
 	if (x->n != x->max)
 		return -EFAULT;
