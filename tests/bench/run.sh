@@ -73,6 +73,14 @@
 #                  written only when mr is one of them.
 #
 # Environment:
+#   VM_TCG_THREAD (default multi here; scripts/vm.sh's own default is
+#     single): without KVM, the guest's two vCPUs run on two host threads,
+#     as two real CPUs would. Single-threaded TCG interleaves them on one,
+#     which hides what a hand-off between CPUs costs: before post_send
+#     executed small requests itself, 64-byte kernel WRITEs ran at 228k
+#     msg/s single-threaded and 65k multi-threaded, where post_send and
+#     the work item contend for the workqueue's and the CQ's locks
+#     (tests/bench/profile.sh --mttcg)
 #   BENCH_REPS (default 3): runs of every cell of the MR, userspace MR and
 #     kernel data-path tables (median and spread)
 #   BENCH_ITERS (default 2000) and BENCH_PAGES (default 16): the iters= and
@@ -457,6 +465,7 @@ fi
 
 CLEAN=$TMP/console.txt
 vm_rc=0
+export VM_TCG_THREAD=${VM_TCG_THREAD:-multi}
 "$ROOT/scripts/vm.sh" "${VM_ARGS[@]}" --run "$BENCH_DIR/mr-bench.sh" --hub \
 	--overlay "$ov" --console "$CLEAN" --test-timeout "$TEST_TIMEOUT" \
 	--show '^(mr-bench|dp-bench|pi-bench|frwr-bench|ulp-bench|nvme-pi-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
@@ -528,7 +537,7 @@ fi
 if [ -e /dev/kvm ] && [ -w /dev/kvm ]; then	# as scripts/vm.sh decides
 	where="a QEMU KVM guest"
 else
-	where="a QEMU TCG guest (software CPU emulation, no KVM): absolute numbers are slow, the comparison between the columns is what matters"
+	where="a QEMU TCG guest (software CPU emulation, no KVM; tcg thread=$VM_TCG_THREAD): absolute numbers are slow, the comparison between the columns is what matters"
 fi
 mkdir -p "$OUT_DIR"
 when="kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')"
