@@ -45,6 +45,10 @@ bench_block() {
 #                     else " "; w + 6 columns
 #   mmm(list, scale)  plot data: "MEDIAN MIN MAX" times scale, or
 #                     "NaN NaN NaN" for an empty list
+#   footer(nl, nn, notes, nnotes)  after a table: its noisy cells
+#                     (nl[1..nn], "noisy: ...") and errors
+#                     (notes[1..nnotes], "error: ..."), each list after an
+#                     empty line
 # shellcheck disable=SC2034 # used by the scripts that source this file
 BENCH_AWK='
 function f(x) {
@@ -102,6 +106,18 @@ function runs(list,    v, n, i, s) {
 function mcell(list, w, mark,    l) {
 	l = sprintf("%" w "s", f(median(list)) mark)
 	return l sprintf(" %3.0f%%%s", spread(list), noisy(list) ? "*" : " ")
+}
+function footer(nl, nn, notes, nnotes,    i) {
+	if (nn) {
+		print ""
+		for (i = 1; i <= nn; i++)
+			print "noisy: " nl[i]
+	}
+	if (nnotes) {
+		print ""
+		for (i = 1; i <= nnotes; i++)
+			print "error: " notes[i]
+	}
 }
 function mmm(list, scale,    v, n) {
 	n = sorted(list, v)

@@ -578,16 +578,7 @@ END {
 		}
 		print l
 	}
-	if (nn) {
-		print ""
-		for (i = 1; i <= nn; i++)
-			print "noisy: " nlist[i]
-	}
-	if (nnotes) {
-		print ""
-		for (i = 1; i <= nnotes; i++)
-			print "error: " notes[i]
-	}
+	footer(nlist, nn, notes, nnotes)
 }' "$REC"
 }
 

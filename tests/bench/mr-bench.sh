@@ -313,16 +313,7 @@ END {
 			l = l sprintf(" %13.2fx", median(v[k1]) / median(v[k2]))
 		print l
 	}
-	if (nn) {
-		print ""
-		for (i = 1; i <= nn; i++)
-			print "noisy: " nlist[i]
-	}
-	if (nnotes) {
-		print ""
-		for (i = 1; i <= nnotes; i++)
-			print "error: " notes[i]
-	}
+	footer(nlist, nn, notes, nnotes)
 }' "$MR_REC"
 }
 
@@ -429,16 +420,7 @@ END {
 			l = l ratio(D[2], "floor", Z[z])
 		print l
 	}
-	if (nn) {
-		print ""
-		for (i = 1; i <= nn; i++)
-			print "noisy: " nlist[i]
-	}
-	if (nnotes) {
-		print ""
-		for (i = 1; i <= nnotes; i++)
-			print "error: " notes[i]
-	}
+	footer(nlist, nn, notes, nnotes)
 }' "$REG_REC"
 }
 
