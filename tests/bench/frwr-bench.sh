@@ -266,16 +266,7 @@ END {
 				sprintf("%.0f/%.0f/%.0f %%", 100 * s / w, 100 * (g - s) / w, 100 * (w - g) / w),
 				sprintf("%.0f/%.0f/%.0f %%", 100 * s / r, 100 * (g - s) / r, 100 * (r - g) / r)
 		}
-	if (nnoisy) {
-		print ""
-		for (i = 1; i <= nnoisy; i++)
-			print "noisy: " noisylist[i]
-	}
-	if (nnotes) {
-		print ""
-		for (i = 1; i <= nnotes; i++)
-			print "error: " notes[i]
-	}
+	footer(noisylist, nnoisy, notes, nnotes)
 }' "$REC"
 }
 
