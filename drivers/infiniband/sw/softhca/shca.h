@@ -490,6 +490,31 @@ struct shca_mem_target {
 };
 
 /**
+ * struct shca_span - a resolved range of one MR, as a transfer uses it
+ * @mr: the MR, with a reference held
+ * @map: the translation in force when the range was resolved
+ * @off: region offset of the next byte to move
+ * @gen: @mr->gen when the range was resolved
+ * @locked: @map can change while the MR is published (fast-reg types):
+ *	every chunk moves under @mr->lock, and only while @mr->gen is @gen
+ * @sig: an integrity MR whose registration carries PI: @off is an offset
+ *	in its wire view and bytes move through the T10-DIF engine
+ *
+ * shca_mr_hold() fills one, shca_mr_unhold() drops it; in between the
+ * MR stays allocated (its deregistration waits) but may be invalidated
+ * or re-registered: a transfer through the span then fails with
+ * -EKEYREVOKED at its next chunk.
+ */
+struct shca_span {
+	struct shca_mr *mr;
+	const struct shca_map *map;
+	u64 off;
+	u32 gen;
+	bool locked;
+	bool sig;
+};
+
+/**
  * enum shca_mmap_kind - what a user mapping of the uverbs file shows
  * @SHCA_MMAP_DM: a range of the device-memory arena
  * @SHCA_MMAP_CQ: the completion ring of a user CQ
@@ -749,6 +774,10 @@ struct shca_qp_link {
  * @scratch: user QPs: one slot to build a WQE in, under @post_mutex
  * @resp_wqe: a receive WQE of the peer, popped by the holder of
  *	SHCA_QP_EXEC_BUSY
+ * @held: one per send SGE (@sq.max_sge), owned by the holder of
+ *	SHCA_QP_EXEC_BUSY: the local SGEs of the request it executes,
+ *	resolved once when the execution starts and used by every copy it
+ *	makes; dropped before the request completes or waits
  * @work: executes the send queue, flushes in the error state, and
  *	reports the events in @events
  * @exec_flags: SHCA_QP_EXEC_BUSY while @work or a poster executes the
@@ -798,6 +827,7 @@ struct shca_qp {
 	struct mutex post_mutex; /* see @post_mutex above */
 	struct shca_wqe *scratch;
 	struct shca_wqe *resp_wqe;
+	struct shca_span *held;
 	struct delayed_work work;
 	unsigned long exec_flags;
 	unsigned long events;

@@ -91,13 +91,16 @@ enum shca_exec_res {
 
 /*
  * One side of a transfer: a scatter/gather list of keys on a device, or
- * (source only) inline data, with a cursor.
+ * (source only) inline data, with a cursor. The requester's own SGEs
+ * come resolved (@held, one span per SGE); the other side's are resolved
+ * piece by piece.
  */
 struct shca_xfer {
 	struct shca_dev *sdev;
 	struct ib_pd *pd;
 	int access;
 	const struct ib_sge *sge;
+	const struct shca_span *held;
 	u32 num_sge;
 	const u8 *inl;
 	u32 inl_len;
@@ -163,13 +166,24 @@ static int shca_xfer(struct shca_xfer *dst, struct shca_xfer *src, u64 len,
 			*dst_failed = !d;
 			return -ERANGE;
 		}
-		shca_xfer_target(dst, &dt);
 		if (src->inl) {
 			*dst_failed = true;
+			shca_xfer_target(dst, &dt);
 			err = shca_mr_copy(dst->sdev, &dt,
 					   (void *)(src->inl + src->off), n,
 					   SHCA_COPY_TO_MR);
+		} else if (src->held) {
+			shca_xfer_target(dst, &dt);
+			err = shca_mr_copy_held(&src->held[src->i], src->off,
+						dst->sdev, &dt, n, false,
+						dst_failed);
+		} else if (dst->held) {
+			shca_xfer_target(src, &st);
+			err = shca_mr_copy_held(&dst->held[dst->i], dst->off,
+						src->sdev, &st, n, true,
+						dst_failed);
 		} else {
+			shca_xfer_target(dst, &dt);
 			shca_xfer_target(src, &st);
 			err = shca_mr_copy_xdev(dst->sdev, &dt, src->sdev, &st,
 						n, dst_failed);
@@ -205,6 +219,15 @@ static void shca_xfer_local(struct shca_xfer *x, struct shca_qp *qp,
 	}
 }
 
+/* The requester's own SGEs of @w, held by shca_hold_local(). */
+static void shca_xfer_held(struct shca_xfer *x, struct shca_qp *qp,
+			   const struct shca_wqe *w)
+{
+	shca_xfer_local(x, qp, w, 0);
+	if (w->num_sge)
+		x->held = qp->held;
+}
+
 /* The remote side of RDMA and atomics: one (rkey, address) range. */
 static void shca_xfer_remote(struct shca_xfer *x, struct ib_sge *sge,
 			     struct shca_qp *peer, u64 addr, u32 rkey,
@@ -222,22 +245,40 @@ static void shca_xfer_remote(struct shca_xfer *x, struct ib_sge *sge,
 	};
 }
 
-/* Check every local SGE before anything reaches the peer. */
-static int shca_probe_local(struct shca_qp *qp, const struct shca_wqe *w,
-			    int access)
+/* Drop the spans shca_hold_local() took for the first @n SGEs of @w. */
+static void shca_unhold_local(struct shca_qp *qp, u32 n)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++)
+		if (qp->held[i].mr)
+			shca_mr_unhold(&qp->held[i]);
+}
+
+/*
+ * Check every local SGE before anything reaches the peer, and keep what
+ * the check found (qp->held) for the copies of this execution.
+ */
+static int shca_hold_local(struct shca_qp *qp, const struct shca_wqe *w,
+			   int access)
 {
 	struct shca_mem_target t = { .pd = qp->ibqp.pd, .access = access };
+	struct shca_span *held = qp->held;
 	u32 i;
 	int err;
 
 	for (i = 0; i < w->num_sge; i++) {
+		held[i].mr = NULL;
 		if (!w->sge[i].length)
 			continue;
 		t.key = w->sge[i].lkey;
 		t.iova = w->sge[i].addr;
-		err = shca_mr_probe(qp->sdev, &t, w->sge[i].length);
-		if (err)
+		err = shca_mr_hold(qp->sdev, &t, w->sge[i].length, &held[i]);
+		if (err) {
+			held[i].mr = NULL;
+			shca_unhold_local(qp, i);
 			return err;
+		}
 	}
 	return 0;
 }
@@ -412,7 +453,7 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 
 	/* The receive WQE's scatter list, written with local rights. */
 	shca_xfer_local(&dst, peer, r, IB_ACCESS_LOCAL_WRITE);
-	shca_xfer_local(&src, qp, w, 0);
+	shca_xfer_held(&src, qp, w);
 	err = shca_xfer(&dst, &src, len, &dst_failed);
 	if (!err && w->opcode == IB_WR_SEND_WITH_INV) {
 		dst_failed = true;
@@ -492,7 +533,7 @@ static enum shca_exec_res shca_exec_write(struct shca_qp *qp,
 
 	shca_xfer_remote(&dst, &sge, peer, w->rdma.remote_addr, w->rdma.rkey,
 			 len, IB_ACCESS_REMOTE_WRITE);
-	shca_xfer_local(&src, qp, w, 0);
+	shca_xfer_held(&src, qp, w);
 	if (len && shca_xfer(&dst, &src, len, &dst_failed)) {
 		if (dst_failed && qp->ibqp.qp_type == IB_QPT_UC) {
 			/* UC: dropped; the responder does not notice. */
@@ -534,6 +575,7 @@ static enum shca_exec_res shca_exec_read(struct shca_qp *qp,
 	shca_xfer_remote(&src, &sge, peer, w->rdma.remote_addr, w->rdma.rkey,
 			 len, IB_ACCESS_REMOTE_READ);
 	shca_xfer_local(&dst, qp, w, IB_ACCESS_LOCAL_WRITE);
+	dst.held = qp->held;
 	if (len && shca_xfer(&dst, &src, len, &dst_failed)) {
 		if (dst_failed) {
 			wc->status = IB_WC_LOC_PROT_ERR;
@@ -556,12 +598,6 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 		.key = w->atomic.rkey,
 		.iova = w->atomic.remote_addr,
 		.access = IB_ACCESS_REMOTE_ATOMIC,
-	};
-	struct shca_mem_target lt = {
-		.pd = qp->ibqp.pd,
-		.key = w->sge[0].lkey,
-		.iova = w->sge[0].addr,
-		.access = IB_ACCESS_LOCAL_WRITE,
 	};
 	enum shca_exec_res res;
 	unsigned long flags;
@@ -596,7 +632,8 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 		wc->status = IB_WC_REM_ACCESS_ERR;
 		return SHCA_EXEC_DONE;
 	}
-	if (shca_mr_copy(qp->sdev, &lt, &old, sizeof(old), SHCA_COPY_TO_MR))
+	if (shca_mr_copy_held_buf(&qp->held[0], 0, &old, sizeof(old),
+				  SHCA_COPY_TO_MR))
 		wc->status = IB_WC_LOC_PROT_ERR;
 	else
 		wc->byte_len = sizeof(old);
@@ -776,7 +813,7 @@ static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
 	/* The receive WQE's scatter list, written with local rights. */
 	shca_xfer_local(&dst, peer, r, IB_ACCESS_LOCAL_WRITE);
 	hdr = (struct shca_xfer){ .inl = grh, .inl_len = SHCA_GRH_BYTES };
-	shca_xfer_local(&src, qp, w, 0);
+	shca_xfer_held(&src, qp, w);
 	if (shca_xfer(&dst, &hdr, SHCA_GRH_BYTES, &dst_failed) ||
 	    shca_xfer(&dst, &src, len, &dst_failed)) {
 		/* The source was probed: a receive SGE was refused. */
@@ -834,38 +871,13 @@ static void shca_exec_ud(struct shca_qp *qp, struct shca_wqe *w,
 	shca_qp_put(peer);
 }
 
-static enum shca_exec_res shca_exec_conn(struct shca_qp *qp,
+/* Execute @w, whose local SGEs are held, towards its destination. */
+static enum shca_exec_res shca_exec_held(struct shca_qp *qp,
 					 struct shca_wqe *w, struct ib_wc *wc)
 {
 	enum shca_exec_res res;
 	struct shca_qp *peer;
-	int access = 0;
 
-	switch (w->opcode) {
-	case IB_WR_REG_MR:
-	case IB_WR_REG_MR_INTEGRITY:
-	case IB_WR_LOCAL_INV:
-		shca_exec_local(qp, w, wc);
-		return SHCA_EXEC_DONE;
-	case IB_WR_RDMA_READ:
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		access = IB_ACCESS_LOCAL_WRITE;
-		/* No initiator resources granted: nothing may be outstanding. */
-		if (!qp->max_rd_atomic) {
-			wc->status = IB_WC_LOC_QP_OP_ERR;
-			return SHCA_EXEC_DONE;
-		}
-		break;
-	}
-	if (shca_wqe_len(w) > SHCA_MAX_MSG_SZ) {
-		wc->status = IB_WC_LOC_LEN_ERR;
-		return SHCA_EXEC_DONE;
-	}
-	if (shca_probe_local(qp, w, access)) {
-		wc->status = IB_WC_LOC_PROT_ERR;
-		return SHCA_EXEC_DONE;
-	}
 	if (shca_qp_datagram(qp)) {
 		shca_exec_ud(qp, w, wc);
 		return SHCA_EXEC_DONE;
@@ -899,6 +911,42 @@ static enum shca_exec_res shca_exec_conn(struct shca_qp *qp,
 	}
 out:
 	shca_qp_put(peer);
+	return res;
+}
+
+static enum shca_exec_res shca_exec_conn(struct shca_qp *qp,
+					 struct shca_wqe *w, struct ib_wc *wc)
+{
+	enum shca_exec_res res;
+	int access = 0;
+
+	switch (w->opcode) {
+	case IB_WR_REG_MR:
+	case IB_WR_REG_MR_INTEGRITY:
+	case IB_WR_LOCAL_INV:
+		shca_exec_local(qp, w, wc);
+		return SHCA_EXEC_DONE;
+	case IB_WR_RDMA_READ:
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		access = IB_ACCESS_LOCAL_WRITE;
+		/* No initiator resources granted: nothing may be outstanding. */
+		if (!qp->max_rd_atomic) {
+			wc->status = IB_WC_LOC_QP_OP_ERR;
+			return SHCA_EXEC_DONE;
+		}
+		break;
+	}
+	if (shca_wqe_len(w) > SHCA_MAX_MSG_SZ) {
+		wc->status = IB_WC_LOC_LEN_ERR;
+		return SHCA_EXEC_DONE;
+	}
+	if (shca_hold_local(qp, w, access)) {
+		wc->status = IB_WC_LOC_PROT_ERR;
+		return SHCA_EXEC_DONE;
+	}
+	res = shca_exec_held(qp, w, wc);
+	shca_unhold_local(qp, w->num_sge);
 	return res;
 }
 

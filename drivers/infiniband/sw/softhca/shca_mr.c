@@ -1202,26 +1202,6 @@ int shca_mr_set_access(struct shca_mr *mr, int access)
 	return 0;
 }
 
-/**
- * struct shca_span - a resolved range of one MR, as a transfer uses it
- * @mr: the MR, with a reference held
- * @map: the translation in force when the range was resolved
- * @off: region offset of the next byte to move
- * @gen: @mr->gen when the range was resolved
- * @locked: @map can change while the MR is published (fast-reg types):
- *	every chunk moves under @mr->lock, and only while @mr->gen is @gen
- * @sig: an integrity MR whose registration carries PI: @off is an offset
- *	in its wire view and bytes move through the T10-DIF engine
- */
-struct shca_span {
-	struct shca_mr *mr;
-	const struct shca_map *map;
-	u64 off;
-	u32 gen;
-	bool locked;
-	bool sig;
-};
-
 /*
  * Resolve @t for @len bytes: find the MR and check key, state, PD, access
  * and range under its lock. On success @span holds a reference to the
@@ -1721,25 +1701,101 @@ int shca_mr_copy_mr(struct shca_dev *sdev, const struct shca_mem_target *dst,
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_mr);
 
 /**
- * shca_mr_probe() - check an access through a key without moving bytes
+ * shca_mr_hold() - resolve an access through a key and keep it
  * @sdev: device the key belongs to
  * @t: the key, iova, PD and required access
- * @len: bytes the access would cover
+ * @len: bytes the access will cover
+ * @span: filled on success; give it back with shca_mr_unhold()
+ *
+ * The checks of shca_mr_copy(), made once for a range that a request
+ * then moves in pieces with shca_mr_copy_held() and
+ * shca_mr_copy_held_buf(). Holding defers the MR's deregistration, so
+ * a span is held only while one request executes, never across a wait.
  *
  * Context: any context; does not sleep.
- * Return: 0, or the error shca_mr_copy() would return.
+ * Return: 0, or the error shca_mr_copy() would return (@span is then
+ * left without a reference).
  */
-int shca_mr_probe(struct shca_dev *sdev, const struct shca_mem_target *t,
-		  u64 len)
+int shca_mr_hold(struct shca_dev *sdev, const struct shca_mem_target *t,
+		 u64 len, struct shca_span *span)
 {
-	struct shca_span span;
+	return shca_mr_resolve(sdev, t, len, span);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_hold);
+
+/**
+ * shca_mr_unhold() - drop a span of shca_mr_hold()
+ * @span: the span; its MR may be freed on return
+ *
+ * Context: any context; does not sleep.
+ */
+void shca_mr_unhold(struct shca_span *span)
+{
+	shca_mr_put(span->mr);
+	span->mr = NULL;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_unhold);
+
+/**
+ * shca_mr_copy_held() - move bytes between a held span and a keyed region
+ * @held: a span of shca_mr_hold(), not changed
+ * @off: offset in @held of the first byte; @off + @len must lie within
+ *	the length it was held for
+ * @sdev: device of the other key
+ * @t: the other key, iova, PD and required access
+ * @len: bytes to move
+ * @to_held: move from @t into @held, else from @held to @t
+ * @dst_failed: set on error: true if the destination was refused (or
+ *	its registration changed under the transfer), false if the source
+ *
+ * Context: any context; does not sleep.
+ * Return: 0, or an error of shca_mr_copy(): for @t, or -EKEYREVOKED if
+ * @held's MR was invalidated or re-registered since it was held.
+ */
+int shca_mr_copy_held(const struct shca_span *held, u64 off,
+		      struct shca_dev *sdev, const struct shca_mem_target *t,
+		      u64 len, bool to_held, bool *dst_failed)
+{
+	struct shca_span h = *held, o;
 	int err;
 
-	err = shca_mr_resolve(sdev, t, len, &span);
-	if (!err)
-		shca_mr_put(span.mr);
+	h.off += off;
+	err = shca_mr_resolve(sdev, t, len, &o);
+	if (err) {
+		*dst_failed = !to_held;
+		return err;
+	}
+	*dst_failed = false;
+	if (to_held)
+		err = shca_span_copy_span(&h, &o, len, dst_failed);
+	else
+		err = shca_span_copy_span(&o, &h, len, dst_failed);
+	shca_mr_put(o.mr);
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_held);
+
+/**
+ * shca_mr_copy_held_buf() - move bytes between a held span and a buffer
+ * @held: a span of shca_mr_hold(), not changed
+ * @off: offset in @held of the first byte, as for shca_mr_copy_held()
+ * @buf: kernel buffer
+ * @len: bytes to move
+ * @dir: SHCA_COPY_TO_MR or SHCA_COPY_FROM_MR
+ *
+ * Context: any context; does not sleep.
+ * Return: 0, or -EKEYREVOKED if @held's MR was invalidated or
+ * re-registered since it was held.
+ */
+int shca_mr_copy_held_buf(const struct shca_span *held, u64 off, void *buf,
+			  u64 len, enum shca_copy_dir dir)
+{
+	struct shca_span h = *held;
+
+	h.off += off;
+	return shca_span_copy(&h, buf, len, dir);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_held_buf);
 
 /**
  * shca_mr_sig_error() - latch a signature error on an integrity MR

@@ -718,12 +718,19 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 		err = -ENOMEM;
 		goto err_free_rq;
 	}
+	qp->held = shca_inject_fault() ? NULL :
+		       kcalloc(max(qp->sq.max_sge, 1U), sizeof(*qp->held),
+			       GFP_KERNEL_ACCOUNT);
+	if (!qp->held) {
+		err = -ENOMEM;
+		goto err_free_resp;
+	}
 	if (user) {
 		qp->scratch = shca_inject_fault() ? NULL :
 			      kmalloc(qp->sq.slot_size, GFP_KERNEL_ACCOUNT);
 		if (!qp->scratch) {
 			err = -ENOMEM;
-			goto err_free_resp;
+			goto err_free_held;
 		}
 	}
 
@@ -744,6 +751,8 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 
 err_free_scratch:
 	kfree(qp->scratch);
+err_free_held:
+	kfree(qp->held);
 err_free_resp:
 	kfree(qp->resp_wqe);
 err_free_rq:
@@ -806,6 +815,7 @@ void shca_qp_fini(struct shca_qp *qp)
 
 	kfree_rcu(qp->link, rcu);
 	kfree(qp->scratch);
+	kfree(qp->held);
 	kfree(qp->resp_wqe);
 	kvfree(qp->rq.buf);
 	kvfree(qp->sq.buf);

@@ -86,8 +86,14 @@ int shca_mr_copy_xdev(struct shca_dev *dst_sdev,
 		      struct shca_dev *src_sdev,
 		      const struct shca_mem_target *src, u64 len,
 		      bool *dst_failed);
-int shca_mr_probe(struct shca_dev *sdev, const struct shca_mem_target *t,
-		  u64 len);
+int shca_mr_hold(struct shca_dev *sdev, const struct shca_mem_target *t,
+		 u64 len, struct shca_span *span);
+void shca_mr_unhold(struct shca_span *span);
+int shca_mr_copy_held(const struct shca_span *held, u64 off,
+		      struct shca_dev *sdev, const struct shca_mem_target *t,
+		      u64 len, bool to_held, bool *dst_failed);
+int shca_mr_copy_held_buf(const struct shca_span *held, u64 off, void *buf,
+			  u64 len, enum shca_copy_dir dir);
 void shca_mr_sig_error(struct shca_mr *mr, const struct ib_sig_err *err);
 #if IS_ENABLED(CONFIG_KUNIT)
 void shca_mr_copy_chunk_done(struct shca_mr *mr);

@@ -1672,10 +1672,117 @@ static void shca_mr_refuse_user(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(f->sdev), before + 1);
 }
 
+/*
+ * Pass: a held span (the data path resolves a request's own SGEs once)
+ * is refused exactly as a copy would be, moves bytes at any offset of
+ * its range to and from buffers and other keys, and stops moving them
+ * once its MR is invalidated or re-registered (-EKEYREVOKED, with the
+ * side that failed); a refused other side moves nothing either.
+ */
+static void shca_mr_refuse_held(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	u8 *buf = shca_block(test, 4 * PAGE_SIZE), *obuf, out[32];
+	struct shca_mem_target t, o;
+	struct shca_span span = {};
+	struct scatterlist sg, osg;
+	struct ib_mr *mr, *other;
+	bool dst_failed;
+
+	shca_fill(buf, 5, 4 * PAGE_SIZE, 0);
+	obuf = shca_block(test, PAGE_SIZE);
+	memset(obuf, 0, PAGE_SIZE);
+	sg_init_one(&sg, buf, 4 * PAGE_SIZE);
+	sg_init_one(&osg, obuf, PAGE_SIZE);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sg, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &osg, 1,
+					    DMA_BIDIRECTIONAL), 1);
+	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 4));
+	other = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(other, &osg, 1, NULL, PAGE_SIZE),
+			1);
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, IB_ACCESS_LOCAL_WRITE), 0);
+	KUNIT_ASSERT_EQ(test, shca_reg(other, SHCA_RW), 0);
+
+	/* Refused as shca_mr_copy() refuses, holding nothing. */
+	t = shca_target(f->pd, mr->lkey, mr->iova + 3 * PAGE_SIZE, 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_hold(f->sdev, &t, PAGE_SIZE + 1, &span),
+			-ERANGE);
+	t.access = IB_ACCESS_REMOTE_READ;
+	KUNIT_EXPECT_EQ(test, shca_mr_hold(f->sdev, &t, 16, &span), -EPERM);
+	t = shca_target(f->pd2, mr->lkey, mr->iova, 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_hold(f->sdev, &t, 16, &span), -EACCES);
+	t = shca_target(f->pd, mr->lkey ^ 0xff, mr->iova, 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_hold(f->sdev, &t, 16, &span), -ENOKEY);
+
+	/* Pages 1 and 2, held once, used at several offsets. */
+	t = shca_target(f->pd, mr->lkey, mr->iova + PAGE_SIZE,
+			IB_ACCESS_LOCAL_WRITE);
+	KUNIT_ASSERT_EQ(test, shca_mr_hold(f->sdev, &t, 2 * PAGE_SIZE, &span),
+			0);
+	KUNIT_EXPECT_PTR_EQ(test, span.mr, to_shca_mr(mr));
+	KUNIT_EXPECT_EQ(test, shca_mr_copy_held_buf(&span, PAGE_SIZE - 8, out,
+						    sizeof(out),
+						    SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_MEMEQ(test, out, buf + 2 * PAGE_SIZE - 8, sizeof(out));
+	KUNIT_EXPECT_EQ(test, span.off, PAGE_SIZE);
+
+	/* Held -> key and key -> held. */
+	o = shca_target(f->pd, other->rkey, other->iova + 100,
+			IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 40, f->sdev, &o, 200,
+						false, &dst_failed), 0);
+	KUNIT_EXPECT_MEMEQ(test, obuf + 100, buf + PAGE_SIZE + 40, 200);
+	memset(obuf, 0xc3, 64);
+	o = shca_target(f->pd, other->rkey, other->iova, IB_ACCESS_REMOTE_READ);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 2 * PAGE_SIZE - 64,
+						f->sdev, &o, 64, true,
+						&dst_failed), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf + 3 * PAGE_SIZE - 64, 0xc3,
+					    64));
+
+	/* The other side refused: which side, and nothing moved. */
+	o.key ^= 0xff;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 0, f->sdev, &o, 64,
+						true, &dst_failed), -ENOKEY);
+	KUNIT_EXPECT_FALSE(test, dst_failed);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 0, f->sdev, &o, 64,
+						false, &dst_failed), -ENOKEY);
+	KUNIT_EXPECT_TRUE(test, dst_failed);
+	KUNIT_EXPECT_EQ(test, buf[PAGE_SIZE], shca_pattern(5, PAGE_SIZE, 0));
+
+	/* Invalidated, then re-registered under a new key: revoked. */
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->lkey), 0);
+	memset(out, 0x5a, sizeof(out));
+	KUNIT_EXPECT_EQ(test, shca_mr_copy_held_buf(&span, 0, out, sizeof(out),
+						    SHCA_COPY_TO_MR),
+			-EKEYREVOKED);
+	o.key ^= 0xff;
+	o.access = IB_ACCESS_REMOTE_READ;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 0, f->sdev, &o, 64,
+						true, &dst_failed),
+			-EKEYREVOKED);
+	KUNIT_EXPECT_TRUE(test, dst_failed);
+	KUNIT_ASSERT_EQ(test, shca_reg(mr, IB_ACCESS_LOCAL_WRITE), 0);
+	o.access = IB_ACCESS_REMOTE_WRITE;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 0, f->sdev, &o, 64,
+						false, &dst_failed),
+			-EKEYREVOKED);
+	KUNIT_EXPECT_FALSE(test, dst_failed);
+	KUNIT_EXPECT_EQ(test, buf[PAGE_SIZE], shca_pattern(5, PAGE_SIZE, 0));
+	KUNIT_EXPECT_EQ(test, obuf[0], 0xc3);
+
+	shca_mr_unhold(&span);
+	KUNIT_EXPECT_NULL(test, span.mr);
+}
+
 static struct kunit_case shca_mr_refuse_cases[] = {
 	KUNIT_CASE(shca_mr_refuse_alloc),
 	KUNIT_CASE(shca_mr_refuse_map),
 	KUNIT_CASE(shca_mr_refuse_copy),
+	KUNIT_CASE(shca_mr_refuse_held),
 	KUNIT_CASE(shca_mr_refuse_hole),
 	KUNIT_CASE(shca_mr_refuse_failed_map),
 	KUNIT_CASE(shca_mr_refuse_reg),
