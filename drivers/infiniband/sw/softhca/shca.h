@@ -123,6 +123,8 @@ struct dma_buf;
  * @mr_xa: MR key table: slot -> struct shca_mr, see shca_mr.c
  * @mr_next: cursor of xa_alloc_cyclic() over @mr_xa's slots, under its
  *	xa_lock
+ * @mr_retired: the slot of the MR destroyed last, kept reserved (0:
+ *	none), under @mr_xa's xa_lock; see shca_mr_unpublish()
  * @mr_round_key: keys of the slot <-> key index permutation, random
  * @mr_byte_key: key of the PRF that gives new MRs their key byte, random
  * @mr_seq: registrations so far, the PRF's input
@@ -150,6 +152,7 @@ struct shca_dev {
 	u32 num_mcast;
 	struct xarray mr_xa;
 	u32 mr_next;
+	u32 mr_retired;
 	u32 mr_round_key[4];
 	siphash_key_t mr_byte_key;
 	atomic64_t mr_seq;

@@ -6,7 +6,9 @@
  * number s of the key table, slots handed out cyclically from a random
  * start (xa_alloc_cyclic(): the table stays dense, so registering and
  * deregistering reuses its nodes instead of allocating and RCU-freeing
- * a path of them each time), and its index is a keyed permutation of s
+ * a path of them each time; the slot of the MR destroyed last stays
+ * reserved so that the table never empties, see shca_mr_unpublish()),
+ * and its index is a keyed permutation of s
  * (shca_mr_slot_to_index(): a 4-round Feistel network on 18 bits with
  * random round keys of the device). With the initial key byte (a keyed
  * PRF, SipHash, of a per-device sequence number), keys are not
@@ -172,6 +174,8 @@ void shca_mr_table_init(struct shca_dev *sdev)
  */
 void shca_mr_table_destroy(struct shca_dev *sdev)
 {
+	if (sdev->mr_retired)
+		xa_erase(&sdev->mr_xa, sdev->mr_retired);
 	WARN_ON(!xa_empty(&sdev->mr_xa));
 	xa_destroy(&sdev->mr_xa);
 }
@@ -273,6 +277,29 @@ struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_get);
 
+/*
+ * Take @mr out of the key table. Its slot stays reserved (a lookup finds
+ * nothing there) until the next MR is unpublished, and the slot before
+ * it is released now: a table that empties would make the xarray free
+ * its whole node path (under RCU) and allocate it again for the next
+ * MR, which is what registering and deregistering one MR at a time
+ * does. Slots are taken cyclically, so the reserved one is never the
+ * next one wanted.
+ */
+static void shca_mr_unpublish(struct shca_mr *mr)
+{
+	struct shca_dev *sdev = mr->sdev;
+	u32 slot = shca_mr_key_slot(sdev, mr->key);
+
+	xa_lock(&sdev->mr_xa);
+	/* NULL in an allocating xarray keeps the slot reserved. */
+	__xa_store(&sdev->mr_xa, slot, NULL, 0);
+	if (sdev->mr_retired)
+		__xa_erase(&sdev->mr_xa, sdev->mr_retired);
+	sdev->mr_retired = slot;
+	xa_unlock(&sdev->mr_xa);
+}
+
 /**
  * shca_mr_destroy() - unpublish an MR, wait for its users, free it
  * @mr: a published MR
@@ -281,7 +308,7 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_get);
  */
 void shca_mr_destroy(struct shca_mr *mr)
 {
-	xa_erase(&mr->sdev->mr_xa, shca_mr_key_slot(mr->sdev, mr->key));
+	shca_mr_unpublish(mr);
 	shca_mr_put(mr);
 	wait_for_completion(&mr->released);
 

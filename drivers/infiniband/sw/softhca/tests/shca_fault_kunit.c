@@ -326,7 +326,7 @@ static bool shca_fault_mad_absorbed(struct shca_mr_fix *f, void *obj)
 		return false;
 	sdev = to_shca_dev(ibdev);
 	gone = !atomic_read(&sdev->num_qps) && !atomic_read(&sdev->num_pds) &&
-	       !atomic_read(&sdev->num_cqs) && xa_empty(&sdev->mr_xa);
+	       !atomic_read(&sdev->num_cqs) && !shca_kunit_count_mrs(sdev);
 	ib_device_put(ibdev);
 	return gone;
 }
