@@ -864,9 +864,14 @@ struct shca_qp {
 	bool last_wqe_sent;
 };
 
-/* struct shca_qp.exec_flags */
+/*
+ * struct shca_qp.exec_flags: SHCA_QP_EXEC_BUSY while someone executes the
+ * send queue; SHCA_QP_EXEC_POSTED when a poster found it taken and left
+ * its WQEs to the holder (see shca_exec_release()).
+ */
 enum {
 	SHCA_QP_EXEC_BUSY,
+	SHCA_QP_EXEC_POSTED,
 };
 
 /**

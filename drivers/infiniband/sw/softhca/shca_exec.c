@@ -1094,7 +1094,7 @@ static bool shca_sq_run(struct shca_qp *qp, bool in_post)
 	unsigned long flags;
 	enum ib_qp_state state;
 	struct shca_wqe *w;
-	bool signaled;
+	bool signaled, idle;
 	struct ib_wc wc;
 	u64 bytes = 0, len;
 
@@ -1146,10 +1146,14 @@ static bool shca_sq_run(struct shca_qp *qp, bool in_post)
 				     SHCA_PSN_MASK;
 		if (wc.status != IB_WC_SUCCESS && qp->state != IB_QPS_RESET)
 			shca_qp_set_error(qp);
+		/* Nothing left: no need to take the lock again to see it. */
+		idle = qp->state == IB_QPS_RTS && shca_queue_empty(&qp->sq);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		if (signaled)
 			shca_cq_push(to_shca_cq(qp->ibqp.send_cq), &wc, false,
 				     in_post);
+		if (idle)
+			return false;
 		if (!in_post) {
 			if (bytes >= SHCA_EXEC_BYTES)
 				break;
@@ -1187,15 +1191,22 @@ static bool shca_sq_due(struct shca_qp *qp)
 
 /*
  * Give SHCA_QP_EXEC_BUSY back. A poster that found it taken left its WQEs
- * to the holder: if work is left (@more, or WQEs posted meanwhile), the
- * work item does it.
+ * to the holder and said so (SHCA_QP_EXEC_POSTED): if work is left
+ * (@more, or WQEs posted meanwhile), the work item does it. Without such
+ * a poster the queue need not be looked at again.
  */
 static void shca_exec_release(struct shca_qp *qp, bool more)
 {
 	clear_bit_unlock(SHCA_QP_EXEC_BUSY, &qp->exec_flags);
-	/* Our test of the queue is ordered after the release. */
+	/*
+	 * Pairs with shca_qp_post_exec(): it sets POSTED, then tries BUSY
+	 * again; we clear BUSY, then look at POSTED. One of us sees the
+	 * other's store.
+	 */
 	smp_mb__after_atomic();
-	if (more || shca_sq_due(qp))
+	if (more || (test_bit(SHCA_QP_EXEC_POSTED, &qp->exec_flags) &&
+		     test_and_clear_bit(SHCA_QP_EXEC_POSTED, &qp->exec_flags) &&
+		     shca_sq_due(qp)))
 		shca_qp_kick_now(qp);
 }
 
@@ -1225,9 +1236,16 @@ void shca_qp_post_exec(struct shca_qp *qp)
 		shca_qp_kick(qp);
 		return;
 	}
-	/* Taken: the holder sees our WQEs when it gives the bit back. */
-	if (test_and_set_bit(SHCA_QP_EXEC_BUSY, &qp->exec_flags))
-		return;
+	if (test_and_set_bit(SHCA_QP_EXEC_BUSY, &qp->exec_flags)) {
+		/*
+		 * Taken: tell the holder, then try once more, as it may have
+		 * let go before it could see the flag.
+		 */
+		set_bit(SHCA_QP_EXEC_POSTED, &qp->exec_flags);
+		smp_mb__after_atomic();
+		if (test_and_set_bit(SHCA_QP_EXEC_BUSY, &qp->exec_flags))
+			return;
+	}
 	/* A retry delay began meanwhile: its timer resumes the queue. */
 	if (READ_ONCE(qp->req.waiting)) {
 		shca_exec_release(qp, false);

@@ -328,15 +328,19 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_destroy);
 /**
  * shca_mr_create_dma() - create a DMA MR
  * @sdev: owning device
+ * @pd: its PD
  * @access: IB_ACCESS_* flags, already validated
  *
  * A software device uses virtual DMA (ib_uses_virt_dma()): a DMA address
  * is a kernel virtual address, so the DMA MR is the identity over the
- * whole 64-bit address space.
+ * whole 64-bit address space. Nothing of it changes once published: the
+ * copy path reads it without its lock (the core stores the same @pd
+ * again when we return).
  *
  * Return: the published MR or an ERR_PTR().
  */
-struct shca_mr *shca_mr_create_dma(struct shca_dev *sdev, int access)
+struct shca_mr *shca_mr_create_dma(struct shca_dev *sdev, struct ib_pd *pd,
+				   int access)
 {
 	struct shca_mr *mr = shca_mr_alloc(sdev, IB_MR_TYPE_DMA, access);
 
@@ -344,6 +348,7 @@ struct shca_mr *shca_mr_create_dma(struct shca_dev *sdev, int access)
 		return mr;
 	mr->cur->data.kind = SHCA_XLAT_IDENTITY;
 	mr->cur->data.len = U64_MAX;
+	mr->ibmr.pd = pd;
 	mr->iova = 0;
 	mr->length = U64_MAX;
 	mr->state = SHCA_MR_VALID;
@@ -1230,28 +1235,16 @@ int shca_mr_set_access(struct shca_mr *mr, int access)
 }
 
 /*
- * Resolve @t for @len bytes: find the MR and check key, state, PD, access
- * and range under its lock. On success @span holds a reference to the
- * MR and the translation in force.
+ * Check @t for @len bytes against @mr (under its lock unless nothing of
+ * it can change) and describe the range in @span.
  */
-static int shca_mr_resolve(struct shca_dev *sdev,
-			   const struct shca_mem_target *t, u64 len,
-			   struct shca_span *span)
+static int shca_mr_check_target(struct shca_mr *mr,
+				const struct shca_mem_target *t, u64 len,
+				struct shca_span *span)
 {
-	unsigned long flags;
-	struct shca_mr *mr;
-	u64 end, off;
+	u64 off = t->iova - mr->iova;
 	int err;
 
-	if (check_add_overflow(t->iova, len, &end))
-		return -EOVERFLOW;
-
-	mr = shca_mr_get(sdev, t->key);
-	if (!mr)
-		return -ENOKEY;
-
-	spin_lock_irqsave(&mr->lock, flags);
-	off = t->iova - mr->iova;
 	if (mr->key != t->key)
 		err = -ENOKEY;
 	else if (mr->state != SHCA_MR_VALID)
@@ -1276,7 +1269,43 @@ static int shca_mr_resolve(struct shca_dev *sdev,
 	span->gen = mr->gen;
 	span->locked = shca_mr_is_fast_reg(mr);
 	span->sig = mr->sig && mr->sig->pi;
-	spin_unlock_irqrestore(&mr->lock, flags);
+	return err;
+}
+
+/*
+ * Resolve @t for @len bytes: find the MR and check key, state, PD, access
+ * and range. On success @span holds a reference to the MR and the
+ * translation in force.
+ */
+static int shca_mr_resolve(struct shca_dev *sdev,
+			   const struct shca_mem_target *t, u64 len,
+			   struct shca_span *span)
+{
+	unsigned long flags;
+	struct shca_mr *mr;
+	u64 end;
+	int err;
+
+	if (check_add_overflow(t->iova, len, &end))
+		return -EOVERFLOW;
+
+	mr = shca_mr_get(sdev, t->key);
+	if (!mr)
+		return -ENOKEY;
+
+	if (mr->type == IB_MR_TYPE_DMA) {
+		/*
+		 * Nothing of a DMA MR changes once it is published (the
+		 * lookup's RCU dereference ordered its initialisation
+		 * before us): the kernel ULPs' local_dma_lkey path takes no
+		 * lock.
+		 */
+		err = shca_mr_check_target(mr, t, len, span);
+	} else {
+		spin_lock_irqsave(&mr->lock, flags);
+		err = shca_mr_check_target(mr, t, len, span);
+		spin_unlock_irqrestore(&mr->lock, flags);
+	}
 
 	if (err)
 		shca_mr_put(mr);

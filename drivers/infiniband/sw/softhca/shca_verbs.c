@@ -219,7 +219,7 @@ static struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
 	err = shca_mr_check_access(access);
 	if (err)
 		return ERR_PTR(err);
-	mr = shca_mr_create_dma(to_shca_dev(ibpd->device), access);
+	mr = shca_mr_create_dma(to_shca_dev(ibpd->device), ibpd, access);
 	return IS_ERR(mr) ? ERR_CAST(mr) : &mr->ibmr;
 }
 

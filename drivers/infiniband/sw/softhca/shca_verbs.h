@@ -44,7 +44,8 @@ int shca_newlink(const char *ibdev_name, struct net_device *ndev);
 void shca_mr_table_init(struct shca_dev *sdev);
 void shca_mr_table_destroy(struct shca_dev *sdev);
 int shca_mr_check_access(int access);
-struct shca_mr *shca_mr_create_dma(struct shca_dev *sdev, int access);
+struct shca_mr *shca_mr_create_dma(struct shca_dev *sdev, struct ib_pd *pd,
+				   int access);
 struct shca_mr *shca_mr_create_fast(struct shca_dev *sdev,
 				    enum ib_mr_type type, u32 max_data,
 				    u32 max_meta);
