@@ -72,6 +72,9 @@
 #                    stack, ";outermost;...;leaf")
 #   --out DIR        where reports go (default build/prof)
 #   --analyze FILE   no VM: report on a saved FILE.folded (with FILE.meta)
+#   --shares FILE.folded...   no VM: one row per saved cell, the shares of
+#                    its busy time (below a driver frame; by area) - the
+#                    table make bench adds with BENCH_PROFILE=1
 #   --compare FILE.folded...  no VM: the areas and focus groups of saved
 #                    cells side by side, in CPU time per operation
 #   --from-console FILE  no VM: the reports of all cells in a saved guest
@@ -174,6 +177,7 @@ while [ $# -gt 0 ]; do
 	--analyze) ANALYZE=${2:?--analyze needs a .folded file}; shift ;;
 	--from-console) FROM_CONSOLE=${2:?--from-console needs a file}; shift ;;
 	--compare) COMPARE=1 ;;
+	--shares) COMPARE=shares ;;
 	--timeout) TIMEOUT=${2:?}; shift ;;
 	-v|--verbose) VERBOSE=1 ;;
 	--mttcg) export VM_TCG_THREAD=multi ;;
@@ -337,6 +341,47 @@ compare() {
 				printf "\n"
 			}
 		}' "$TMP"/cmp.*
+}
+# shares FOLDED...: one row per cell, where its busy time goes: below a
+# driver frame (the driver's code and what it calls), and by area (where
+# the samples land: the driver's own code, ib_core, mm, xarray, RCU, the
+# scheduler and interrupts, locks, the rest)
+shares() {
+	local f n=0
+	TMP=${TMP:-$(mktemp -d "${TMPDIR:-/tmp}/softhca-prof.XXXXXX")}
+	echo "Where the time goes: perf (cpu-clock, ${FREQ} Hz, call graphs) in the same kind of guest,"
+	echo "one module run per cell; rate and busy (CPU time per operation or message, both CPUs)"
+	echo "under perf, which slows the cells down; the other tables have the rates without it."
+	echo "Shares of the busy time: 'in driver' = samples with a driver (softhca or rdma_rxe) frame"
+	echo "on the stack, whatever they called; the other columns are where the samples land"
+	echo "(exclusive): the driver's own code, ib_core's, mm (slab, pages, GUP), xarray, RCU, the"
+	echo "scheduler/workqueues/interrupts, locks (irq-off sections are charged where interrupts come"
+	echo "back on), and the rest (memcpy included). tests/bench/profile.sh CELL gives the whole report."
+	printf '%-34s %10s %9s %9s %7s %8s %6s %7s %6s %7s %6s %6s\n' cell "rate/s" "busy us" \
+		"in drv" "drv" "ib_core" mm xarray RCU "sch/irq" locks rest
+	for f in "$@"; do
+		[ -r "$f" ] || die "$f not found"
+		n=$((n + 1))
+		report "$f" "${f%.folded}.meta" tsv >"$TMP/shr.$n"
+		awk -F '\t' -v cell="$(meta_get "${f%.folded}.meta" cell)" \
+			-v rate="$(meta_get "${f%.folded}.meta" rate-prof | awk '{ print $1 }')" '
+			$1 == "area" { a[$2] = $3; u[$2] = $4 }
+			$1 == "drv" && $2 ~ /^(softhca|rdma_rxe) \(any frame\)$/ { d += $3 }
+			END {
+				b = a["busy (all but idle)"]
+				if (!b) { printf "%-34s no samples\n", cell; exit }
+				own = a["softhca"] + a["rdma_rxe"]
+				sch = a["scheduler/workqueue/tick"] + a["irq entry/exit (sample points)"]
+				rest = b - own - a["ib_core"] - a["mm (page alloc/slab/vmalloc/GUP)"] \
+				       - a["xarray/radix tree"] - a["RCU"] - sch - a["locks (spin/mutex/rwsem)"]
+				printf "%-34s %10s %9.2f %8.0f%% %6.0f%% %7.0f%% %5.0f%% %6.0f%% %5.0f%% %6.0f%% %5.0f%% %5.0f%%\n",
+					substr(cell, 1, 34), rate == "" ? "-" : rate, u["busy (all but idle)"],
+					100 * d / b, 100 * own / b, 100 * a["ib_core"] / b,
+					100 * a["mm (page alloc/slab/vmalloc/GUP)"] / b,
+					100 * a["xarray/radix tree"] / b, 100 * a["RCU"] / b, 100 * sch / b,
+					100 * a["locks (spin/mutex/rwsem)"] / b, 100 * rest / b
+			}' "$TMP/shr.$n"
+	done
 }
 meta_get() {	# META KEY
 	awk -v k="$2" '$1 == k { $1 = ""; sub(/^ /, ""); print; exit }' "$1"
@@ -581,7 +626,10 @@ END {
 EOF
 }
 
-if [ -n "$COMPARE" ]; then
+if [ "$COMPARE" = shares ]; then
+	shares ${CELLS[@]+"${CELLS[@]}"}
+	exit 0
+elif [ -n "$COMPARE" ]; then
 	compare ${CELLS[@]+"${CELLS[@]}"}
 	exit 0
 fi

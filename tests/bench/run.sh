@@ -117,6 +117,11 @@
 #   BENCH_ULP_MIB (default 256): MiB of each block device fio uses
 #   BENCH_ULP_BUDGET (default from the above, about 10 min): s after
 #     which the remaining ULP cells are skipped
+#   BENCH_PROFILE=0: no "where the time goes" table (with the mr or dp
+#     part, tests/bench/profile.sh runs their main cells - MEM_REG, USER
+#     and DMA on softhca0 and rxe0, 64-byte WRITE and SEND on both pairs -
+#     under perf in a second boot, about 5 min, and the table of its
+#     --shares follows the others: shares.txt)
 #   BENCH_NVMEPI=0: no NVMe PI vs no PI benchmark
 #   BENCH_NVMEPI_SECS (default 3): s per fio cell
 #   BENCH_NVMEPI_REPS (default 3): runs of each cell (median and spread)
@@ -157,6 +162,7 @@ FRWR_DAT=$OUT_DIR/frwr-bench.dat
 FRWR_PNG=$OUT_DIR/frwr-bench.png
 ULP_OUT=$OUT_DIR/ulp-bench.txt
 NVMEPI_OUT=$OUT_DIR/nvme-pi-bench.txt
+SHARES_OUT=$OUT_DIR/shares.txt
 NVMEPI_DAT=$OUT_DIR/nvme-pi-bench.dat
 NVMEPI_PNG=$OUT_DIR/nvme-pi-bench.png
 BENCH_BIN=$OUT_DIR/bin
@@ -587,6 +593,27 @@ add_table "$ulptable" "$ULP_OUT" \
 add_table "$nvmepitable" "$NVMEPI_OUT" \
 	"NVMe over Fabrics with T10-PI vs without: nvme-rdma -> nvmet-rdma over softhca0 with and without PI, rxe0 without (tests/bench/nvme-pi-bench.sh)" \
 	"$same"
+# Where the time goes: the main MR and data-path cells under perf, in a
+# second boot (perf's sampling would slow the tables above down).
+rm -f "$SHARES_OUT"
+if [ "${BENCH_PROFILE:-1}" != 0 ] && { want mr || want dp; }; then
+	pcells=()
+	! want mr || pcells+=(mr:mem_reg:softhca0 mr:mem_reg:rxe0 mr:user:softhca0
+			      mr:user:rxe0 mr:dma:softhca0 mr:dma:rxe0)
+	! want dp || pcells+=(dp:write:64 dp:send:64 dp:write:64:rxe0:rxe1
+			      dp:send:64:rxe0:rxe1)
+	rm -rf "$OUT_DIR/prof"
+	if "$BENCH_DIR/profile.sh" --mttcg --no-baseline --reps 1 --module "$MODULE" \
+		--out "$OUT_DIR/prof" "${pcells[@]}" >"$TMP/profile.log" 2>&1 &&
+		"$BENCH_DIR/profile.sh" --shares "$OUT_DIR"/prof/*.folded >"$TMP/shares.txt"; then
+		add_table "$TMP/shares.txt" "$SHARES_OUT" \
+			"Where the time goes: the main MR and data-path cells under perf (tests/bench/profile.sh; reports in build/bench/prof/)" \
+			"Ran in a second boot of the same guest"
+	else
+		note "tests/bench/profile.sh failed; no shares table (its output: $OUT_DIR/profile.log)"
+		cp "$TMP/profile.log" "$OUT_DIR/profile.log"
+	fi
+fi
 echo
 cat "$BENCH_OUT.tmp"
 echo
@@ -603,6 +630,7 @@ fi
 [ ! -s "$frwrtable" ] || saved="$saved, ${FRWR_OUT#"$ROOT"/} (FRWR cycle)"
 [ ! -s "$ulptable" ] || saved="$saved, ${ULP_OUT#"$ROOT"/} (ULPs)"
 [ ! -s "$nvmepitable" ] || saved="$saved, ${NVMEPI_OUT#"$ROOT"/} (NVMe PI vs no PI)"
+[ ! -s "$SHARES_OUT" ] || saved="$saved, ${SHARES_OUT#"$ROOT"/} (where the time goes)"
 # plot DATA DAT PNG GP HEADER SUBTITLE: save the guest's plot data DATA as
 # DAT under the comment lines HEADER and, with gnuplot, plot it with GP
 # into PNG (gnuplot -e "datafile=...; outfile=...; subtitle=..." GP)

@@ -1735,7 +1735,7 @@ static void note_responder(struct pair *p, const char *what)
 enum err_kind {
 	E_LKEY, E_LLEN, E_LRIGHTS_READ, E_LRIGHTS_ATOMIC,
 	E_RKEY, E_RRANGE, E_MR_NO_RW, E_MR_NO_RR, E_MR_NO_RA,
-	E_QP_NO_RW, E_QP_NO_RR, E_QP_NO_RA,
+	E_QP_NO_RW, E_QP_NO_RR, E_QP_NO_RA, E_LKEY_KERNEL, E_RKEY_KERNEL,
 };
 
 static const char *const err_desc[] = {
@@ -1751,7 +1751,12 @@ static const char *const err_desc[] = {
 	[E_QP_NO_RW] = "RDMA_WRITE to a QP without REMOTE_WRITE in qp_access_flags",
 	[E_QP_NO_RR] = "RDMA_READ from a QP without REMOTE_READ in qp_access_flags",
 	[E_QP_NO_RA] = "atomic at a QP without REMOTE_ATOMIC in qp_access_flags",
+	[E_LKEY_KERNEL] = "SEND with the kernel's reserved lkey (IBK_LOCAL_DMA_LKEY)",
+	[E_RKEY_KERNEL] = "RDMA_WRITE with the kernel's reserved lkey as rkey",
 };
+
+/* softhca's reserved lkey (SHCA_LOCAL_DMA_LKEY): kernel PDs only. */
+#define KERNEL_LOCAL_DMA_LKEY 0xffU
 
 static void t_access_err(struct vt_dev *da, struct vt_dev *db, enum err_kind k)
 {
@@ -1787,6 +1792,17 @@ static void t_access_err(struct vt_dev *da, struct vt_dev *db, enum err_kind k)
 		wr.opcode = IBV_WR_SEND;
 		sg.lkey ^= 0x55aa00;
 		st = IBV_WC_LOC_PROT_ERR;
+		break;
+	case E_LKEY_KERNEL:
+		/* Any address would do for the kernel: a kernel one. */
+		wr.opcode = IBV_WR_SEND;
+		sg.lkey = KERNEL_LOCAL_DMA_LKEY;
+		sg.addr = 0xffffffff81000000ULL;
+		st = IBV_WC_LOC_PROT_ERR;
+		break;
+	case E_RKEY_KERNEL:
+		wr.wr.rdma.rkey = KERNEL_LOCAL_DMA_LKEY;
+		wr.wr.rdma.remote_addr = 0xffffffff81000000ULL;
 		break;
 	case E_LLEN:
 		wr.opcode = IBV_WR_SEND;
@@ -1858,7 +1874,8 @@ static void t_access_err(struct vt_dev *da, struct vt_dev *db, enum err_kind k)
 	 * rxe completes local errors as flushes; the IB spec answers a QP
 	 * without the remote right with an Invalid Request NAK.
 	 */
-	in_contract = k == E_LKEY || k == E_LLEN || k == E_LRIGHTS_READ ||
+	in_contract = k == E_LKEY || k == E_LKEY_KERNEL || k == E_LLEN ||
+		      k == E_LRIGHTS_READ ||
 		      k == E_LRIGHTS_ATOMIC || k == E_QP_NO_RW ||
 		      k == E_QP_NO_RR || k == E_QP_NO_RA;
 	expect_err_and_flush(&p, what, &wr, st);
@@ -2179,7 +2196,7 @@ int main(int argc, char **argv)
 	t_events(da, db);
 
 	title("error completions");
-	for (i = E_LKEY; i <= E_QP_NO_RA; i++)
+	for (i = E_LKEY; i <= E_RKEY_KERNEL; i++)
 		t_access_err(da, db, i);
 	t_recv_err(da, db, false);
 	t_recv_err(da, db, true);

@@ -63,6 +63,11 @@ struct dma_buf;
 #define SHCA_MAX_PD		0x10000
 #define SHCA_MR_INDEX_BITS	18
 #define SHCA_MAX_MR		0x40000		/* MR key indices 1 .. SHCA_MAX_MR */
+/*
+ * The reserved lkey (IBK_LOCAL_DMA_LKEY): local access by a kernel PD to
+ * the kernel's address space, no MR behind it. Index 0 never names an MR.
+ */
+#define SHCA_LOCAL_DMA_LKEY	0x000000ffU
 #define SHCA_GID_TBL_LEN	256
 #define SHCA_PKEY_TBL_LEN	1
 #define SHCA_MAX_FRPL		4096		/* fast-reg page/SG list entries */

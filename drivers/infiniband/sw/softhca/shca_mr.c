@@ -1272,10 +1272,37 @@ static int shca_mr_check_target(struct shca_mr *mr,
 	return err;
 }
 
+/* What SHCA_LOCAL_DMA_LKEY translates through: every kernel address. */
+static const struct shca_map shca_local_dma_map = {
+	.data = { .kind = SHCA_XLAT_IDENTITY, .len = U64_MAX },
+};
+
+/*
+ * The reserved lkey: what the DMA MR with local write that the core
+ * would otherwise create for every kernel PD grants, without the MR (and
+ * its lookup). Remote access and userspace PDs do not know the key.
+ */
+static int shca_local_dma_resolve(const struct shca_mem_target *t,
+				  struct shca_span *span)
+{
+	if (!t->pd || t->pd->uobject || (t->access & ~IB_ACCESS_LOCAL_WRITE))
+		return -ENOKEY;
+	*span = (struct shca_span){ .map = &shca_local_dma_map,
+				    .off = t->iova };
+	return 0;
+}
+
+/* Drop the reference a resolved span holds, if any. */
+static void shca_span_put(struct shca_span *span)
+{
+	if (span->mr)
+		shca_mr_put(span->mr);
+}
+
 /*
  * Resolve @t for @len bytes: find the MR and check key, state, PD, access
- * and range. On success @span holds a reference to the MR and the
- * translation in force.
+ * and range. On success @span holds a reference to the MR (none for
+ * SHCA_LOCAL_DMA_LKEY) and the translation in force.
  */
 static int shca_mr_resolve(struct shca_dev *sdev,
 			   const struct shca_mem_target *t, u64 len,
@@ -1288,6 +1315,8 @@ static int shca_mr_resolve(struct shca_dev *sdev,
 
 	if (check_add_overflow(t->iova, len, &end))
 		return -EOVERFLOW;
+	if (t->key == SHCA_LOCAL_DMA_LKEY)
+		return shca_local_dma_resolve(t, span);
 
 	mr = shca_mr_get(sdev, t->key);
 	if (!mr)
@@ -1691,7 +1720,7 @@ int shca_mr_copy(struct shca_dev *sdev, const struct shca_mem_target *t,
 	if (err)
 		return err;
 	err = shca_span_copy(&span, buf, len, dir);
-	shca_mr_put(span.mr);
+	shca_span_put(&span);
 	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy);
@@ -1730,9 +1759,9 @@ int shca_mr_copy_xdev(struct shca_dev *dst_sdev,
 		goto out_src;
 	}
 	err = shca_span_copy_span(&d, &s, len, dst_failed);
-	shca_mr_put(d.mr);
+	shca_span_put(&d);
 out_src:
-	shca_mr_put(s.mr);
+	shca_span_put(&s);
 	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_xdev);
@@ -1787,7 +1816,7 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_hold);
  */
 void shca_mr_unhold(struct shca_span *span)
 {
-	shca_mr_put(span->mr);
+	shca_span_put(span);
 	span->mr = NULL;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_unhold);
@@ -1826,7 +1855,7 @@ int shca_mr_copy_held(const struct shca_span *held, u64 off,
 		err = shca_span_copy_span(&h, &o, len, dst_failed);
 	else
 		err = shca_span_copy_span(&o, &h, len, dst_failed);
-	shca_mr_put(o.mr);
+	shca_span_put(&o);
 	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_held);

@@ -65,7 +65,7 @@ static int shca_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG |
-				 IBK_INTEGRITY_HANDOVER;
+				 IBK_INTEGRITY_HANDOVER | IBK_LOCAL_DMA_LKEY;
 	/* The T10-DIF engine (shca_sig.c): every type, both guards. */
 	attr->sig_prot_cap = IB_PROT_T10DIF_TYPE_1 | IB_PROT_T10DIF_TYPE_2 |
 			     IB_PROT_T10DIF_TYPE_3;
@@ -216,6 +216,14 @@ static struct ib_mr *shca_get_dma_mr(struct ib_pd *ibpd, int access)
 	struct shca_mr *mr;
 	int err;
 
+	/*
+	 * With a reserved lkey (IBK_LOCAL_DMA_LKEY), the core asks for the
+	 * DMA MR of IB_PD_UNSAFE_GLOBAL_RKEY with remote rights only; the
+	 * IBTA's rule (remote write needs local write) holds for the MR we
+	 * make, which also grants local write, as before.
+	 */
+	if (access & (IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC))
+		access |= IB_ACCESS_LOCAL_WRITE;
 	err = shca_mr_check_access(access);
 	if (err)
 		return ERR_PTR(err);
@@ -1003,7 +1011,7 @@ int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
 	ibdev->node_type = RDMA_NODE_IB_CA;
 	ibdev->phys_port_cnt = 1;
 	ibdev->num_comp_vectors = num_possible_cpus();
-	ibdev->local_dma_lkey = 0;
+	ibdev->local_dma_lkey = SHCA_LOCAL_DMA_LKEY;
 	strscpy(ibdev->node_desc, "softhca", sizeof(ibdev->node_desc));
 	addrconf_addr_eui48((unsigned char *)&ibdev->node_guid,
 			    ndev->dev_addr);

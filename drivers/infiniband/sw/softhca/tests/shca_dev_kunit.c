@@ -52,10 +52,14 @@ static void shca_dev_create_and_query(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_fast_reg_page_list_len,
 			SHCA_MAX_FRPL);
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_dm_size, SHCA_DM_SIZE);
-	/* Exactly what works, integrity handover included (shca_pi_*). */
+	/*
+	 * Exactly what works, integrity handover included (shca_pi_*), and
+	 * the reserved lkey (shca_mr_local_dma_lkey).
+	 */
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.kernel_cap_flags,
 			IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG |
-			IBK_INTEGRITY_HANDOVER);
+			IBK_INTEGRITY_HANDOVER | IBK_LOCAL_DMA_LKEY);
+	KUNIT_EXPECT_EQ(test, ibdev->local_dma_lkey, SHCA_LOCAL_DMA_LKEY);
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_pi_fast_reg_page_list_len,
 			SHCA_MAX_PI_FRPL);
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.sig_prot_cap,
@@ -256,7 +260,7 @@ static void shca_dev_pd_alloc_free(struct kunit *test)
 	struct ib_pd **pds;
 	int i, j;
 
-	/* The MAD layer's PD and its DMA MR are there from the start. */
+	/* The MAD layer's PD is there from the start. */
 	const int pds0 = atomic_read(&sdev->num_pds);
 	const u32 mrs0 = shca_kunit_count_mrs(sdev);
 
@@ -265,19 +269,29 @@ static void shca_dev_pd_alloc_free(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, pds);
 
 	for (i = 0; i < n; i++) {
-		pds[i] = ib_alloc_pd(ibdev, 0);
+		/* Every other PD gets the DMA MR of the unsafe global rkey. */
+		pds[i] = ib_alloc_pd(ibdev, i & 1 ? IB_PD_UNSAFE_GLOBAL_RKEY : 0);
 		KUNIT_ASSERT_FALSE(test, IS_ERR(pds[i]));
-		KUNIT_EXPECT_NE(test, pds[i]->local_dma_lkey, 0);
-		KUNIT_EXPECT_NOT_NULL(test, pds[i]->__internal_mr);
+		/* The reserved lkey: no DMA MR per PD for local access. */
+		KUNIT_EXPECT_EQ(test, pds[i]->local_dma_lkey,
+				SHCA_LOCAL_DMA_LKEY);
+		if (!(i & 1)) {
+			KUNIT_EXPECT_NULL(test, pds[i]->__internal_mr);
+			continue;
+		}
+		KUNIT_ASSERT_NOT_NULL(test, pds[i]->__internal_mr);
 		KUNIT_EXPECT_EQ(test, pds[i]->__internal_mr->type,
 				IB_MR_TYPE_DMA);
+		KUNIT_EXPECT_EQ(test, pds[i]->unsafe_global_rkey,
+				pds[i]->__internal_mr->rkey);
+		KUNIT_EXPECT_PTR_EQ(test, pds[i]->__internal_mr->pd, pds[i]);
 	}
 	KUNIT_EXPECT_EQ(test, atomic_read(&sdev->num_pds), pds0 + n);
-	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(sdev), mrs0 + n);
-	for (i = 0; i < n; i++)
-		for (j = i + 1; j < n; j++)
-			KUNIT_EXPECT_NE(test, pds[i]->local_dma_lkey,
-					pds[j]->local_dma_lkey);
+	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(sdev), mrs0 + n / 2);
+	for (i = 1; i < n; i += 2)
+		for (j = i + 2; j < n; j += 2)
+			KUNIT_EXPECT_NE(test, pds[i]->unsafe_global_rkey,
+					pds[j]->unsafe_global_rkey);
 
 	for (i = 0; i < n; i++)
 		ib_dealloc_pd(pds[i]);

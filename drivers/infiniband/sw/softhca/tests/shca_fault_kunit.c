@@ -143,11 +143,15 @@ static void shca_fault_dereg(struct shca_mr_fix *f, void *obj)
 	ib_dereg_mr(obj);
 }
 
-/* A kernel PD: the core allocates it, the driver makes its DMA MR. */
+/*
+ * A kernel PD with the unsafe global rkey: the core allocates it, the
+ * driver makes its DMA MR (without the flag a kernel PD has none: local
+ * access uses the reserved lkey).
+ */
 static int shca_fault_pd(struct kunit *test, struct shca_mr_fix *f,
 			 void **obj)
 {
-	struct ib_pd *pd = ib_alloc_pd(f->ibdev, 0);
+	struct ib_pd *pd = ib_alloc_pd(f->ibdev, IB_PD_UNSAFE_GLOBAL_RKEY);
 
 	*obj = pd;
 	return PTR_ERR_OR_ZERO(pd);
@@ -340,7 +344,7 @@ static const struct shca_fault_case shca_fault_cases[] = {
 	  .destroy = shca_fault_dereg },
 	{ .name = "USER reg_user_mr", .create = shca_fault_user,
 	  .destroy = shca_fault_dereg },
-	{ .name = "PD + DMA MR", .create = shca_fault_pd,
+	{ .name = "PD + DMA MR (global rkey)", .create = shca_fault_pd,
 	  .destroy = shca_fault_dealloc_pd },
 	{ .name = "DM alloc_dm + reg_dm_mr", .create = shca_fault_dm,
 	  .destroy = shca_fault_free_dm },

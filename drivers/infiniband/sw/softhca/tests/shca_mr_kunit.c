@@ -716,6 +716,24 @@ static int shca_test_dmabuf_fd(struct kunit *test, unsigned int n,
 	return fd;
 }
 
+/*
+ * A DMA MR of @pd, with the core's bookkeeping around ops.get_dma_mr (the
+ * core creates one only for IB_PD_UNSAFE_GLOBAL_RKEY: kernel PDs use the
+ * reserved lkey for local access).
+ */
+static struct ib_mr *shca_dma_mr(struct kunit *test, struct ib_pd *pd,
+				 int access)
+{
+	struct ib_mr *mr = pd->device->ops.get_dma_mr(pd, access);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
+	mr->device = pd->device;
+	mr->pd = pd;
+	mr->type = IB_MR_TYPE_DMA;
+	atomic_inc(&pd->usecnt);
+	return shca_track_mr(test, mr);
+}
+
 /* The core's bookkeeping around ops.reg_user_mr_dmabuf. */
 static struct ib_mr *shca_reg_dmabuf(struct ib_pd *pd, u64 offset, u64 len,
 				     u64 iova, int fd, int access)
@@ -1010,7 +1028,8 @@ static void shca_mr_user_rereg(struct kunit *test)
 	}
 
 	/* rereg is for user MRs only. */
-	nmr = f->ibdev->ops.rereg_user_mr(f->pd->__internal_mr,
+	nmr = f->ibdev->ops.rereg_user_mr(shca_dma_mr(test, f->pd,
+						      IB_ACCESS_LOCAL_WRITE),
 					  IB_MR_REREG_ACCESS, 0, 0, 0, 0,
 					  f->pd, NULL);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(nmr), -EINVAL);
@@ -1172,17 +1191,18 @@ static void shca_mr_dm_zero_length(struct kunit *test)
 			before + ARRAY_SIZE(offs));
 }
 
-/* Pass: the PD's local_dma_lkey reads and writes kernel memory. */
+/* Pass: a DMA MR with local write reads and writes kernel memory. */
 static void shca_mr_dma_roundtrip(struct kunit *test)
 {
 	struct shca_mr_fix *f = test->priv;
+	struct ib_mr *dma = shca_dma_mr(test, f->pd, IB_ACCESS_LOCAL_WRITE);
 	struct shca_mem_target t;
 	u8 *buf, out[256];
 
 	buf = kunit_kmalloc(test, 256, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, buf);
 	shca_fill(buf, 2, 256, 5);
-	t = shca_target(f->pd, f->pd->local_dma_lkey, (uintptr_t)buf, 0);
+	t = shca_target(f->pd, dma->lkey, (uintptr_t)buf, 0);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, 256,
 					   SHCA_COPY_FROM_MR), 0);
 	KUNIT_EXPECT_MEMEQ(test, out, buf, 256);
@@ -1192,12 +1212,12 @@ static void shca_mr_dma_roundtrip(struct kunit *test)
 					   SHCA_COPY_TO_MR), 0);
 	KUNIT_EXPECT_MEMEQ(test, buf, out, 256);
 
-	/* A kernel PD's DMA MR grants local access only. */
+	/* It grants local access only ... */
 	t.access = IB_ACCESS_REMOTE_READ;
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, 1,
 					   SHCA_COPY_FROM_MR), -EPERM);
-	/* It belongs to its own PD. */
-	t = shca_target(f->pd2, f->pd->local_dma_lkey, (uintptr_t)buf, 0);
+	/* ... and belongs to its own PD. */
+	t = shca_target(f->pd2, dma->lkey, (uintptr_t)buf, 0);
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, 1,
 					   SHCA_COPY_FROM_MR), -EACCES);
 }
@@ -1588,7 +1608,7 @@ static void shca_mr_refuse_failed_map(struct kunit *test)
 static void shca_mr_refuse_reg(struct kunit *test)
 {
 	struct shca_mr_fix *f = test->priv;
-	struct ib_mr *mr, *other;
+	struct ib_mr *mr, *other, *dma;
 
 	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
 	other = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
@@ -1610,16 +1630,15 @@ static void shca_mr_refuse_reg(struct kunit *test)
 	/* VALID: must be invalidated before it registers again. */
 	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey, 0),
 			-EBUSY);
-	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(f->pd->__internal_mr),
-					       f->pd->local_dma_lkey, 0),
+	dma = shca_dma_mr(test, f->pd, IB_ACCESS_LOCAL_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(dma), dma->lkey, 0),
 			-EINVAL);
 
 	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd2, mr->rkey),
 			-EACCES);
 	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd,
 						 mr->rkey + 1), -ENOKEY);
-	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd,
-						 f->pd->local_dma_lkey),
+	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, dma->lkey),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
 	/* Invalidating twice is harmless. */
@@ -1778,11 +1797,77 @@ static void shca_mr_refuse_held(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, span.mr);
 }
 
+/*
+ * Pass: the reserved lkey (IBK_LOCAL_DMA_LKEY) is the kernel PDs' local
+ * DMA key: the core hands it out instead of a DMA MR per PD; it moves
+ * bytes at any kernel address for local access, to and from other keys;
+ * remote access, a userspace PD and invalidation do not know it.
+ */
+static void shca_mr_local_dma_lkey(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	u8 *buf = shca_block(test, PAGE_SIZE), out[64], save[64];
+	struct ib_pd upd = *f->pd;
+	struct shca_mem_target t, o;
+	struct shca_span span = {};
+	bool dst_failed;
+
+	KUNIT_EXPECT_TRUE(test, f->ibdev->attrs.kernel_cap_flags &
+				IBK_LOCAL_DMA_LKEY);
+	KUNIT_EXPECT_EQ(test, f->pd->local_dma_lkey, SHCA_LOCAL_DMA_LKEY);
+	KUNIT_EXPECT_NULL(test, f->pd->__internal_mr);
+
+	shca_fill(buf, 9, PAGE_SIZE, 0);
+	t = shca_target(f->pd, SHCA_LOCAL_DMA_LKEY, (uintptr_t)buf + 100, 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
+					   SHCA_COPY_FROM_MR), 0);
+	KUNIT_EXPECT_MEMEQ(test, out, buf + 100, sizeof(out));
+	t.access = IB_ACCESS_LOCAL_WRITE;
+	memset(out, 0x3c, sizeof(out));
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
+					   SHCA_COPY_TO_MR), 0);
+	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf + 100, 0x3c, sizeof(out)));
+
+	/* Held: no MR, no reference; to another kernel address. */
+	KUNIT_ASSERT_EQ(test, shca_mr_hold(f->sdev, &t, 64, &span), 0);
+	KUNIT_EXPECT_NULL(test, span.mr);
+	o = shca_target(f->pd, SHCA_LOCAL_DMA_LKEY, (uintptr_t)buf, 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 0, f->sdev, &o, 64,
+						true, &dst_failed), 0);
+	KUNIT_EXPECT_MEMEQ(test, buf + 100, buf, 64);
+	shca_mr_unhold(&span);
+
+	/* Not for remote access, another device's ... */
+	memset(out, 0x77, sizeof(out));
+	t.access = IB_ACCESS_REMOTE_READ;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
+					   SHCA_COPY_FROM_MR), -ENOKEY);
+	t.access = IB_ACCESS_REMOTE_WRITE;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
+					   SHCA_COPY_TO_MR), -ENOKEY);
+	t.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_ATOMIC;
+	KUNIT_EXPECT_EQ(test, shca_mr_hold(f->sdev, &t, 8, &span), -ENOKEY);
+	/* ... nor a userspace PD (a copy of the PD with an owner) ... */
+	memcpy(save, buf + 100, sizeof(save));
+	upd.uobject = (struct ib_uobject *)&upd;
+	t = shca_target(&upd, SHCA_LOCAL_DMA_LKEY, (uintptr_t)buf, 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
+					   SHCA_COPY_TO_MR), -ENOKEY);
+	KUNIT_EXPECT_MEMEQ(test, buf + 100, save, sizeof(save));
+	/* ... and nothing invalidates it. */
+	KUNIT_EXPECT_NE(test, shca_mr_invalidate(f->sdev, f->pd,
+						 SHCA_LOCAL_DMA_LKEY), 0);
+	t = shca_target(f->pd, SHCA_LOCAL_DMA_LKEY, (uintptr_t)buf, 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, 1,
+					   SHCA_COPY_FROM_MR), 0);
+}
+
 static struct kunit_case shca_mr_refuse_cases[] = {
 	KUNIT_CASE(shca_mr_refuse_alloc),
 	KUNIT_CASE(shca_mr_refuse_map),
 	KUNIT_CASE(shca_mr_refuse_copy),
 	KUNIT_CASE(shca_mr_refuse_held),
+	KUNIT_CASE(shca_mr_local_dma_lkey),
 	KUNIT_CASE(shca_mr_refuse_hole),
 	KUNIT_CASE(shca_mr_refuse_failed_map),
 	KUNIT_CASE(shca_mr_refuse_reg),
