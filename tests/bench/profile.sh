@@ -366,7 +366,7 @@ shares() {
 		awk -F '\t' -v cell="$(meta_get "${f%.folded}.meta" cell)" \
 			-v rate="$(meta_get "${f%.folded}.meta" rate-prof | awk '{ print $1 }')" '
 			$1 == "area" { a[$2] = $3; u[$2] = $4 }
-			$1 == "drv" && $2 ~ /^(softhca|rdma_rxe) \(any frame\)$/ { d += $3 }
+			$1 == "focus" && $2 ~ /^(softhca|rdma_rxe) \(any frame\)$/ { d += $3 }
 			END {
 				b = a["busy (all but idle)"]
 				if (!b) { printf "%-34s no samples\n", cell; exit }

@@ -83,7 +83,7 @@
 #     (tests/bench/profile.sh --mttcg)
 #   BENCH_REPS (default 3): runs of every cell of the MR, userspace MR and
 #     kernel data-path tables (median and spread)
-#   BENCH_ITERS (default 2000) and BENCH_PAGES (default 16): the iters= and
+#   BENCH_ITERS (default 2000; 20000 gives steadier MR rows) and BENCH_PAGES (default 16): the iters= and
 #     pages= of shca_mr_bench.ko
 #   BENCH_REG_SECS (default 0.5): shca_reg_bench's time per cell
 #   BENCH_DP_MS (default 300): kernel ms per data-path cell
