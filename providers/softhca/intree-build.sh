@@ -18,7 +18,7 @@
 #              (Debian 12) libibverbs
 #
 # What it does:
-#   1. TREE/providers/softhca: CMakeLists.txt, softhca.c, softhca.h,
+#   1. TREE/providers/softhca: CMakeLists.txt, softhca.c, softhca_ex.c, softhca.h,
 #      verbs_compat.h and uapi/rdma/softhca-abi.h (a copy, or --symlink);
 #   2. add_subdirectory(providers/softhca) into TREE/CMakeLists.txt after
 #      the siw line, unless it is there already;
@@ -78,7 +78,7 @@ if [ $symlink = 1 ]; then
 	ln -s "$HERE" "$dest"
 else
 	mkdir -p "$dest/uapi/rdma"
-	cp "$HERE"/CMakeLists.txt "$HERE"/softhca.c "$HERE"/softhca.h \
+	cp "$HERE"/CMakeLists.txt "$HERE"/softhca.c "$HERE"/softhca_ex.c "$HERE"/softhca.h \
 		"$HERE"/verbs_compat.h "$dest/"
 	cp "$TOP/include/uapi/rdma/softhca-abi.h" "$dest/uapi/rdma/"
 fi

@@ -356,18 +356,18 @@ static struct ibv_mr *shca_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *ibdm,
  * The kernel writes completions into a ring this process maps (struct
  * softhca_cq_ring in <rdma/softhca-abi.h>) and publishes them with the
  * producer index; poll_cq reads them and returns the slots with the
- * consumer index. Completions carry QP numbers. resize_cq and the
- * extended CQ (create_cq_ex) are not offered; libibverbs answers
- * EOPNOTSUPP for them.
+ * consumer index. Completions carry QP numbers. CQs of ibv_create_cq_ex()
+ * are the same rings, read through the ibv_cq_ex calls (softhca_ex.c).
+ * resize_cq is not offered; libibverbs answers EOPNOTSUPP for it.
  */
 struct shca_create_cq_resp {
 	struct ib_uverbs_create_cq_resp ibv_resp;
 	struct softhca_create_cq_resp drv;
 };
 
-static struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
-				     struct ibv_comp_channel *channel,
-				     int comp_vector)
+static struct shca_cq *shca_cq_create(struct ibv_context *ibctx, int cqe,
+				      struct ibv_comp_channel *channel,
+				      int comp_vector)
 {
 	struct shca_create_cq_resp resp;
 	struct ibv_create_cq cmd;
@@ -402,7 +402,7 @@ static struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 	}
 	cq->consumer = cq->ring->consumer;
 	pthread_spin_init(&cq->lock, PTHREAD_PROCESS_PRIVATE);
-	return &cq->vcq.cq;
+	return cq;
 
 err_destroy:
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
@@ -410,6 +410,38 @@ err_free:
 	free(cq);
 	errno = err;
 	return NULL;
+}
+
+static struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
+				     struct ibv_comp_channel *channel,
+				     int comp_vector)
+{
+	struct shca_cq *cq = shca_cq_create(ibctx, cqe, channel, comp_vector);
+
+	return cq ? &cq->vcq.cq : NULL;
+}
+
+/* libibverbs' ibv_create_cq_ex() sets the channel and cq_context after. */
+static struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
+					   struct ibv_cq_init_attr_ex *attr)
+{
+	struct shca_cq *cq;
+	int err;
+
+	err = shca_cq_ex_check(attr);
+	if (err) {
+		errno = err;
+		return NULL;
+	}
+	if (attr->cqe > INT32_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	cq = shca_cq_create(ibctx, attr->cqe, attr->channel, attr->comp_vector);
+	if (!cq)
+		return NULL;
+	shca_cq_ex_init(cq);
+	return &cq->vcq.cq_ex;
 }
 
 static void shca_wc_from_cqe(struct ibv_wc *wc, const struct softhca_cqe *e)
@@ -423,15 +455,11 @@ static void shca_wc_from_cqe(struct ibv_wc *wc, const struct softhca_cqe *e)
 	wc->src_qp = e->src_qp;
 	wc->pkey_index = e->pkey_index;
 	wc->sl = e->sl;
-	if (e->flags & SOFTHCA_CQE_WITH_IMM) {
-		wc->wc_flags |= IBV_WC_WITH_IMM;
+	wc->wc_flags = shca_cqe_wc_flags(e);
+	if (e->flags & SOFTHCA_CQE_WITH_IMM)
 		wc->imm_data = e->ex;	/* network order, as the kernel keeps it */
-	} else if (e->flags & SOFTHCA_CQE_WITH_INV) {
-		wc->wc_flags |= IBV_WC_WITH_INV;
+	else if (e->flags & SOFTHCA_CQE_WITH_INV)
 		wc->invalidated_rkey = e->ex;
-	}
-	if (e->flags & SOFTHCA_CQE_GRH)
-		wc->wc_flags |= IBV_WC_GRH;
 }
 
 static int shca_poll_cq(struct ibv_cq *ibcq, int num_entries,
@@ -517,11 +545,14 @@ static int shca_destroy_cq(struct ibv_cq *ibcq)
 /* ---- queue pairs --------------------------------------------------------- */
 
 /*
- * What create_qp_ex accepts: RC and UD queue pairs on a PD, without SRQ, XRC,
- * receive hashing, TSO or the ibv_qp_ex work-request API. Everything else
- * is EOPNOTSUPP here rather than a kernel refusal with a vaguer errno.
+ * What create_qp_ex accepts: RC, UC and UD queue pairs on a PD, without
+ * XRC, receive hashing or TSO; with the ibv_qp_ex work-request API for the
+ * send operations the kernel's POST_SEND carries (softhca_ex.c).
+ * Everything else is EOPNOTSUPP here rather than a kernel refusal with a
+ * vaguer errno.
  */
-#define SHCA_QP_INIT_ATTR_MASK	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS)
+#define SHCA_QP_INIT_ATTR_MASK	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | \
+				 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
 static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 					struct ibv_qp_init_attr_ex *attr)
@@ -548,15 +579,26 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 		errno = EINVAL;
 		return NULL;
 	}
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) {
+		err = shca_qp_ex_check(attr->qp_type, attr->send_ops_flags);
+		if (err) {
+			errno = err;
+			return NULL;
+		}
+	}
 
 	qp = calloc(1, sizeof(*qp));
 	if (!qp) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	/* libibverbs' write path refuses CREATE_FLAGS even when they are 0. */
+	/*
+	 * libibverbs' write path refuses CREATE_FLAGS even when they are 0;
+	 * the send ops are the provider's business.
+	 */
 	attr_ex = *attr;
-	attr_ex.comp_mask &= ~IBV_QP_INIT_ATTR_CREATE_FLAGS;
+	attr_ex.comp_mask &= ~(IBV_QP_INIT_ATTR_CREATE_FLAGS |
+			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS);
 	memset(&cmd, 0, sizeof(cmd));
 	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &attr_ex, &cmd, sizeof(cmd),
 				   &resp, sizeof(resp));
@@ -566,6 +608,8 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 		return NULL;
 	}
 	attr->cap = attr_ex.cap;	/* what the kernel granted */
+	if (attr->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		shca_qp_ex_init(qp, attr);
 	return &qp->vqp.qp;
 }
 
@@ -626,6 +670,7 @@ static int shca_destroy_qp(struct ibv_qp *ibqp)
 		return err;
 	/* The kernel produces nothing for the QP any more. */
 	shca_qp_clean_cqs(ibqp);
+	shca_qp_ex_fini(to_shca_qp(ibqp));
 	free(to_shca_qp(ibqp));
 	return 0;
 }
@@ -775,6 +820,7 @@ static const struct verbs_context_ops shca_ctx_ops = {
 	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
+	.create_cq_ex = shca_create_cq_ex,
 	.create_qp = shca_create_qp,
 	.create_qp_ex = shca_create_qp_ex,
 	.create_srq = shca_create_srq,

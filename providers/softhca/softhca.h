@@ -6,6 +6,7 @@
 #define SOFTHCA_PROVIDER_H
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -55,11 +56,63 @@ struct shca_cq {
 	size_t map_len;
 	uint32_t mask;			/* slots - 1 */
 	uint32_t consumer;		/* our copy of ring->consumer */
+	/* ibv_start_poll() .. ibv_end_poll(), under @lock: */
+	uint32_t producer;		/* ring->producer as last read */
+	const struct softhca_cqe *cur;	/* the current entry, or NULL */
+};
+
+/* ibv_qp_ex: one work request being built, see softhca_ex.c. */
+struct shca_wr_slot {
+	struct ibv_send_wr wr;		/* next, sg_list: set when posted */
+	uint32_t sge_first;		/* its SGEs in shca_wr_batch.sge */
+	uint32_t inl_off;		/* its inline data in .inl, or: */
+#define SHCA_WR_NO_INLINE	UINT32_MAX
+};
+
+/* The requests between ibv_wr_start() and ibv_wr_complete(). */
+struct shca_wr_batch {
+	struct shca_wr_slot *wr;
+	struct ibv_sge *sge;
+	uint8_t *inl;
+	uint32_t nwr, wr_cap;
+	uint32_t nsge, sge_cap;
+	uint32_t ninl, inl_cap;
+	int err;			/* first error; ibv_wr_complete() returns it */
+	bool open;
 };
 
 struct shca_qp {
 	struct verbs_qp vqp;
+	/* The ibv_qp_ex work-request API (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS): */
+	bool has_qp_ex;
+	pthread_spinlock_t batch_lock;	/* held from wr_start to complete/abort */
+	struct shca_wr_batch batch;
+	uint64_t send_ops;		/* bit (1 << IBV_WR_*) per allowed op */
+	uint32_t max_send_sge;
+	uint32_t max_inline;
 };
+
+/* The IBV_WC_* flags of a completion entry. */
+static inline unsigned int shca_cqe_wc_flags(const struct softhca_cqe *e)
+{
+	unsigned int flags = 0;
+
+	if (e->flags & SOFTHCA_CQE_WITH_IMM)
+		flags |= IBV_WC_WITH_IMM;
+	else if (e->flags & SOFTHCA_CQE_WITH_INV)
+		flags |= IBV_WC_WITH_INV;
+	if (e->flags & SOFTHCA_CQE_GRH)
+		flags |= IBV_WC_GRH;
+	return flags;
+}
+
+/* softhca_ex.c */
+int shca_qp_ex_check(enum ibv_qp_type qp_type, uint64_t send_ops_flags);
+void shca_qp_ex_init(struct shca_qp *qp,
+		     const struct ibv_qp_init_attr_ex *attr);
+void shca_qp_ex_fini(struct shca_qp *qp);
+int shca_cq_ex_check(const struct ibv_cq_init_attr_ex *attr);
+void shca_cq_ex_init(struct shca_cq *cq);
 
 static inline struct shca_context *to_shca_ctx(struct ibv_context *ibctx)
 {

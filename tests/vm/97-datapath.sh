@@ -4,11 +4,14 @@
 # The RC data path end to end through libibverbs: shca_qp (every opcode
 # with byte-exact checks, inline, gather/scatter, signaling, fences,
 # completion channels, every error completion and the flush behind it,
-# the QP state machine) between softhca0 (eth0) and softhca1 (eth1) and
-# in loopback on softhca0; then rdma-core's own ibv_rc_pingpong, server
-# and client in this guest on the two devices, polling and with
-# completion events. Afterwards nothing is left in `rdma res` and the
-# pinned-page counters are back at their baseline.
+# the QP state machine, the extended verbs: ibv_wr_* batches and
+# ibv_start_poll) between softhca0 (eth0) and softhca1 (eth1) and in
+# loopback on softhca0; then rdma-core's own ibv_rc_pingpong, server and
+# client in this guest on the two devices, polling, with completion
+# events and with ibv_wr_* (-N), the other pingpongs, and perftest's
+# bandwidth tools (SEND, WRITE, READ, atomics). Afterwards nothing is
+# left in `rdma res` and the pinned-page counters are back at their
+# baseline.
 #
 # DATAPATH_ITERS (default 200) sets ibv_rc_pingpong's iterations.
 # shellcheck disable=SC1091
@@ -95,9 +98,9 @@ pingpong() {
 	wait $_spid
 	_src=$?
 	sed 's/^/    server: /' /tmp/pp_srv.out
+	_re=${PP_OK_RE:-"(^| )$ITERS iters in "}
 	if [ $_crc -eq 0 ] && [ $_src -eq 0 ] &&
-		run_out | grep -Eq "(^| )$ITERS iters in " &&
-		grep -Eq "(^| )$ITERS iters in " /tmp/pp_srv.out; then
+		run_out | grep -Eq "$_re" && grep -Eq "$_re" /tmp/pp_srv.out; then
 		ok "$_desc: $ITERS iterations both ways"
 	else
 		bad "$_desc: client exit status $_crc, server $_src"
@@ -123,6 +126,8 @@ else
 		-d "$c" -g "$gc" -n "$ITERS" -e localhost
 	pingpong "ibv_rc_pingpong -s 65536 (64 KiB messages)" -d "$D0" -g "$g0" -n "$ITERS" -s 65536 -- \
 		-d "$c" -g "$gc" -n "$ITERS" -s 65536 localhost
+	pingpong "ibv_rc_pingpong -N (ibv_wr_* work requests of ibv_create_qp_ex)" \
+		-d "$D0" -g "$g0" -n "$ITERS" -N -- -d "$c" -g "$gc" -n "$ITERS" -N localhost
 	[ $CROSS = 0 ] || pingpong "ibv_rc_pingpong on one device" -d "$D0" -g "$g0" -n "$ITERS" -- \
 		-d "$D0" -g "$g0" -n "$ITERS" localhost
 	# UD: datagrams with address handles; 1000 bytes fit the 1024 MTU
@@ -146,6 +151,19 @@ else
 		-d "$c" -g "$gc" -n "$ITERS" localhost
 	pingpong "ibv_srq_pingpong -e (completion events)" -d "$D0" -g "$g0" -n "$ITERS" -e -- \
 		-d "$c" -g "$gc" -n "$ITERS" -e localhost
+	# perftest's bandwidth tools, every opcode (perftest keeps ibv_wr_*
+	# for the vendors it lists); a row of results on both sides is success
+	title "perftest, $D0 (server) <-> $c (client)"
+	PP_OK_RE='^ *[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+'
+	for PP in ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw; do
+		if ! command -v $PP >/dev/null; then
+			info "$PP is not in this guest"
+			continue
+		fi
+		pingpong "$PP -n 200" -d "$D0" -x "$g0" -n 200 -F -- \
+			-d "$c" -x "$gc" -n 200 -F localhost
+	done
+	PP_OK_RE=
 	PP=ibv_rc_pingpong
 fi
 

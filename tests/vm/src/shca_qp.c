@@ -112,6 +112,8 @@ struct qp_opts {
 	int access;			/* qp_access_flags */
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	bool channel;			/* CQs on a completion channel */
+	bool cq_ex;			/* CQs of ibv_create_cq_ex() */
+	uint64_t send_ops;		/* ibv_create_qp_ex() with these, if any */
 };
 
 static const struct qp_opts def_opts = {
@@ -183,8 +185,20 @@ static int end_create(struct end *e, struct vt_dev *d, const struct qp_opts *o)
 		if (!e->ch)
 			return errno;
 	}
-	e->scq = ibv_create_cq(d->ctx, 1024, e, e->ch, 0);
-	e->rcq = e->scq ? ibv_create_cq(d->ctx, 1024, e, e->ch, 0) : NULL;
+	if (o->cq_ex) {
+		struct ibv_cq_init_attr_ex ca = {
+			.cqe = 1024, .cq_context = e, .channel = e->ch,
+			.wc_flags = IBV_WC_STANDARD_FLAGS,
+		};
+		struct ibv_cq_ex *s = ibv_create_cq_ex(d->ctx, &ca);
+		struct ibv_cq_ex *r = s ? ibv_create_cq_ex(d->ctx, &ca) : NULL;
+
+		e->scq = s ? ibv_cq_ex_to_cq(s) : NULL;
+		e->rcq = r ? ibv_cq_ex_to_cq(r) : NULL;
+	} else {
+		e->scq = ibv_create_cq(d->ctx, 1024, e, e->ch, 0);
+		e->rcq = e->scq ? ibv_create_cq(d->ctx, 1024, e, e->ch, 0) : NULL;
+	}
 	if (!e->rcq)
 		return errno;
 	memset(&ia, 0, sizeof(ia));
@@ -197,7 +211,20 @@ static int end_create(struct end *e, struct vt_dev *d, const struct qp_opts *o)
 	ia.cap.max_send_sge = sge;
 	ia.cap.max_recv_sge = sge;
 	ia.cap.max_inline_data = o->max_inline;
-	e->qp = ibv_create_qp(d->pd, &ia);
+	if (o->send_ops) {
+		struct ibv_qp_init_attr_ex iax = {
+			.send_cq = ia.send_cq, .recv_cq = ia.recv_cq,
+			.cap = ia.cap, .qp_type = ia.qp_type,
+			.sq_sig_all = ia.sq_sig_all,
+			.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.pd = d->pd, .send_ops_flags = o->send_ops,
+		};
+
+		e->qp = ibv_create_qp_ex(d->ctx, &iax);
+		ia.cap = iax.cap;
+	} else {
+		e->qp = ibv_create_qp(d->pd, &ia);
+	}
 	if (!e->qp)
 		return errno;
 	e->cap = ia.cap;
@@ -2163,6 +2190,298 @@ out:
 	pair_down(&p);
 }
 
+
+/* ---- extended verbs: ibv_qp_ex and ibv_cq_ex ------------------------------ */
+
+#define RC_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+		     IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_RDMA_WRITE | \
+		     IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
+		     IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+		     IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD)
+
+/*
+ * Read @n completions of @cq with ibv_start_poll/ibv_next_poll/ibv_end_poll
+ * and the ibv_wc_read_* accessors into @wc (the fields ibv_poll_cq fills).
+ */
+static int poll_ex(struct ibv_cq *cq, int n, struct ibv_wc *wc)
+{
+	struct ibv_cq_ex *cx = (struct ibv_cq_ex *)cq;
+	struct ibv_poll_cq_attr pa = {};
+	uint64_t end = now_ms() + POLL_MS;
+	int got = 0, ret;
+
+	while (got < n && now_ms() < end) {
+		ret = ibv_start_poll(cx, &pa);
+		if (ret == ENOENT) {
+			usleep(1000);
+			continue;
+		}
+		if (ret) {
+			vt_bad("ibv_start_poll: %s", vt_errname(ret));
+			return got;
+		}
+		do {
+			struct ibv_wc *w = &wc[got++];
+
+			memset(w, 0, sizeof(*w));
+			w->wr_id = cx->wr_id;
+			w->status = cx->status;
+			w->opcode = ibv_wc_read_opcode(cx);
+			w->byte_len = ibv_wc_read_byte_len(cx);
+			w->qp_num = ibv_wc_read_qp_num(cx);
+			w->src_qp = ibv_wc_read_src_qp(cx);
+			w->wc_flags = ibv_wc_read_wc_flags(cx);
+			w->sl = ibv_wc_read_sl(cx);
+			if (w->wc_flags & IBV_WC_WITH_IMM)
+				w->imm_data = ibv_wc_read_imm_data(cx);
+			if (w->wc_flags & IBV_WC_WITH_INV)
+				w->invalidated_rkey = ibv_wc_read_invalidated_rkey(cx);
+		} while (got < n && ibv_next_poll(cx) == 0);
+		ibv_end_poll(cx);
+	}
+	return got;
+}
+
+/* A batch that must fail at ibv_wr_complete() with @err and post nothing. */
+static void expect_batch_refused(struct pair *p, const char *what, int err, int ret)
+{
+	vt_contract(ret == err, "%s: ibv_wr_complete %s (%s)", what,
+		    vt_errname(ret), vt_errname(err));
+	expect_empty(p->a.scq, what);
+	expect_empty(p->b.rcq, what);
+}
+
+static void t_qp_ex(struct vt_dev *da, struct vt_dev *db)
+{
+	const size_t atom = 1 << 20;
+	struct qp_opts o = def_opts;
+	struct ibv_cq_init_attr_ex ca = { .cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS };
+	struct ibv_qp_init_attr_ex iax;
+	struct ibv_data_buf bufs[2];
+	unsigned char inl[40], inl_a[24], inl_b[40];
+	struct ibv_wc wc[8];
+	struct ibv_sge sl[3];
+	struct ibv_qp_ex *qx;
+	struct ibv_cq_ex *cqx;
+	struct ibv_qp *qp;
+	struct pair p;
+	int ret, n, i;
+	uint32_t ak, bk;
+
+	title("extended verbs: ibv_wr_* work requests, ibv_start_poll completions");
+	o.cq_ex = true;
+	o.send_ops = RC_SEND_OPS;
+	if (!pair_up2(&p, da, db, &o, &o, "qp_ex"))
+		goto out;
+	qx = ibv_qp_to_qp_ex(p.a.qp);
+	if (!vt_check(qx != NULL, "ibv_qp_to_qp_ex of a QP made with send_ops_flags"))
+		goto out;
+	ak = p.a.mr->lkey;
+	bk = p.b.mr->rkey;
+	fill(&p.a, 0, 65536);
+	fill(&p.b, 512 << 10, 4096);
+	put64(&p.b, atom, 100);
+	for (i = 0; i < (int)sizeof(inl); i++)
+		inl[i] = (unsigned char)(0xa0 + i);
+	memset(inl_a, 0x3c, sizeof(inl_a));
+	memset(inl_b, 0xc3, sizeof(inl_b));
+	ret = post_recv1(&p.b, 0x300, 0, 4096);
+	ret = ret ? ret : post_recv1(&p.b, 0x301, 4096, 4096);
+	ret = ret ? ret : post_recv1(&p.b, 0x302, 8192, 0);
+	if (!vt_check(!ret, "qp_ex: receives posted (%s)", vt_errname(ret)))
+		goto out;
+
+	/* Every RC operation in one batch, one command. */
+	ibv_wr_start(qx);
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	qx->wr_id = 0x200;
+	ibv_wr_send(qx);
+	ibv_wr_set_sge(qx, ak, raddr_of(&p.a, 0), 1000);
+	qx->wr_id = 0x201;
+	ibv_wr_send_imm(qx, htonl(0x1234));
+	ibv_wr_set_inline_data(qx, inl, sizeof(inl));
+	memset(inl, 0, sizeof(inl));	/* copied when set: reusable at once */
+	qx->wr_id = 0x202;
+	ibv_wr_rdma_write(qx, bk, raddr_of(&p.b, 64 << 10));
+	sl[0] = sge_of(&p.a, 100, 300);
+	sl[1] = sge_of(&p.a, 5000, 1);
+	sl[2] = sge_of(&p.a, 20000, 3000);
+	ibv_wr_set_sge_list(qx, 3, sl);
+	qx->wr_id = 0x203;
+	ibv_wr_rdma_write_imm(qx, bk, raddr_of(&p.b, 128 << 10), htonl(0xabcd));
+	bufs[0] = (struct ibv_data_buf){ .addr = inl_a, .length = sizeof(inl_a) };
+	bufs[1] = (struct ibv_data_buf){ .addr = inl_b, .length = sizeof(inl_b) };
+	ibv_wr_set_inline_data_list(qx, 2, bufs);
+	qx->wr_id = 0x204;
+	ibv_wr_rdma_read(qx, bk, raddr_of(&p.b, 512 << 10));
+	ibv_wr_set_sge(qx, ak, raddr_of(&p.a, 256 << 10), 4096);
+	qx->wr_id = 0x205;
+	ibv_wr_atomic_fetch_add(qx, bk, raddr_of(&p.b, atom), 5);
+	ibv_wr_set_sge(qx, ak, raddr_of(&p.a, atom), 8);
+	qx->wr_id = 0x206;
+	ibv_wr_atomic_cmp_swp(qx, bk, raddr_of(&p.b, atom), 105, 7);
+	ibv_wr_set_sge(qx, ak, raddr_of(&p.a, atom + 8), 8);
+	ret = ibv_wr_complete(qx);
+	if (!vt_check(!ret, "qp_ex: a batch of SEND, SEND_IMM (inline), WRITE (3 SGEs), "
+		      "WRITE_IMM (inline list), READ, FETCH_ADD, CMP_SWP: posted (%s)",
+		      vt_errname(ret)))
+		goto out;
+
+	n = poll_ex(p.a.scq, 7, wc);
+	vt_check(n == 7, "qp_ex: 7 send completions through ibv_start_poll/ibv_next_poll (%d)", n);
+	{
+		static const int op[7] = { IBV_WC_SEND, IBV_WC_SEND, IBV_WC_RDMA_WRITE,
+					   IBV_WC_RDMA_WRITE, IBV_WC_RDMA_READ,
+					   IBV_WC_FETCH_ADD, IBV_WC_COMP_SWAP };
+
+		for (i = 0; i < n; i++)
+			check_wc("qp_ex: send completion, read with ibv_wc_read_*", &wc[i],
+				 &WCX(.status = IBV_WC_SUCCESS, .opcode = op[i],
+				      .wr_id = 0x200 + i, .qp_num = p.a.qp->qp_num,
+				      .byte_len = i == 4 ? 4096 : i >= 5 ? 8 : -1));
+	}
+	n = poll_ex(p.b.rcq, 3, wc);
+	vt_check(n == 3, "qp_ex: 3 receive completions (%d)", n);
+	if (n == 3) {
+		check_wc("qp_ex: SEND received", &wc[0],
+			 &WCX(.status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV, .wr_id = 0x300,
+			      .qp_num = p.b.qp->qp_num, .byte_len = 1000, .wc_flags = 0));
+		check_wc("qp_ex: SEND_IMM of inline data received", &wc[1],
+			 &WCX(.status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV, .wr_id = 0x301,
+			      .qp_num = p.b.qp->qp_num, .byte_len = 40,
+			      .wc_flags = IBV_WC_WITH_IMM, .imm = 0x1234));
+		check_wc("qp_ex: WRITE_IMM received", &wc[2],
+			 &WCX(.status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV_RDMA_WITH_IMM,
+			      .wr_id = 0x302, .qp_num = p.b.qp->qp_num, .byte_len = 64,
+			      .wc_flags = IBV_WC_WITH_IMM, .imm = 0xabcd));
+	}
+	/* What the bytes must be now. */
+	memcpy(p.b.shadow, p.a.buf, 1000);
+	for (i = 0; i < 40; i++)
+		p.b.shadow[4096 + i] = (unsigned char)(0xa0 + i);
+	memcpy(p.b.shadow + (64 << 10), p.a.buf + 100, 300);
+	memcpy(p.b.shadow + (64 << 10) + 300, p.a.buf + 5000, 1);
+	memcpy(p.b.shadow + (64 << 10) + 301, p.a.buf + 20000, 3000);
+	memset(p.b.shadow + (128 << 10), 0x3c, 24);
+	memset(p.b.shadow + (128 << 10) + 24, 0xc3, 40);
+	memcpy(p.a.shadow + (256 << 10), p.b.buf + (512 << 10), 4096);
+	put64(&p.a, atom, 100);
+	put64(&p.a, atom + 8, 105);
+	memcpy(p.b.shadow + atom, &(uint64_t){ 7 }, 8);
+	check_buf(&p.b, "qp_ex: the batch at the responder");
+	check_buf(&p.a, "qp_ex: the batch at the requester (READ, atomics)");
+
+	/* The same CQ through ibv_poll_cq, a QP through ibv_post_send. */
+	ret = post_recv1(&p.b, 0x310, 0, 4096);
+	ret = ret ? ret : post1(&p.a, 0x210, IBV_WR_SEND, 0, 64, 0, 0, 0);
+	if (vt_check(!ret, "qp_ex: ibv_post_send on the same QP (%s)", vt_errname(ret))) {
+		expect_wc(p.a.scq, "qp_ex: ibv_poll_cq on a CQ of ibv_create_cq_ex",
+			  &WCX(.status = IBV_WC_SUCCESS, .opcode = IBV_WC_SEND, .wr_id = 0x210,
+			       .qp_num = p.a.qp->qp_num));
+		expect_wc(p.b.rcq, "qp_ex: its receive",
+			  &WCX(.status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV, .wr_id = 0x310,
+			       .qp_num = p.b.qp->qp_num, .byte_len = 64));
+	}
+
+	/* Batches that post nothing. */
+	ibv_wr_start(qx);
+	ret = ibv_wr_complete(qx);
+	vt_check(!ret, "qp_ex: an empty batch completes (%s)", vt_errname(ret));
+	ibv_wr_start(qx);
+	qx->wr_id = 0x220;
+	ibv_wr_send(qx);
+	ibv_wr_set_sge(qx, ak, raddr_of(&p.a, 0), 64);
+	ibv_wr_abort(qx);
+	expect_empty(p.a.scq, "qp_ex: ibv_wr_abort posts nothing");
+	ibv_wr_start(qx);
+	ibv_wr_set_sge(qx, ak, raddr_of(&p.a, 0), 64);
+	qx->wr_id = 0x221;
+	ibv_wr_send(qx);
+	ibv_wr_set_sge(qx, ak, raddr_of(&p.a, 0), 64);
+	expect_batch_refused(&p, "qp_ex: an SGE set before any work request",
+			     EINVAL, ibv_wr_complete(qx));
+	ibv_wr_start(qx);
+	qx->wr_id = 0x222;
+	ibv_wr_send(qx);
+	{
+		static unsigned char big[4096];
+
+		ibv_wr_set_inline_data(qx, big, p.a.cap.max_inline_data + 1);
+	}
+	expect_batch_refused(&p, "qp_ex: inline data over max_inline_data", EINVAL,
+			     ibv_wr_complete(qx));
+	ibv_wr_start(qx);
+	qx->wr_id = 0x223;
+	ibv_wr_send(qx);
+	ibv_wr_set_sge_list(qx, p.a.cap.max_send_sge + 1, sl);
+	expect_batch_refused(&p, "qp_ex: more SGEs than max_send_sge", EINVAL,
+			     ibv_wr_complete(qx));
+	ret = post_recv1(&p.b, 0x311, 0, 4096);
+	ibv_wr_start(qx);
+	qx->wr_id = 0x224;
+	ibv_wr_send(qx);
+	ibv_wr_set_sge(qx, ak, raddr_of(&p.a, 0), 64);
+	ret = ret ? ret : ibv_wr_complete(qx);
+	if (vt_check(!ret, "qp_ex: the QP posts again after refused batches (%s)",
+		     vt_errname(ret)))
+		expect_wc(p.a.scq, "qp_ex: and completes",
+			  &WCX(.status = IBV_WC_SUCCESS, .opcode = IBV_WC_SEND,
+			       .wr_id = 0x224, .qp_num = p.a.qp->qp_num));
+	expect_wc(p.b.rcq, "qp_ex: its receive",
+		  &WCX(.status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV, .wr_id = 0x311,
+		       .qp_num = p.b.qp->qp_num, .byte_len = 64));
+
+	/* What the device cannot do, refused when asked for. */
+	memset(&iax, 0, sizeof(iax));
+	iax.send_cq = p.a.scq;
+	iax.recv_cq = p.a.rcq;
+	iax.qp_type = IBV_QPT_RC;
+	iax.cap = (struct ibv_qp_cap){ .max_send_wr = 4, .max_recv_wr = 4,
+				       .max_send_sge = 1, .max_recv_sge = 1 };
+	iax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	iax.pd = da->pd;
+	iax.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW;
+	qp = ibv_create_qp_ex(da->ctx, &iax);
+	vt_contract(!qp && errno == EOPNOTSUPP,
+		    "create_qp_ex with IBV_QP_EX_WITH_BIND_MW: %s (EOPNOTSUPP: no memory windows)",
+		    qp ? "created" : vt_errname(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	iax.qp_type = IBV_QPT_UD;
+	iax.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE;
+	qp = ibv_create_qp_ex(da->ctx, &iax);
+	vt_contract(!qp && errno == EOPNOTSUPP,
+		    "create_qp_ex of a UD QP with RDMA_WRITE: %s (EOPNOTSUPP)",
+		    qp ? "created" : vt_errname(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+	ca.wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
+	cqx = ibv_create_cq_ex(da->ctx, &ca);
+	vt_contract(!cqx && errno == EOPNOTSUPP,
+		    "create_cq_ex with completion timestamps: %s (EOPNOTSUPP: no clock)",
+		    cqx ? "created" : vt_errname(errno));
+	if (cqx)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+out:
+	pair_down(&p);
+
+	/* Only SEND asked for: an RDMA WRITE is refused at ibv_wr_complete. */
+	o.send_ops = IBV_QP_EX_WITH_SEND;
+	if (!pair_up2(&p, da, db, &o, &o, "qp_ex, SEND only"))
+		goto out2;
+	qx = ibv_qp_to_qp_ex(p.a.qp);
+	ibv_wr_start(qx);
+	qx->wr_id = 0x230;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_rdma_write(qx, p.b.mr->rkey, raddr_of(&p.b, 0));
+	ibv_wr_set_sge(qx, p.a.mr->lkey, raddr_of(&p.a, 0), 64);
+	expect_batch_refused(&p, "qp_ex: RDMA_WRITE on a QP made for SEND only",
+			     EOPNOTSUPP, ibv_wr_complete(qx));
+	check_buf(&p.b, "qp_ex: nothing written");
+out2:
+	pair_down(&p);
+}
+
 /* ---- main ----------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -2194,6 +2513,7 @@ int main(int argc, char **argv)
 	t_data(da, db);
 	t_self(da);
 	t_events(da, db);
+	t_qp_ex(da, db);
 
 	title("error completions");
 	for (i = E_LKEY; i <= E_RKEY_KERNEL; i++)

@@ -1242,6 +1242,7 @@ void shca_qp_post_exec(struct shca_qp *qp)
 		 * let go before it could see the flag.
 		 */
 		set_bit(SHCA_QP_EXEC_POSTED, &qp->exec_flags);
+		/* POSTED before BUSY again: see shca_exec_release(). */
 		smp_mb__after_atomic();
 		if (test_and_set_bit(SHCA_QP_EXEC_BUSY, &qp->exec_flags))
 			return;
