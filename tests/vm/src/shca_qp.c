@@ -2269,6 +2269,17 @@ static void t_qp_ex(struct vt_dev *da, struct vt_dev *db)
 	uint32_t ak, bk;
 
 	title("extended verbs: ibv_wr_* work requests, ibv_start_poll completions");
+	if (!strict) {
+		/*
+		 * Not compared: with rdma_rxe of Debian's 6.12 every request of
+		 * the first batch completed flushed, and the misuse cases below
+		 * (a setter before any request) are undefined for rxe, which
+		 * then crashed the program. ibv_rc_pingpong -N runs on both.
+		 */
+		vt_info("%s: the ibv_wr_* batch checks are softhca's; not run here",
+			da->name);
+		return;
+	}
 	o.cq_ex = true;
 	o.send_ops = RC_SEND_OPS;
 	if (!pair_up2(&p, da, db, &o, &o, "qp_ex"))
