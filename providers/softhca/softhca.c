@@ -77,7 +77,7 @@ static struct ibv_pd *shca_alloc_pd(struct ibv_context *ibctx)
 {
 	struct ib_uverbs_alloc_pd_resp resp;
 	struct ibv_alloc_pd cmd;
-	struct ibv_pd *pd;
+	struct shca_pd *pd;
 	int err;
 
 	pd = calloc(1, sizeof(*pd));
@@ -86,25 +86,136 @@ static struct ibv_pd *shca_alloc_pd(struct ibv_context *ibctx)
 		return NULL;
 	}
 	memset(&cmd, 0, sizeof(cmd));
-	err = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
+	err = ibv_cmd_alloc_pd(ibctx, &pd->ibpd, &cmd, sizeof(cmd), &resp,
 			       sizeof(resp));
 	if (err) {
 		free(pd);
 		errno = err;
 		return NULL;
 	}
-	return pd;
+	return &pd->ibpd;
 }
 
-static int shca_dealloc_pd(struct ibv_pd *pd)
+/*
+ * A parent domain extends a PD of this context with the consumer's
+ * allocators (and its context for them); thread domains do not exist
+ * here (ibv_alloc_td() is EOPNOTSUPP), so none can be given. The PD stays
+ * allocated while a parent domain extends it (its dealloc is EBUSY).
+ */
+static struct ibv_pd *
+shca_alloc_parent_domain(struct ibv_context *ibctx,
+			 struct ibv_parent_domain_init_attr *attr)
 {
+	struct shca_pd *pd, *prot;
+
+	if (attr->comp_mask & ~(uint32_t)(IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
+					  IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if (!attr->pd || attr->pd->context != ibctx || attr->td ||
+	    to_shca_pd(attr->pd)->protection ||
+	    ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
+	     (!attr->alloc || !attr->free))) {
+		errno = EINVAL;
+		return NULL;
+	}
+	prot = to_shca_pd(attr->pd);
+	pd = calloc(1, sizeof(*pd));
+	if (!pd) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	pd->ibpd.context = ibctx;
+	pd->ibpd.handle = prot->ibpd.handle;
+	pd->protection = prot;
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
+		pd->alloc = attr->alloc;
+		pd->free = attr->free;
+	}
+	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
+		pd->pd_context = attr->pd_context;
+	__atomic_add_fetch(&prot->parents, 1, __ATOMIC_RELAXED);
+	return &pd->ibpd;
+}
+
+static int shca_dealloc_pd(struct ibv_pd *ibpd)
+{
+	struct shca_pd *pd = to_shca_pd(ibpd);
 	int err;
 
-	err = ibv_cmd_dealloc_pd(pd);
+	if (pd->protection) {
+		__atomic_sub_fetch(&pd->protection->parents, 1,
+				   __ATOMIC_RELAXED);
+		free(pd);
+		return 0;
+	}
+	if (__atomic_load_n(&pd->parents, __ATOMIC_RELAXED))
+		return EBUSY;
+	err = ibv_cmd_dealloc_pd(ibpd);
 	if (err)
 		return err;
 	free(pd);
 	return 0;
+}
+
+/**
+ * shca_pd_zalloc() - zeroed memory for an object made on @pd
+ * @pd: a PD or parent domain
+ * @size: bytes
+ * @type: SHCA_RES_TYPE_*
+ * @by: set to where the memory came from, for shca_pd_free()
+ *
+ * A parent domain's allocator is asked first (alignment 64); when it
+ * answers IBV_ALLOCATOR_USE_DEFAULT, or for a plain PD, calloc() serves.
+ *
+ * Return: the memory, or NULL with errno set.
+ */
+void *shca_pd_zalloc(struct ibv_pd *pd, size_t size, uint32_t type,
+		     enum shca_alloc_by *by)
+{
+	struct shca_pd *p = pd ? to_shca_pd(pd) : NULL;
+	void *ptr;
+
+	if (p && p->alloc) {
+		ptr = p->alloc(pd, p->pd_context, size, 64, type);
+		if (ptr != IBV_ALLOCATOR_USE_DEFAULT) {
+			if (!ptr) {
+				errno = ENOMEM;
+				return NULL;
+			}
+			memset(ptr, 0, size);
+			*by = SHCA_ALLOC_PD;
+			return ptr;
+		}
+	}
+	ptr = calloc(1, size);
+	if (!ptr)
+		errno = ENOMEM;
+	*by = SHCA_ALLOC_LIBC;
+	return ptr;
+}
+
+/**
+ * shca_pd_free() - give back memory of shca_pd_zalloc()
+ * @pd: the PD or parent domain it was asked of
+ * @ptr: the memory, or NULL
+ * @type: its SHCA_RES_TYPE_*
+ * @by: where it came from
+ */
+void shca_pd_free(struct ibv_pd *pd, void *ptr, uint32_t type,
+		  enum shca_alloc_by by)
+{
+	struct shca_pd *p;
+
+	if (!ptr)
+		return;
+	if (by == SHCA_ALLOC_LIBC) {
+		free(ptr);
+		return;
+	}
+	p = to_shca_pd(pd);
+	p->free(pd, p->pd_context, ptr, type);
 }
 
 /* ---- memory regions ------------------------------------------------------ */
@@ -367,18 +478,19 @@ struct shca_create_cq_resp {
 
 static struct shca_cq *shca_cq_create(struct ibv_context *ibctx, int cqe,
 				      struct ibv_comp_channel *channel,
-				      int comp_vector)
+				      int comp_vector, struct ibv_pd *pd)
 {
 	struct shca_create_cq_resp resp;
+	enum shca_alloc_by by;
 	struct ibv_create_cq cmd;
 	struct shca_cq *cq;
 	int err;
 
-	cq = calloc(1, sizeof(*cq));
-	if (!cq) {
-		errno = ENOMEM;
+	cq = shca_pd_zalloc(pd, sizeof(*cq), SHCA_RES_TYPE_CQ, &by);
+	if (!cq)
 		return NULL;
-	}
+	cq->pd = pd;
+	cq->alloc_by = by;
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
 	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
@@ -407,7 +519,7 @@ static struct shca_cq *shca_cq_create(struct ibv_context *ibctx, int cqe,
 err_destroy:
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
 err_free:
-	free(cq);
+	shca_pd_free(pd, cq, SHCA_RES_TYPE_CQ, by);
 	errno = err;
 	return NULL;
 }
@@ -416,7 +528,8 @@ static struct ibv_cq *shca_create_cq(struct ibv_context *ibctx, int cqe,
 				     struct ibv_comp_channel *channel,
 				     int comp_vector)
 {
-	struct shca_cq *cq = shca_cq_create(ibctx, cqe, channel, comp_vector);
+	struct shca_cq *cq = shca_cq_create(ibctx, cqe, channel, comp_vector,
+					    NULL);
 
 	return cq ? &cq->vcq.cq : NULL;
 }
@@ -437,7 +550,15 @@ static struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
 		errno = EINVAL;
 		return NULL;
 	}
-	cq = shca_cq_create(ibctx, attr->cqe, attr->channel, attr->comp_vector);
+	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
+	    (!attr->parent_domain || attr->parent_domain->context != ibctx ||
+	     !to_shca_pd(attr->parent_domain)->protection)) {
+		errno = EINVAL;		/* a parent domain of this context */
+		return NULL;
+	}
+	cq = shca_cq_create(ibctx, attr->cqe, attr->channel, attr->comp_vector,
+			    (attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) ?
+			    attr->parent_domain : NULL);
 	if (!cq)
 		return NULL;
 	shca_cq_ex_init(cq);
@@ -538,7 +659,7 @@ static int shca_destroy_cq(struct ibv_cq *ibcq)
 		return err;
 	munmap(cq->ring, cq->map_len);
 	pthread_spin_destroy(&cq->lock);
-	free(cq);
+	shca_pd_free(cq->pd, cq, SHCA_RES_TYPE_CQ, cq->alloc_by);
 	return 0;
 }
 
@@ -560,6 +681,7 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	struct ib_uverbs_create_qp_resp resp;
 	struct ibv_qp_init_attr_ex attr_ex;
 	struct ibv_create_qp cmd;
+	enum shca_alloc_by by;
 	struct shca_qp *qp;
 	int err;
 
@@ -587,11 +709,10 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 		}
 	}
 
-	qp = calloc(1, sizeof(*qp));
-	if (!qp) {
-		errno = ENOMEM;
+	qp = shca_pd_zalloc(attr->pd, sizeof(*qp), SHCA_RES_TYPE_QP, &by);
+	if (!qp)
 		return NULL;
-	}
+	qp->alloc_by = by;
 	/*
 	 * libibverbs' write path refuses CREATE_FLAGS even when they are 0;
 	 * the send ops are the provider's business.
@@ -603,7 +724,7 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &attr_ex, &cmd, sizeof(cmd),
 				   &resp, sizeof(resp));
 	if (err) {
-		free(qp);
+		shca_pd_free(attr->pd, qp, SHCA_RES_TYPE_QP, by);
 		errno = err;
 		return NULL;
 	}
@@ -671,7 +792,8 @@ static int shca_destroy_qp(struct ibv_qp *ibqp)
 	/* The kernel produces nothing for the QP any more. */
 	shca_qp_clean_cqs(ibqp);
 	shca_qp_ex_fini(to_shca_qp(ibqp));
-	free(to_shca_qp(ibqp));
+	shca_pd_free(ibqp->pd, to_shca_qp(ibqp), SHCA_RES_TYPE_QP,
+		     to_shca_qp(ibqp)->alloc_by);
 	return 0;
 }
 
@@ -816,6 +938,7 @@ static void shca_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops shca_ctx_ops = {
 	.alloc_dm = shca_alloc_dm,
+	.alloc_parent_domain = shca_alloc_parent_domain,
 	.alloc_pd = shca_alloc_pd,
 	.attach_mcast = shca_attach_mcast,
 	.create_ah = shca_create_ah,

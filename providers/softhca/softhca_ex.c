@@ -29,11 +29,18 @@ static inline struct shca_qp *to_shca_qpx(struct ibv_qp_ex *qpx)
 	return shca_container_of(qpx, struct shca_qp, vqp.qp_ex);
 }
 
-/* Make room for @n more elements of @size bytes in *@arr (capacity *@cap). */
-static int shca_grow(void **arr, uint32_t *cap, uint32_t used, uint32_t n,
-		     size_t size)
+/*
+ * Make room for @n more elements of @size bytes in *@arr (capacity *@cap,
+ * @used in use, from *@by), from the QP's PD: a parent domain's allocator
+ * if it has one.
+ */
+static int shca_grow(struct shca_qp *qp, void **arr, uint32_t *cap,
+		     uint32_t used, uint32_t n, size_t size,
+		     enum shca_alloc_by *by)
 {
+	struct ibv_pd *pd = qp->vqp.qp.pd;
 	uint32_t want = *cap ? *cap : 16;
+	enum shca_alloc_by nby;
 	void *p;
 
 	if (n > UINT32_MAX - used)
@@ -45,11 +52,15 @@ static int shca_grow(void **arr, uint32_t *cap, uint32_t used, uint32_t n,
 	}
 	if (want == *cap)
 		return 0;
-	p = realloc(*arr, (size_t)want * size);
+	p = shca_pd_zalloc(pd, (size_t)want * size, SHCA_RES_TYPE_QP_WR, &nby);
 	if (!p)
 		return ENOMEM;
+	if (used)
+		memcpy(p, *arr, (size_t)used * size);
+	shca_pd_free(pd, *arr, SHCA_RES_TYPE_QP_WR, *by);
 	*arr = p;
 	*cap = want;
+	*by = nby;
 	return 0;
 }
 
@@ -78,7 +89,8 @@ static struct shca_wr_slot *shca_wr_new(struct ibv_qp_ex *qpx,
 		shca_wr_fail(b, EOPNOTSUPP);
 		return NULL;
 	}
-	err = shca_grow((void **)&b->wr, &b->wr_cap, b->nwr, 1, sizeof(*s));
+	err = shca_grow(qp, (void **)&b->wr, &b->wr_cap, b->nwr, 1, sizeof(*s),
+			&b->wr_by);
 	if (err) {
 		shca_wr_fail(b, err);
 		return NULL;
@@ -218,8 +230,8 @@ static void shca_wr_set_sges(struct ibv_qp_ex *qpx, size_t n,
 	}
 	s->wr.send_flags &= ~IBV_SEND_INLINE;
 	s->inl_off = SHCA_WR_NO_INLINE;
-	err = shca_grow((void **)&b->sge, &b->sge_cap, b->nsge, n,
-			sizeof(*sg));
+	err = shca_grow(qp, (void **)&b->sge, &b->sge_cap, b->nsge, n,
+			sizeof(*sg), &b->sge_by);
 	if (err) {
 		shca_wr_fail(b, err);
 		return;
@@ -272,7 +284,8 @@ static void shca_wr_set_inline(struct ibv_qp_ex *qpx, size_t n,
 	shca_wr_set_sges(qpx, 1, &sg);
 	if (b->err)
 		return;
-	err = shca_grow((void **)&b->inl, &b->inl_cap, b->ninl, len, 1);
+	err = shca_grow(qp, (void **)&b->inl, &b->inl_cap, b->ninl, len, 1,
+			&b->inl_by);
 	if (err) {
 		shca_wr_fail(b, err);
 		return;
@@ -452,11 +465,14 @@ void shca_qp_ex_init(struct shca_qp *qp, const struct ibv_qp_init_attr_ex *attr)
  */
 void shca_qp_ex_fini(struct shca_qp *qp)
 {
+	struct ibv_pd *pd = qp->vqp.qp.pd;
+	struct shca_wr_batch *b = &qp->batch;
+
 	if (!qp->has_qp_ex)
 		return;
-	free(qp->batch.wr);
-	free(qp->batch.sge);
-	free(qp->batch.inl);
+	shca_pd_free(pd, b->wr, SHCA_RES_TYPE_QP_WR, b->wr_by);
+	shca_pd_free(pd, b->sge, SHCA_RES_TYPE_QP_WR, b->sge_by);
+	shca_pd_free(pd, b->inl, SHCA_RES_TYPE_QP_WR, b->inl_by);
 	pthread_spin_destroy(&qp->batch_lock);
 }
 
@@ -588,8 +604,8 @@ static uint8_t shca_read_dlid_path_bits(struct ibv_cq_ex *cqx)
  * @attr: ibv_create_cq_ex()'s attributes
  *
  * Every standard field can be read; completion timestamps, flow tags,
- * VLANs and tag matching cannot, nor can a CQ ignore overruns or belong
- * to a parent domain.
+ * VLANs and tag matching cannot, nor can a CQ ignore overruns. A CQ may
+ * be made on a parent domain (its allocators then serve).
  *
  * Return: 0 or EOPNOTSUPP.
  */
@@ -597,7 +613,8 @@ int shca_cq_ex_check(const struct ibv_cq_init_attr_ex *attr)
 {
 	if (attr->wc_flags & ~(uint64_t)IBV_WC_STANDARD_FLAGS)
 		return EOPNOTSUPP;
-	if (attr->comp_mask & ~(uint32_t)IBV_CQ_INIT_ATTR_MASK_FLAGS)
+	if (attr->comp_mask & ~(uint32_t)(IBV_CQ_INIT_ATTR_MASK_FLAGS |
+					  IBV_CQ_INIT_ATTR_MASK_PD))
 		return EOPNOTSUPP;
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_FLAGS) &&
 	    (attr->flags & ~(uint32_t)IBV_CREATE_CQ_ATTR_SINGLE_THREADED))

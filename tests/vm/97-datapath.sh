@@ -4,9 +4,9 @@
 # The RC data path end to end through libibverbs: shca_qp (every opcode
 # with byte-exact checks, inline, gather/scatter, signaling, fences,
 # completion channels, every error completion and the flush behind it,
-# the QP state machine, the extended verbs: ibv_wr_* batches and
-# ibv_start_poll) between softhca0 (eth0) and softhca1 (eth1) and in
-# loopback on softhca0; then rdma-core's own ibv_rc_pingpong, server and
+# the QP state machine, the extended verbs: ibv_wr_* batches,
+# ibv_start_poll, parent domains with allocators) between softhca0
+# (eth0) and softhca1 (eth1) and in loopback on softhca0; then rdma-core's own ibv_rc_pingpong, server and
 # client in this guest on the two devices, polling, with completion
 # events and with ibv_wr_* (-N), the other pingpongs, and perftest's
 # bandwidth tools (SEND, WRITE, READ, atomics). Afterwards nothing is

@@ -114,6 +114,9 @@ struct qp_opts {
 	bool channel;			/* CQs on a completion channel */
 	bool cq_ex;			/* CQs of ibv_create_cq_ex() */
 	uint64_t send_ops;		/* ibv_create_qp_ex() with these, if any */
+	struct ibv_pd *pd;		/* QP, CQs and MR on this PD or parent
+					 * domain (CQs: cq_ex only); NULL: the
+					 * device's PD */
 };
 
 static const struct qp_opts def_opts = {
@@ -189,6 +192,8 @@ static int end_create(struct end *e, struct vt_dev *d, const struct qp_opts *o)
 		struct ibv_cq_init_attr_ex ca = {
 			.cqe = 1024, .cq_context = e, .channel = e->ch,
 			.wc_flags = IBV_WC_STANDARD_FLAGS,
+			.comp_mask = o->pd ? IBV_CQ_INIT_ATTR_MASK_PD : 0,
+			.parent_domain = o->pd,
 		};
 		struct ibv_cq_ex *s = ibv_create_cq_ex(d->ctx, &ca);
 		struct ibv_cq_ex *r = s ? ibv_create_cq_ex(d->ctx, &ca) : NULL;
@@ -217,13 +222,13 @@ static int end_create(struct end *e, struct vt_dev *d, const struct qp_opts *o)
 			.cap = ia.cap, .qp_type = ia.qp_type,
 			.sq_sig_all = ia.sq_sig_all,
 			.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
-			.pd = d->pd, .send_ops_flags = o->send_ops,
+			.pd = o->pd ? o->pd : d->pd, .send_ops_flags = o->send_ops,
 		};
 
 		e->qp = ibv_create_qp_ex(d->ctx, &iax);
 		ia.cap = iax.cap;
 	} else {
-		e->qp = ibv_create_qp(d->pd, &ia);
+		e->qp = ibv_create_qp(o->pd ? o->pd : d->pd, &ia);
 	}
 	if (!e->qp)
 		return errno;
@@ -235,7 +240,7 @@ static int end_create(struct end *e, struct vt_dev *d, const struct qp_opts *o)
 		return ENOMEM;
 	memset(e->buf, 0x5a, BUF_LEN);
 	memset(e->shadow, 0x5a, BUF_LEN);
-	e->mr = ibv_reg_mr(d->pd, e->buf, BUF_LEN, ACC_ALL);
+	e->mr = ibv_reg_mr(o->pd ? o->pd : d->pd, e->buf, BUF_LEN, ACC_ALL);
 	if (!e->mr)
 		return errno;
 	return 0;
@@ -2193,6 +2198,9 @@ out:
 
 /* ---- extended verbs: ibv_qp_ex and ibv_cq_ex ------------------------------ */
 
+/* softhca's resource types for the allocators of a parent domain. */
+enum { SHCA_TEST_RES_QP = 1, SHCA_TEST_RES_QP_WR = 2, SHCA_TEST_RES_CQ = 3 };
+
 #define RC_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
 		     IBV_QP_EX_WITH_SEND_WITH_INV | IBV_QP_EX_WITH_RDMA_WRITE | \
 		     IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | IBV_QP_EX_WITH_RDMA_READ | \
@@ -2493,6 +2501,243 @@ out2:
 	pair_down(&p);
 }
 
+/* ---- parent domains with custom allocators --------------------------------- */
+
+#define PD_LIVE_MAX 64
+
+/* What the test's allocator saw, and how it answers. */
+static struct pd_alloc_log {
+	enum { PDA_SERVE, PDA_DEFAULT, PDA_FAIL } mode;
+	struct ibv_pd *pd;		/* the parent domain it must be asked by */
+	int bad;			/* calls with a wrong pd, context or alignment */
+	int allocs[4], frees[4];	/* by resource type 1..3 */
+	void *live[PD_LIVE_MAX];
+	uint64_t live_type[PD_LIVE_MAX];
+	int unknown_free;		/* frees of what it did not hand out */
+} pdlog;
+
+static void *pd_test_alloc(struct ibv_pd *pd, void *pd_context, size_t size,
+			   size_t alignment, uint64_t resource_type)
+{
+	uint32_t t = (uint32_t)resource_type;
+	void *p;
+	int i;
+
+	if (pd != pdlog.pd || pd_context != &pdlog || !alignment ||
+	    (alignment & (alignment - 1)) || resource_type >> 32 || t < 1 || t > 3)
+		pdlog.bad++;
+	if (pdlog.mode == PDA_DEFAULT)
+		return IBV_ALLOCATOR_USE_DEFAULT;
+	if (pdlog.mode == PDA_FAIL)
+		return NULL;
+	p = aligned_alloc(alignment, (size + alignment - 1) & ~(alignment - 1));
+	if (!p)
+		return NULL;
+	memset(p, 0xa5, size);	/* the provider must not expect zeroes */
+	for (i = 0; i < PD_LIVE_MAX && pdlog.live[i]; i++)
+		;
+	if (i == PD_LIVE_MAX) {
+		pdlog.bad++;
+		free(p);
+		return NULL;
+	}
+	pdlog.live[i] = p;
+	pdlog.live_type[i] = resource_type;
+	pdlog.allocs[t & 3]++;
+	return p;
+}
+
+static void pd_test_free(struct ibv_pd *pd, void *pd_context, void *ptr,
+			 uint64_t resource_type)
+{
+	int i;
+
+	if (pd != pdlog.pd || pd_context != &pdlog)
+		pdlog.bad++;
+	for (i = 0; i < PD_LIVE_MAX && pdlog.live[i] != ptr; i++)
+		;
+	if (i == PD_LIVE_MAX || pdlog.live_type[i] != resource_type) {
+		pdlog.unknown_free++;
+		return;
+	}
+	pdlog.live[i] = NULL;
+	pdlog.frees[resource_type & 3]++;
+	free(ptr);
+}
+
+static int pd_live(void)
+{
+	int i, n = 0;
+
+	for (i = 0; i < PD_LIVE_MAX; i++)
+		n += pdlog.live[i] != NULL;
+	return n;
+}
+
+static struct ibv_pd *parent_of(struct vt_dev *d, struct ibv_pd *pd, bool allocators)
+{
+	struct ibv_parent_domain_init_attr pa = {
+		.pd = pd,
+		.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT,
+		.pd_context = &pdlog,
+	};
+
+	if (allocators) {
+		pa.comp_mask |= IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS;
+		pa.alloc = pd_test_alloc;
+		pa.free = pd_test_free;
+	}
+	return ibv_alloc_parent_domain(d->ctx, &pa);
+}
+
+static void t_parent_domain(struct vt_dev *da, struct vt_dev *db)
+{
+	struct ibv_parent_domain_init_attr pa;
+	struct ibv_cq_init_attr_ex ca = { .cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS };
+	struct qp_opts o = def_opts;
+	struct ibv_pd *pdom, *pd2, *p2;
+	struct ibv_cq_ex *cqx;
+	struct ibv_qp_ex *qx;
+	struct pair p;
+	char msg[48];
+	int ret;
+
+	title("parent domains with custom allocators");
+	if (!strict) {
+		vt_info("%s: parent domains are checked on softhca only", da->name);
+		return;
+	}
+	memset(&pdlog, 0, sizeof(pdlog));
+
+	/* Refusals. */
+	memset(&pa, 0, sizeof(pa));
+	pdom = ibv_alloc_parent_domain(da->ctx, &pa);
+	vt_check(!pdom && errno == EINVAL, "parent domain without a PD: %s (EINVAL)",
+		 pdom ? "allocated" : vt_errname(errno));
+	pa.pd = da->pd;
+	pa.td = (struct ibv_td *)&pa;
+	pdom = ibv_alloc_parent_domain(da->ctx, &pa);
+	vt_check(!pdom && errno == EINVAL, "parent domain with a thread domain: %s (EINVAL: none exist)",
+		 pdom ? "allocated" : vt_errname(errno));
+	pa.td = NULL;
+	pa.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS;
+	pa.alloc = pd_test_alloc;
+	pdom = ibv_alloc_parent_domain(da->ctx, &pa);
+	vt_check(!pdom && errno == EINVAL, "parent domain with alloc but no free: %s (EINVAL)",
+		 pdom ? "allocated" : vt_errname(errno));
+	pa.comp_mask = 1u << 7;
+	pdom = ibv_alloc_parent_domain(da->ctx, &pa);
+	vt_check(!pdom && errno == EOPNOTSUPP, "parent domain with an unknown comp_mask bit: %s (EOPNOTSUPP)",
+		 pdom ? "allocated" : vt_errname(errno));
+
+	/* A PD stays while a parent domain extends it; a parent of a parent is refused. */
+	pd2 = ibv_alloc_pd(da->ctx);
+	pdom = pd2 ? parent_of(da, pd2, false) : NULL;
+	if (vt_check(pdom != NULL, "parent domain without allocators: %s",
+		     pdom ? "allocated" : vt_errname(errno))) {
+		p2 = parent_of(da, pdom, false);
+		vt_check(!p2, "parent domain of a parent domain: %s (EINVAL)",
+			 p2 ? "allocated" : vt_errname(errno));
+		ret = ibv_dealloc_pd(pd2);
+		vt_check(ret == EBUSY, "dealloc of a PD a parent domain extends: %s (EBUSY)",
+			 vt_errname(ret));
+		ret = ibv_dealloc_pd(pdom);
+		vt_check(!ret, "dealloc of the parent domain (%s)", vt_errname(ret));
+	}
+	if (pd2) {
+		ret = ibv_dealloc_pd(pd2);
+		vt_check(!ret, "then of the PD (%s)", vt_errname(ret));
+	}
+
+	/* QP, CQs, MR and ibv_wr_* batches on a parent domain with allocators. */
+	pdom = parent_of(da, da->pd, true);
+	if (!vt_check(pdom != NULL, "parent domain with allocators: %s",
+		      pdom ? "allocated" : vt_errname(errno)))
+		return;
+	pdlog.pd = pdom;
+	o.cq_ex = true;
+	o.send_ops = RC_SEND_OPS;
+	o.pd = pdom;
+	if (pair_up2(&p, da, db, &o, &def_opts, "parent domain")) {
+		vt_check(p.a.qp->pd == pdom, "the QP's pd is the parent domain");
+		vt_check(p.a.mr->pd == pdom, "ibv_reg_mr on the parent domain");
+		vt_check(pdlog.allocs[SHCA_TEST_RES_QP] == 1 && pdlog.allocs[SHCA_TEST_RES_CQ] == 2,
+			 "the allocator made the QP (%d) and the two CQs (%d)",
+			 pdlog.allocs[SHCA_TEST_RES_QP], pdlog.allocs[SHCA_TEST_RES_CQ]);
+		qx = ibv_qp_to_qp_ex(p.a.qp);
+		fill(&p.a, 0, 4096);
+		ret = post_recv1(&p.b, 0x400, 0, 4096);
+		snprintf(msg, sizeof(msg), "parent domain, inline data");
+		ibv_wr_start(qx);
+		qx->wr_flags = IBV_SEND_SIGNALED;
+		qx->wr_id = 0x401;
+		ibv_wr_send(qx);
+		ibv_wr_set_sge(qx, p.a.mr->lkey, raddr_of(&p.a, 0), 2048);
+		qx->wr_id = 0x402;
+		ibv_wr_rdma_write(qx, p.b.mr->rkey, raddr_of(&p.b, 8192));
+		ibv_wr_set_inline_data(qx, msg, sizeof(msg));
+		ret = ret ? ret : ibv_wr_complete(qx);
+		if (vt_check(!ret, "parent domain: a batch posted (%s)", vt_errname(ret))) {
+			expect_wc(p.a.scq, "parent domain: SEND",
+				  &WCX(.status = IBV_WC_SUCCESS, .opcode = IBV_WC_SEND,
+				       .wr_id = 0x401, .qp_num = p.a.qp->qp_num));
+			expect_wc(p.a.scq, "parent domain: WRITE",
+				  &WCX(.status = IBV_WC_SUCCESS, .opcode = IBV_WC_RDMA_WRITE,
+				       .wr_id = 0x402, .qp_num = p.a.qp->qp_num));
+			expect_wc(p.b.rcq, "parent domain: the receive",
+				  &WCX(.status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV,
+				       .wr_id = 0x400, .qp_num = p.b.qp->qp_num, .byte_len = 2048));
+			memcpy(p.b.shadow, p.a.buf, 2048);
+			memcpy(p.b.shadow + 8192, msg, sizeof(msg));
+			check_buf(&p.b, "parent domain");
+		}
+		vt_check(pdlog.allocs[SHCA_TEST_RES_QP_WR] >= 3,
+			 "the allocator made the batch's arrays (%d)",
+			 pdlog.allocs[SHCA_TEST_RES_QP_WR]);
+		ret = ibv_dealloc_pd(da->pd);
+		vt_check(ret == EBUSY, "dealloc of the device PD under the parent domain: %s (EBUSY)",
+			 vt_errname(ret));
+	}
+	pair_down(&p);
+	vt_check(!pd_live() && !pdlog.unknown_free && !pdlog.bad,
+		 "every buffer of the allocator freed through it (%d left, %d unknown frees, %d bad calls)",
+		 pd_live(), pdlog.unknown_free, pdlog.bad);
+
+	/* IBV_ALLOCATOR_USE_DEFAULT: the provider allocates, and frees, itself. */
+	memset(pdlog.allocs, 0, sizeof(pdlog.allocs));
+	memset(pdlog.frees, 0, sizeof(pdlog.frees));
+	pdlog.mode = PDA_DEFAULT;
+	if (pair_up2(&p, da, db, &o, &def_opts, "parent domain, default allocation"))
+		do_send(&p, 100, false, 0x410);
+	pair_down(&p);
+	vt_check(!pdlog.frees[1] && !pdlog.frees[2] && !pdlog.frees[3] && !pdlog.bad,
+		 "IBV_ALLOCATOR_USE_DEFAULT: the allocator frees nothing (%d %d %d)",
+		 pdlog.frees[1], pdlog.frees[2], pdlog.frees[3]);
+
+	/* An allocator that fails: the objects are refused with ENOMEM. */
+	pdlog.mode = PDA_FAIL;
+	ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD;
+	ca.parent_domain = pdom;
+	cqx = ibv_create_cq_ex(da->ctx, &ca);
+	vt_check(!cqx && errno == ENOMEM, "create_cq_ex with a failing allocator: %s (ENOMEM)",
+		 cqx ? "created" : vt_errname(errno));
+	if (cqx)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	ca.parent_domain = da->pd;
+	cqx = ibv_create_cq_ex(da->ctx, &ca);
+	vt_check(!cqx && errno == EINVAL, "create_cq_ex on a PD that is no parent domain: %s (EINVAL)",
+		 cqx ? "created" : vt_errname(errno));
+	if (cqx)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	ret = end_create(&p.a, da, &o);
+	end_destroy(&p.a);
+	vt_check(ret == ENOMEM && !pd_live(),
+		 "CQs and QP on a failing allocator: %s (ENOMEM), nothing left (%d)",
+		 vt_errname(ret), pd_live());
+	ret = ibv_dealloc_pd(pdom);
+	vt_check(!ret, "dealloc of the parent domain (%s)", vt_errname(ret));
+}
+
 /* ---- main ----------------------------------------------------------------- */
 
 int main(int argc, char **argv)
@@ -2525,6 +2770,7 @@ int main(int argc, char **argv)
 	t_self(da);
 	t_events(da, db);
 	t_qp_ex(da, db);
+	t_parent_domain(da, db);
 
 	title("error completions");
 	for (i = E_LKEY; i <= E_RKEY_KERNEL; i++)
