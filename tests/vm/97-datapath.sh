@@ -6,9 +6,10 @@
 # completion channels, every error completion and the flush behind it,
 # the QP state machine, the extended verbs: ibv_wr_* batches,
 # ibv_start_poll, parent domains with allocators) between softhca0
-# (eth0) and softhca1 (eth1) and in loopback on softhca0; then rdma-core's own ibv_rc_pingpong, server and
-# client in this guest on the two devices, polling, with completion
-# events and with ibv_wr_* (-N), the other pingpongs, and perftest's
+# (eth0) and softhca1 (eth1) and in loopback on softhca0; then
+# rdma-core's own ibv_rc_pingpong, server and client in this guest on
+# the two devices, polling, with completion events and with ibv_wr_*
+# (-N), the other pingpongs, and perftest's
 # bandwidth tools (SEND, WRITE, READ, atomics). Afterwards nothing is
 # left in `rdma res` and the pinned-page counters are back at their
 # baseline.
