@@ -2259,6 +2259,30 @@ static void expect_batch_refused(struct pair *p, const char *what, int err, int 
 	expect_empty(p->b.rcq, what);
 }
 
+/* ibv_create_cq_ex() with @ca must fail with @err (softhca's contract). */
+static void expect_cq_ex_refused(struct vt_dev *d, struct ibv_cq_init_attr_ex *ca,
+				 int err, const char *what)
+{
+	struct ibv_cq_ex *cqx = ibv_create_cq_ex(d->ctx, ca);
+
+	vt_contract(!cqx && errno == err, "create_cq_ex %s: %s (%s)", what,
+		    cqx ? "created" : vt_errname(errno), vt_errname(err));
+	if (cqx)
+		ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+}
+
+/* ibv_create_qp_ex() with @iax must fail with EOPNOTSUPP. */
+static void expect_qp_ex_refused(struct vt_dev *d, struct ibv_qp_init_attr_ex *iax,
+				 const char *what)
+{
+	struct ibv_qp *qp = ibv_create_qp_ex(d->ctx, iax);
+
+	vt_contract(!qp && errno == EOPNOTSUPP, "create_qp_ex %s: %s (EOPNOTSUPP)",
+		    what, qp ? "created" : vt_errname(errno));
+	if (qp)
+		ibv_destroy_qp(qp);
+}
+
 static void t_qp_ex(struct vt_dev *da, struct vt_dev *db)
 {
 	const size_t atom = 1 << 20;
@@ -2270,8 +2294,6 @@ static void t_qp_ex(struct vt_dev *da, struct vt_dev *db)
 	struct ibv_wc wc[8];
 	struct ibv_sge sl[3];
 	struct ibv_qp_ex *qx;
-	struct ibv_cq_ex *cqx;
-	struct ibv_qp *qp;
 	struct pair p;
 	int ret, n, i;
 	uint32_t ak, bk;
@@ -2460,27 +2482,12 @@ static void t_qp_ex(struct vt_dev *da, struct vt_dev *db)
 	iax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	iax.pd = da->pd;
 	iax.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW;
-	qp = ibv_create_qp_ex(da->ctx, &iax);
-	vt_contract(!qp && errno == EOPNOTSUPP,
-		    "create_qp_ex with IBV_QP_EX_WITH_BIND_MW: %s (EOPNOTSUPP: no memory windows)",
-		    qp ? "created" : vt_errname(errno));
-	if (qp)
-		ibv_destroy_qp(qp);
+	expect_qp_ex_refused(da, &iax, "with IBV_QP_EX_WITH_BIND_MW (no memory windows)");
 	iax.qp_type = IBV_QPT_UD;
 	iax.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE;
-	qp = ibv_create_qp_ex(da->ctx, &iax);
-	vt_contract(!qp && errno == EOPNOTSUPP,
-		    "create_qp_ex of a UD QP with RDMA_WRITE: %s (EOPNOTSUPP)",
-		    qp ? "created" : vt_errname(errno));
-	if (qp)
-		ibv_destroy_qp(qp);
+	expect_qp_ex_refused(da, &iax, "of a UD QP with RDMA_WRITE");
 	ca.wc_flags = IBV_WC_STANDARD_FLAGS | IBV_WC_EX_WITH_COMPLETION_TIMESTAMP;
-	cqx = ibv_create_cq_ex(da->ctx, &ca);
-	vt_contract(!cqx && errno == EOPNOTSUPP,
-		    "create_cq_ex with completion timestamps: %s (EOPNOTSUPP: no clock)",
-		    cqx ? "created" : vt_errname(errno));
-	if (cqx)
-		ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	expect_cq_ex_refused(da, &ca, EOPNOTSUPP, "with completion timestamps (no clock)");
 out:
 	pair_down(&p);
 
@@ -2590,13 +2597,24 @@ static struct ibv_pd *parent_of(struct vt_dev *d, struct ibv_pd *pd, bool alloca
 	return ibv_alloc_parent_domain(d->ctx, &pa);
 }
 
+/* ibv_alloc_parent_domain() with @pa must fail with @err. */
+static void expect_pd_refused(struct vt_dev *d, struct ibv_parent_domain_init_attr *pa,
+			      int err, const char *what)
+{
+	struct ibv_pd *pd = ibv_alloc_parent_domain(d->ctx, pa);
+
+	vt_check(!pd && errno == err, "parent domain %s: %s (%s)", what,
+		 pd ? "allocated" : vt_errname(errno), vt_errname(err));
+	if (pd)
+		ibv_dealloc_pd(pd);
+}
+
 static void t_parent_domain(struct vt_dev *da, struct vt_dev *db)
 {
 	struct ibv_parent_domain_init_attr pa;
 	struct ibv_cq_init_attr_ex ca = { .cqe = 16, .wc_flags = IBV_WC_STANDARD_FLAGS };
 	struct qp_opts o = def_opts;
 	struct ibv_pd *pdom, *pd2, *p2;
-	struct ibv_cq_ex *cqx;
 	struct ibv_qp_ex *qx;
 	struct pair p;
 	char msg[48];
@@ -2611,24 +2629,16 @@ static void t_parent_domain(struct vt_dev *da, struct vt_dev *db)
 
 	/* Refusals. */
 	memset(&pa, 0, sizeof(pa));
-	pdom = ibv_alloc_parent_domain(da->ctx, &pa);
-	vt_check(!pdom && errno == EINVAL, "parent domain without a PD: %s (EINVAL)",
-		 pdom ? "allocated" : vt_errname(errno));
+	expect_pd_refused(da, &pa, EINVAL, "without a PD");
 	pa.pd = da->pd;
 	pa.td = (struct ibv_td *)&pa;
-	pdom = ibv_alloc_parent_domain(da->ctx, &pa);
-	vt_check(!pdom && errno == EINVAL, "parent domain with a thread domain: %s (EINVAL: none exist)",
-		 pdom ? "allocated" : vt_errname(errno));
+	expect_pd_refused(da, &pa, EINVAL, "with a thread domain (none exist)");
 	pa.td = NULL;
 	pa.comp_mask = IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS;
 	pa.alloc = pd_test_alloc;
-	pdom = ibv_alloc_parent_domain(da->ctx, &pa);
-	vt_check(!pdom && errno == EINVAL, "parent domain with alloc but no free: %s (EINVAL)",
-		 pdom ? "allocated" : vt_errname(errno));
+	expect_pd_refused(da, &pa, EINVAL, "with alloc but no free");
 	pa.comp_mask = 1u << 7;
-	pdom = ibv_alloc_parent_domain(da->ctx, &pa);
-	vt_check(!pdom && errno == EOPNOTSUPP, "parent domain with an unknown comp_mask bit: %s (EOPNOTSUPP)",
-		 pdom ? "allocated" : vt_errname(errno));
+	expect_pd_refused(da, &pa, EOPNOTSUPP, "with an unknown comp_mask bit");
 
 	/* A PD stays while a parent domain extends it; a parent of a parent is refused. */
 	pd2 = ibv_alloc_pd(da->ctx);
@@ -2718,17 +2728,9 @@ static void t_parent_domain(struct vt_dev *da, struct vt_dev *db)
 	pdlog.mode = PDA_FAIL;
 	ca.comp_mask = IBV_CQ_INIT_ATTR_MASK_PD;
 	ca.parent_domain = pdom;
-	cqx = ibv_create_cq_ex(da->ctx, &ca);
-	vt_check(!cqx && errno == ENOMEM, "create_cq_ex with a failing allocator: %s (ENOMEM)",
-		 cqx ? "created" : vt_errname(errno));
-	if (cqx)
-		ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	expect_cq_ex_refused(da, &ca, ENOMEM, "with a failing allocator");
 	ca.parent_domain = da->pd;
-	cqx = ibv_create_cq_ex(da->ctx, &ca);
-	vt_check(!cqx && errno == EINVAL, "create_cq_ex on a PD that is no parent domain: %s (EINVAL)",
-		 cqx ? "created" : vt_errname(errno));
-	if (cqx)
-		ibv_destroy_cq(ibv_cq_ex_to_cq(cqx));
+	expect_cq_ex_refused(da, &ca, EINVAL, "on a PD that is no parent domain");
 	ret = end_create(&p.a, da, &o);
 	end_destroy(&p.a);
 	vt_check(ret == ENOMEM && !pd_live(),
