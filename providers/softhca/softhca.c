@@ -77,7 +77,7 @@ static struct ibv_pd *shca_alloc_pd(struct ibv_context *ibctx)
 {
 	struct ib_uverbs_alloc_pd_resp resp;
 	struct ibv_alloc_pd cmd;
-	struct shca_pd *pd;
+	struct ibv_pd *pd;
 	int err;
 
 	pd = calloc(1, sizeof(*pd));
@@ -86,14 +86,46 @@ static struct ibv_pd *shca_alloc_pd(struct ibv_context *ibctx)
 		return NULL;
 	}
 	memset(&cmd, 0, sizeof(cmd));
-	err = ibv_cmd_alloc_pd(ibctx, &pd->ibpd, &cmd, sizeof(cmd), &resp,
+	err = ibv_cmd_alloc_pd(ibctx, pd, &cmd, sizeof(cmd), &resp,
 			       sizeof(resp));
 	if (err) {
 		free(pd);
 		errno = err;
 		return NULL;
 	}
-	return &pd->ibpd;
+	return pd;
+}
+
+/* The parent domain @pd is, if it is one; under ctx->pd_lock. */
+static struct shca_parent *shca_parent_of(struct shca_context *ctx,
+					  const struct ibv_pd *pd)
+{
+	struct shca_parent *p;
+
+	for (p = ctx->parents; p; p = p->next)
+		if (&p->ibpd == pd)
+			return p;
+	return NULL;
+}
+
+/**
+ * shca_parent_find() - the parent domain behind a PD pointer
+ * @pd: a PD, a parent domain, or NULL
+ *
+ * Return: the parent domain, or NULL if @pd is none (of its context).
+ */
+struct shca_parent *shca_parent_find(struct ibv_pd *pd)
+{
+	struct shca_context *ctx;
+	struct shca_parent *p;
+
+	if (!pd)
+		return NULL;
+	ctx = to_shca_ctx(pd->context);
+	pthread_mutex_lock(&ctx->pd_lock);
+	p = shca_parent_of(ctx, pd);
+	pthread_mutex_unlock(&ctx->pd_lock);
+	return p;
 }
 
 /*
@@ -106,7 +138,8 @@ static struct ibv_pd *
 shca_alloc_parent_domain(struct ibv_context *ibctx,
 			 struct ibv_parent_domain_init_attr *attr)
 {
-	struct shca_pd *pd, *prot;
+	struct shca_context *ctx = to_shca_ctx(ibctx);
+	struct shca_parent *pd;
 
 	if (attr->comp_mask & ~(uint32_t)(IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS |
 					  IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)) {
@@ -114,57 +147,74 @@ shca_alloc_parent_domain(struct ibv_context *ibctx,
 		return NULL;
 	}
 	if (!attr->pd || attr->pd->context != ibctx || attr->td ||
-	    to_shca_pd(attr->pd)->protection ||
 	    ((attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) &&
 	     (!attr->alloc || !attr->free))) {
 		errno = EINVAL;
 		return NULL;
 	}
-	prot = to_shca_pd(attr->pd);
 	pd = calloc(1, sizeof(*pd));
 	if (!pd) {
 		errno = ENOMEM;
 		return NULL;
 	}
 	pd->ibpd.context = ibctx;
-	pd->ibpd.handle = prot->ibpd.handle;
-	pd->protection = prot;
+	pd->ibpd.handle = attr->pd->handle;
+	pd->protection = attr->pd;
 	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_ALLOCATORS) {
 		pd->alloc = attr->alloc;
 		pd->free = attr->free;
 	}
 	if (attr->comp_mask & IBV_PARENT_DOMAIN_INIT_ATTR_PD_CONTEXT)
 		pd->pd_context = attr->pd_context;
-	__atomic_add_fetch(&prot->parents, 1, __ATOMIC_RELAXED);
+
+	pthread_mutex_lock(&ctx->pd_lock);
+	/* A parent domain extends a PD, not another parent domain. */
+	if (shca_parent_of(ctx, attr->pd)) {
+		pthread_mutex_unlock(&ctx->pd_lock);
+		free(pd);
+		errno = EINVAL;
+		return NULL;
+	}
+	pd->next = ctx->parents;
+	ctx->parents = pd;
+	pthread_mutex_unlock(&ctx->pd_lock);
 	return &pd->ibpd;
 }
 
 static int shca_dealloc_pd(struct ibv_pd *ibpd)
 {
-	struct shca_pd *pd = to_shca_pd(ibpd);
+	struct shca_context *ctx = to_shca_ctx(ibpd->context);
+	struct shca_parent **pp, *p;
+	bool extended = false;
 	int err;
 
-	if (pd->protection) {
-		__atomic_sub_fetch(&pd->protection->parents, 1,
-				   __ATOMIC_RELAXED);
-		free(pd);
-		return 0;
+	pthread_mutex_lock(&ctx->pd_lock);
+	for (pp = &ctx->parents; (p = *pp); pp = &p->next) {
+		if (&p->ibpd == ibpd) {
+			*pp = p->next;
+			pthread_mutex_unlock(&ctx->pd_lock);
+			free(p);
+			return 0;
+		}
+		extended |= p->protection == ibpd;
 	}
-	if (__atomic_load_n(&pd->parents, __ATOMIC_RELAXED))
+	pthread_mutex_unlock(&ctx->pd_lock);
+	if (extended)
 		return EBUSY;
+	/* The kernel refuses a stale handle (a copy of a freed PD). */
 	err = ibv_cmd_dealloc_pd(ibpd);
 	if (err)
 		return err;
-	free(pd);
+	free(ibpd);
 	return 0;
 }
 
 /**
  * shca_pd_zalloc() - zeroed memory for an object made on @pd
- * @pd: a PD or parent domain
+ * @pd: a PD, a parent domain or NULL
  * @size: bytes
  * @type: SHCA_RES_TYPE_*
- * @by: set to where the memory came from, for shca_pd_free()
+ * @a: set to who gives the memory back, for shca_pd_free()
  *
  * A parent domain's allocator is asked first (alignment 64); when it
  * answers IBV_ALLOCATOR_USE_DEFAULT, or for a plain PD, calloc() serves.
@@ -172,11 +222,12 @@ static int shca_dealloc_pd(struct ibv_pd *ibpd)
  * Return: the memory, or NULL with errno set.
  */
 void *shca_pd_zalloc(struct ibv_pd *pd, size_t size, uint32_t type,
-		     enum shca_alloc_by *by)
+		     struct shca_allocator *a)
 {
-	struct shca_pd *p = pd ? to_shca_pd(pd) : NULL;
+	struct shca_parent *p = shca_parent_find(pd);
 	void *ptr;
 
+	memset(a, 0, sizeof(*a));
 	if (p && p->alloc) {
 		ptr = p->alloc(pd, p->pd_context, size, 64, type);
 		if (ptr != IBV_ALLOCATOR_USE_DEFAULT) {
@@ -185,37 +236,32 @@ void *shca_pd_zalloc(struct ibv_pd *pd, size_t size, uint32_t type,
 				return NULL;
 			}
 			memset(ptr, 0, size);
-			*by = SHCA_ALLOC_PD;
+			a->free = p->free;
+			a->pd = pd;
+			a->pd_context = p->pd_context;
 			return ptr;
 		}
 	}
 	ptr = calloc(1, size);
 	if (!ptr)
 		errno = ENOMEM;
-	*by = SHCA_ALLOC_LIBC;
 	return ptr;
 }
 
 /**
  * shca_pd_free() - give back memory of shca_pd_zalloc()
- * @pd: the PD or parent domain it was asked of
  * @ptr: the memory, or NULL
  * @type: its SHCA_RES_TYPE_*
- * @by: where it came from
+ * @a: who gives it back, as shca_pd_zalloc() said
  */
-void shca_pd_free(struct ibv_pd *pd, void *ptr, uint32_t type,
-		  enum shca_alloc_by by)
+void shca_pd_free(void *ptr, uint32_t type, const struct shca_allocator *a)
 {
-	struct shca_pd *p;
-
 	if (!ptr)
 		return;
-	if (by == SHCA_ALLOC_LIBC) {
+	if (a->free)
+		a->free(a->pd, a->pd_context, ptr, type);
+	else
 		free(ptr);
-		return;
-	}
-	p = to_shca_pd(pd);
-	p->free(pd, p->pd_context, ptr, type);
 }
 
 /* ---- memory regions ------------------------------------------------------ */
@@ -481,16 +527,15 @@ static struct shca_cq *shca_cq_create(struct ibv_context *ibctx, int cqe,
 				      int comp_vector, struct ibv_pd *pd)
 {
 	struct shca_create_cq_resp resp;
-	enum shca_alloc_by by;
+	struct shca_allocator a;
 	struct ibv_create_cq cmd;
 	struct shca_cq *cq;
 	int err;
 
-	cq = shca_pd_zalloc(pd, sizeof(*cq), SHCA_RES_TYPE_CQ, &by);
+	cq = shca_pd_zalloc(pd, sizeof(*cq), SHCA_RES_TYPE_CQ, &a);
 	if (!cq)
 		return NULL;
-	cq->pd = pd;
-	cq->alloc_by = by;
+	cq->alloc = a;
 	memset(&cmd, 0, sizeof(cmd));
 	memset(&resp, 0, sizeof(resp));
 	err = ibv_cmd_create_cq(ibctx, cqe, channel, comp_vector, &cq->vcq.cq,
@@ -519,7 +564,7 @@ static struct shca_cq *shca_cq_create(struct ibv_context *ibctx, int cqe,
 err_destroy:
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
 err_free:
-	shca_pd_free(pd, cq, SHCA_RES_TYPE_CQ, by);
+	shca_pd_free(cq, SHCA_RES_TYPE_CQ, &a);
 	errno = err;
 	return NULL;
 }
@@ -552,7 +597,7 @@ static struct ibv_cq_ex *shca_create_cq_ex(struct ibv_context *ibctx,
 	}
 	if ((attr->comp_mask & IBV_CQ_INIT_ATTR_MASK_PD) &&
 	    (!attr->parent_domain || attr->parent_domain->context != ibctx ||
-	     !to_shca_pd(attr->parent_domain)->protection)) {
+	     !shca_parent_find(attr->parent_domain))) {
 		errno = EINVAL;		/* a parent domain of this context */
 		return NULL;
 	}
@@ -659,7 +704,11 @@ static int shca_destroy_cq(struct ibv_cq *ibcq)
 		return err;
 	munmap(cq->ring, cq->map_len);
 	pthread_spin_destroy(&cq->lock);
-	shca_pd_free(cq->pd, cq, SHCA_RES_TYPE_CQ, cq->alloc_by);
+	{
+		struct shca_allocator a = cq->alloc;
+
+		shca_pd_free(cq, SHCA_RES_TYPE_CQ, &a);
+	}
 	return 0;
 }
 
@@ -681,7 +730,7 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	struct ib_uverbs_create_qp_resp resp;
 	struct ibv_qp_init_attr_ex attr_ex;
 	struct ibv_create_qp cmd;
-	enum shca_alloc_by by;
+	struct shca_allocator a;
 	struct shca_qp *qp;
 	int err;
 
@@ -709,10 +758,10 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 		}
 	}
 
-	qp = shca_pd_zalloc(attr->pd, sizeof(*qp), SHCA_RES_TYPE_QP, &by);
+	qp = shca_pd_zalloc(attr->pd, sizeof(*qp), SHCA_RES_TYPE_QP, &a);
 	if (!qp)
 		return NULL;
-	qp->alloc_by = by;
+	qp->alloc = a;
 	/*
 	 * libibverbs' write path refuses CREATE_FLAGS even when they are 0;
 	 * the send ops are the provider's business.
@@ -724,7 +773,7 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &attr_ex, &cmd, sizeof(cmd),
 				   &resp, sizeof(resp));
 	if (err) {
-		shca_pd_free(attr->pd, qp, SHCA_RES_TYPE_QP, by);
+		shca_pd_free(qp, SHCA_RES_TYPE_QP, &a);
 		errno = err;
 		return NULL;
 	}
@@ -792,8 +841,12 @@ static int shca_destroy_qp(struct ibv_qp *ibqp)
 	/* The kernel produces nothing for the QP any more. */
 	shca_qp_clean_cqs(ibqp);
 	shca_qp_ex_fini(to_shca_qp(ibqp));
-	shca_pd_free(ibqp->pd, to_shca_qp(ibqp), SHCA_RES_TYPE_QP,
-		     to_shca_qp(ibqp)->alloc_by);
+	{
+		struct shca_qp *qp = to_shca_qp(ibqp);
+		struct shca_allocator a = qp->alloc;
+
+		shca_pd_free(qp, SHCA_RES_TYPE_QP, &a);
+	}
 	return 0;
 }
 
@@ -931,7 +984,14 @@ static int shca_destroy_ah(struct ibv_ah *ah)
 static void shca_free_context(struct ibv_context *ibctx)
 {
 	struct shca_context *ctx = to_shca_ctx(ibctx);
+	struct shca_parent *p;
 
+	/* Parent domains the consumer did not deallocate. */
+	while ((p = ctx->parents)) {
+		ctx->parents = p->next;
+		free(p);
+	}
+	pthread_mutex_destroy(&ctx->pd_lock);
 	verbs_uninit_context(&ctx->vctx);
 	free(ctx);
 }
@@ -997,6 +1057,7 @@ static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
 		goto err_uninit;
 	}
 	ctx->page_size = page;
+	pthread_mutex_init(&ctx->pd_lock, NULL);
 
 	memset(&cmd, 0, sizeof(cmd));
 	err = shca_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd), &resp,

@@ -23,29 +23,36 @@ struct shca_device {
 };
 
 /* One per ibv_open_device(). */
+struct shca_parent;
+
 struct shca_context {
 	struct verbs_context vctx;	/* first: see shca_alloc_context() */
 	size_t page_size;
+	pthread_mutex_t pd_lock;	/* protects @parents */
+	struct shca_parent *parents;	/* the parent domains of this context */
 };
 
 static_assert(offsetof(struct shca_context, vctx) == 0,
 	      "libibverbs is told the verbs_context sits at offset 0");
 
 /*
- * A PD, or a parent domain (ibv_alloc_parent_domain()): a parent domain
- * carries its PD's context and kernel handle, so every command that
- * takes a PD works on it unchanged, and the consumer's allocators, which
- * the provider's memory for QPs and CQs made on it comes from.
+ * A parent domain (ibv_alloc_parent_domain()): it carries its PD's context
+ * and kernel handle, so every command that takes a PD works on it
+ * unchanged, and the consumer's allocators, which the provider's memory
+ * for QPs and CQs made on it comes from. Parent domains are found in
+ * their context's list, never by casting an ibv_pd: a PD is libibverbs'
+ * bare struct ibv_pd, and whatever pointer a consumer hands in (even a
+ * copy of a freed PD) is only compared.
  */
-struct shca_pd {
+struct shca_parent {
 	struct ibv_pd ibpd;
-	struct shca_pd *protection;	/* parent domain: the PD it extends */
-	unsigned int parents;		/* PD: parent domains extending it */
+	struct ibv_pd *protection;	/* the PD it extends */
 	void *(*alloc)(struct ibv_pd *pd, void *pd_context, size_t size,
 		       size_t alignment, uint64_t resource_type);
 	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
 		     uint64_t resource_type);
 	void *pd_context;
+	struct shca_parent *next;	/* in shca_context.parents */
 };
 
 /*
@@ -59,16 +66,22 @@ enum {
 	SHCA_RES_TYPE_CQ = 3,		/* struct shca_cq */
 };
 
-/* Where a buffer came from, for shca_pd_free(). */
-enum shca_alloc_by {
-	SHCA_ALLOC_LIBC,
-	SHCA_ALLOC_PD,			/* the parent domain's allocator */
+/*
+ * Who gives a buffer back: @free NULL for calloc()'s, else the parent
+ * domain's free with the arguments it wants (kept with the buffer, so
+ * that freeing it does not depend on the parent domain).
+ */
+struct shca_allocator {
+	void (*free)(struct ibv_pd *pd, void *pd_context, void *ptr,
+		     uint64_t resource_type);
+	struct ibv_pd *pd;
+	void *pd_context;
 };
 
+struct shca_parent *shca_parent_find(struct ibv_pd *pd);
 void *shca_pd_zalloc(struct ibv_pd *pd, size_t size, uint32_t type,
-		     enum shca_alloc_by *by);
-void shca_pd_free(struct ibv_pd *pd, void *ptr, uint32_t type,
-		  enum shca_alloc_by by);
+		     struct shca_allocator *a);
+void shca_pd_free(void *ptr, uint32_t type, const struct shca_allocator *a);
 
 /*
  * Device memory: the kernel's allocation, mapped through the uverbs fd
@@ -98,8 +111,7 @@ struct shca_cq {
 	/* ibv_start_poll() .. ibv_end_poll(), under @lock: */
 	uint32_t producer;		/* ring->producer as last read */
 	const struct softhca_cqe *cur;	/* the current entry, or NULL */
-	struct ibv_pd *pd;		/* the parent domain it was made on */
-	enum shca_alloc_by alloc_by;
+	struct shca_allocator alloc;	/* of this structure */
 };
 
 /* ibv_qp_ex: one work request being built, see softhca_ex.c. */
@@ -118,14 +130,14 @@ struct shca_wr_batch {
 	uint32_t nwr, wr_cap;
 	uint32_t nsge, sge_cap;
 	uint32_t ninl, inl_cap;
-	enum shca_alloc_by wr_by, sge_by, inl_by;
+	struct shca_allocator wr_by, sge_by, inl_by;
 	int err;			/* first error; ibv_wr_complete() returns it */
 	bool open;
 };
 
 struct shca_qp {
 	struct verbs_qp vqp;
-	enum shca_alloc_by alloc_by;	/* of this structure, from vqp.qp.pd */
+	struct shca_allocator alloc;	/* of this structure */
 	/* The ibv_qp_ex work-request API (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS): */
 	bool has_qp_ex;
 	pthread_spinlock_t batch_lock;	/* held from wr_start to complete/abort */
@@ -156,11 +168,6 @@ void shca_qp_ex_init(struct shca_qp *qp,
 void shca_qp_ex_fini(struct shca_qp *qp);
 int shca_cq_ex_check(const struct ibv_cq_init_attr_ex *attr);
 void shca_cq_ex_init(struct shca_cq *cq);
-
-static inline struct shca_pd *to_shca_pd(struct ibv_pd *ibpd)
-{
-	return shca_container_of(ibpd, struct shca_pd, ibpd);
-}
 
 static inline struct shca_context *to_shca_ctx(struct ibv_context *ibctx)
 {

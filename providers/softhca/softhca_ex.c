@@ -36,11 +36,10 @@ static inline struct shca_qp *to_shca_qpx(struct ibv_qp_ex *qpx)
  */
 static int shca_grow(struct shca_qp *qp, void **arr, uint32_t *cap,
 		     uint32_t used, uint32_t n, size_t size,
-		     enum shca_alloc_by *by)
+		     struct shca_allocator *by)
 {
-	struct ibv_pd *pd = qp->vqp.qp.pd;
 	uint32_t want = *cap ? *cap : 16;
-	enum shca_alloc_by nby;
+	struct shca_allocator nby;
 	void *p;
 
 	if (n > UINT32_MAX - used)
@@ -52,12 +51,13 @@ static int shca_grow(struct shca_qp *qp, void **arr, uint32_t *cap,
 	}
 	if (want == *cap)
 		return 0;
-	p = shca_pd_zalloc(pd, (size_t)want * size, SHCA_RES_TYPE_QP_WR, &nby);
+	p = shca_pd_zalloc(qp->vqp.qp.pd, (size_t)want * size,
+			   SHCA_RES_TYPE_QP_WR, &nby);
 	if (!p)
 		return ENOMEM;
 	if (used)
 		memcpy(p, *arr, (size_t)used * size);
-	shca_pd_free(pd, *arr, SHCA_RES_TYPE_QP_WR, *by);
+	shca_pd_free(*arr, SHCA_RES_TYPE_QP_WR, by);
 	*arr = p;
 	*cap = want;
 	*by = nby;
@@ -465,14 +465,13 @@ void shca_qp_ex_init(struct shca_qp *qp, const struct ibv_qp_init_attr_ex *attr)
  */
 void shca_qp_ex_fini(struct shca_qp *qp)
 {
-	struct ibv_pd *pd = qp->vqp.qp.pd;
 	struct shca_wr_batch *b = &qp->batch;
 
 	if (!qp->has_qp_ex)
 		return;
-	shca_pd_free(pd, b->wr, SHCA_RES_TYPE_QP_WR, b->wr_by);
-	shca_pd_free(pd, b->sge, SHCA_RES_TYPE_QP_WR, b->sge_by);
-	shca_pd_free(pd, b->inl, SHCA_RES_TYPE_QP_WR, b->inl_by);
+	shca_pd_free(b->wr, SHCA_RES_TYPE_QP_WR, &b->wr_by);
+	shca_pd_free(b->sge, SHCA_RES_TYPE_QP_WR, &b->sge_by);
+	shca_pd_free(b->inl, SHCA_RES_TYPE_QP_WR, &b->inl_by);
 	pthread_spin_destroy(&qp->batch_lock);
 }
 
