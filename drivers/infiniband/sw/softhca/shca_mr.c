@@ -451,35 +451,77 @@ err_abort:
 	return ERR_PTR(err);
 }
 
-/*
- * Build the PAGE_SIZE block list of a umem pinned by ib_umem_get() into
- * @mr's map. The umem was DMA-mapped for this virtual-DMA device, so its
- * DMA addresses are kernel virtual addresses. The blocks are counted from
- * the pinned address; the umem itself is the core's and is only read
- * (its iova is not this MR's business). One plain loop per segment,
- * where rdma_for_each_block() would make a call per page: registering
- * a large region should cost little more than pinning it.
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * shca_umem_use_segs() - translate a umem by its DMA segments?
+ * @nseg: DMA segments of the umem
+ * @npages: pages it spans
+ *
+ * The segment list is chosen when it is the smaller one. KUnit tests
+ * redirect this to try either translation on the same memory.
+ *
+ * Return: true for a segment list, false for a page list.
  */
-static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem)
+bool shca_umem_use_segs(u64 nseg, u64 npages)
 {
-	struct shca_xlat *x = &mr->cur->data;
-	u64 first = umem->address & PAGE_MASK;
-	u64 n = (PAGE_ALIGN(umem->address + umem->length) - first) >>
-		PAGE_SHIFT;
+	KUNIT_STATIC_STUB_REDIRECT(shca_umem_use_segs, nseg, npages);
+	return nseg * sizeof(struct shca_seg) < npages * sizeof(u64);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_umem_use_segs);
+#else
+static inline bool shca_umem_use_segs(u64 nseg, u64 npages)
+{
+	return nseg * sizeof(struct shca_seg) < npages * sizeof(u64);
+}
+#endif
+
+/*
+ * The umem's DMA segments as a segment list: the first one from the
+ * pinned address's offset in its page on, the last one cut at the end of
+ * the region. Memory backed by huge pages has few, large segments: a
+ * 1 GiB region then costs a few kilobytes of list instead of 2 MiB of
+ * page array.
+ */
+static int shca_xlat_segs_from_umem(struct shca_xlat *x, struct ib_umem *umem)
+{
+	u64 skip = umem->address & ~PAGE_MASK, left = umem->length;
+	struct scatterlist *sg;
+	unsigned int i;
+
+	for_each_sgtable_dma_sg(&umem->sgt_append.sgt, sg, i) {
+		u64 addr = sg_dma_address(sg), len = sg_dma_len(sg);
+
+		if (!left)
+			break;
+		if (skip >= len) {
+			skip -= len;
+			continue;
+		}
+		addr += skip;
+		len -= skip;
+		skip = 0;
+		len = min(len, left);
+		if (x->n == x->max)
+			return -EFAULT;
+		x->segs[x->n].addr = addr;
+		x->segs[x->n].len = len;
+		x->segs[x->n].off = umem->length - left;
+		x->n++;
+		left -= len;
+	}
+	return left ? -EFAULT : 0;
+}
+
+/*
+ * The PAGE_SIZE block list of the umem, counted from the pinned address.
+ * One plain loop per segment, where rdma_for_each_block() would make a
+ * call per page.
+ */
+static int shca_xlat_pages_from_umem(struct shca_xlat *x, struct ib_umem *umem)
+{
 	struct scatterlist *sg;
 	unsigned int i;
 	u64 page, end;
-	u8 *mem;
-
-	if (n > U32_MAX)
-		return -EINVAL;
-	/* Every entry is written below (or the MR is refused): no zeroing. */
-	mem = shca_inject_fault() ? NULL :
-	      kvmalloc_array(n, sizeof(u64), GFP_KERNEL);
-	if (!mem)
-		return -ENOMEM;
-	mr->xlat_mem = mem;
-	shca_xlat_carve(x, SHCA_XLAT_PAGES, n, &mem);
 
 	for_each_sgtable_dma_sg(&umem->sgt_append.sgt, sg, i) {
 		page = sg_dma_address(sg) & PAGE_MASK;
@@ -494,6 +536,44 @@ static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem)
 		return -EFAULT;
 	x->page_shift = PAGE_SHIFT;
 	x->fbo = umem->address & ~PAGE_MASK;
+	return 0;
+}
+
+/*
+ * Translate a umem pinned by ib_umem_get() into @mr's map, by its DMA
+ * segments or by pages, whichever list is smaller. The umem was
+ * DMA-mapped for this virtual-DMA device, so its DMA addresses are
+ * kernel virtual addresses; the umem itself is the core's and is only
+ * read (its iova is not this MR's business). Registering a large region
+ * should cost little more than pinning it.
+ */
+static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem)
+{
+	struct shca_xlat *x = &mr->cur->data;
+	u64 first = umem->address & PAGE_MASK;
+	u64 n = (PAGE_ALIGN(umem->address + umem->length) - first) >>
+		PAGE_SHIFT;
+	u64 nseg = umem->sgt_append.sgt.nents;
+	enum shca_xlat_kind kind;
+	u8 *mem;
+	int err;
+
+	kind = shca_umem_use_segs(nseg, n) ? SHCA_XLAT_SEGS : SHCA_XLAT_PAGES;
+	if (kind == SHCA_XLAT_PAGES ? n > U32_MAX : nseg > U32_MAX)
+		return -EINVAL;
+	if (kind == SHCA_XLAT_PAGES)
+		nseg = n;
+	/* Every entry is written below (or the MR is refused): no zeroing. */
+	mem = shca_inject_fault() ? NULL :
+	      kvmalloc_array(nseg, shca_xlat_entry_size(kind), GFP_KERNEL);
+	if (!mem)
+		return -ENOMEM;
+	mr->xlat_mem = mem;
+	shca_xlat_carve(x, kind, nseg, &mem);
+	err = kind == SHCA_XLAT_SEGS ? shca_xlat_segs_from_umem(x, umem) :
+				       shca_xlat_pages_from_umem(x, umem);
+	if (err)
+		return err;
 	x->len = umem->length;
 	return 0;
 }

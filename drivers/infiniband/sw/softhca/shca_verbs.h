@@ -59,6 +59,7 @@ struct shca_mr *shca_mr_create_dm(struct shca_dev *sdev, struct shca_dm *dm,
 void shca_mr_destroy(struct shca_mr *mr);
 struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key);
 #if IS_ENABLED(CONFIG_KUNIT)
+bool shca_umem_use_segs(u64 nseg, u64 npages);
 u32 shca_mr_slot_to_index(const struct shca_dev *sdev, u32 slot);
 u32 shca_mr_key_slot(const struct shca_dev *sdev, u32 key);
 #endif

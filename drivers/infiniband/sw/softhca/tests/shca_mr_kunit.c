@@ -482,9 +482,44 @@ static struct kunit_suite shca_mr_map_suite = {
 /* ------------------------------------------------------------------ */
 /* shca_mr_types: USER, DM, DMA, INTEGRITY                             */
 
-/* Pass: user memory written by the process reads back through the key. */
+/* How a USER MR translates its umem: chosen by size, or forced. */
+struct shca_umem_xlat_case {
+	const char *name;
+	int force;			/* -1: chosen; 0: page list; 1: segments */
+};
+
+static const struct shca_umem_xlat_case shca_umem_xlat_cases[] = {
+	{ "translation chosen by size", -1 },
+	{ "page list", 0 },
+	{ "segment list", 1 },
+};
+
+static void shca_umem_xlat_desc(const struct shca_umem_xlat_case *c,
+				char *desc)
+{
+	strscpy(desc, c->name, KUNIT_PARAM_DESC_SIZE);
+}
+
+KUNIT_ARRAY_PARAM(shca_umem_xlat, shca_umem_xlat_cases, shca_umem_xlat_desc);
+
+static bool shca_umem_force_pages(u64 nseg, u64 npages)
+{
+	return false;
+}
+
+static bool shca_umem_force_segs(u64 nseg, u64 npages)
+{
+	return true;
+}
+
+/*
+ * Pass: a USER MR over user memory at an unaligned address, with an iova
+ * of its own, reads and writes the process's bytes exactly, through a
+ * page list and through a segment list, and refuses a byte outside.
+ */
 static void shca_mr_user_roundtrip(struct kunit *test)
 {
+	const struct shca_umem_xlat_case *c = test->param_value;
 	struct shca_mr_fix *f = test->priv;
 	const size_t len = 5 * PAGE_SIZE + 123;
 	const u64 iova = 0x7700000000ULL + 45;
@@ -505,10 +540,20 @@ static void shca_mr_user_roundtrip(struct kunit *test)
 	shca_fill(src, 9, len, 3);
 	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)uaddr, src, len), 0);
 
+	if (c->force >= 0)
+		kunit_activate_static_stub(test, shca_umem_use_segs,
+					   c->force ? shca_umem_force_segs :
+						      shca_umem_force_pages);
 	mr = shca_track_mr(test, ib_reg_user_mr(f->pd, uaddr, len, iova,
 						SHCA_RW));
+	if (c->force >= 0)
+		kunit_deactivate_static_stub(test, shca_umem_use_segs);
 	KUNIT_EXPECT_EQ(test, mr->lkey, mr->rkey);
 	KUNIT_EXPECT_EQ(test, to_shca_mr(mr)->type, IB_MR_TYPE_USER);
+	if (c->force >= 0)
+		KUNIT_EXPECT_EQ(test, to_shca_mr(mr)->cur->data.kind,
+				c->force ? SHCA_XLAT_SEGS : SHCA_XLAT_PAGES);
+	KUNIT_EXPECT_EQ(test, to_shca_mr(mr)->cur->data.len, len);
 
 	t = shca_target(f->pd, mr->lkey, iova, 0);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, dst, len,
@@ -1321,7 +1366,7 @@ static void shca_mr_integrity_roundtrip(struct kunit *test)
 }
 
 static struct kunit_case shca_mr_types_cases[] = {
-	KUNIT_CASE(shca_mr_user_roundtrip),
+	KUNIT_CASE_PARAM(shca_mr_user_roundtrip, shca_umem_xlat_gen_params),
 	KUNIT_CASE(shca_mr_user_rereg),
 	KUNIT_CASE(shca_mr_dmabuf_roundtrip),
 	KUNIT_CASE(shca_mr_dmabuf_bounced),
