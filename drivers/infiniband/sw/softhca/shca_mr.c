@@ -31,7 +31,8 @@
  * struct shca_map: identity (DMA MR, device memory, dma-buf), fixed-size
  * blocks (MEM_REG with any page size in SHCA_PAGE_SIZE_CAP, USER with
  * PAGE_SIZE blocks of the pinned umem) or byte-granular segments
- * (SG_GAPS, and the data and metadata lists of INTEGRITY). Fast-reg MRs
+ * (SG_GAPS, the data and metadata lists of INTEGRITY, and USER when the
+ * umem's DMA segments make the shorter list). Fast-reg MRs
  * own two maps: map_mr_sg() fills the spare one, and the registration
  * work request installs it, so mapping while a previous registration is
  * still valid (iSER maps, then posts LOCAL_INV + REG_MR) never disturbs
