@@ -252,14 +252,15 @@ void *shca_pd_zalloc(struct ibv_pd *pd, size_t size, uint32_t type,
  * shca_pd_free() - give back memory of shca_pd_zalloc()
  * @ptr: the memory, or NULL
  * @type: its SHCA_RES_TYPE_*
- * @a: who gives it back, as shca_pd_zalloc() said
+ * @a: who gives it back, as shca_pd_zalloc() said (a copy: @ptr may
+ *	hold the original)
  */
-void shca_pd_free(void *ptr, uint32_t type, const struct shca_allocator *a)
+void shca_pd_free(void *ptr, uint32_t type, struct shca_allocator a)
 {
 	if (!ptr)
 		return;
-	if (a->free)
-		a->free(a->pd, a->pd_context, ptr, type);
+	if (a.free)
+		a.free(a.pd, a.pd_context, ptr, type);
 	else
 		free(ptr);
 }
@@ -564,7 +565,7 @@ static struct shca_cq *shca_cq_create(struct ibv_context *ibctx, int cqe,
 err_destroy:
 	ibv_cmd_destroy_cq(&cq->vcq.cq);
 err_free:
-	shca_pd_free(cq, SHCA_RES_TYPE_CQ, &a);
+	shca_pd_free(cq, SHCA_RES_TYPE_CQ, a);
 	errno = err;
 	return NULL;
 }
@@ -704,11 +705,7 @@ static int shca_destroy_cq(struct ibv_cq *ibcq)
 		return err;
 	munmap(cq->ring, cq->map_len);
 	pthread_spin_destroy(&cq->lock);
-	{
-		struct shca_allocator a = cq->alloc;
-
-		shca_pd_free(cq, SHCA_RES_TYPE_CQ, &a);
-	}
+	shca_pd_free(cq, SHCA_RES_TYPE_CQ, cq->alloc);
 	return 0;
 }
 
@@ -773,7 +770,7 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &attr_ex, &cmd, sizeof(cmd),
 				   &resp, sizeof(resp));
 	if (err) {
-		shca_pd_free(qp, SHCA_RES_TYPE_QP, &a);
+		shca_pd_free(qp, SHCA_RES_TYPE_QP, a);
 		errno = err;
 		return NULL;
 	}
@@ -841,12 +838,8 @@ static int shca_destroy_qp(struct ibv_qp *ibqp)
 	/* The kernel produces nothing for the QP any more. */
 	shca_qp_clean_cqs(ibqp);
 	shca_qp_ex_fini(to_shca_qp(ibqp));
-	{
-		struct shca_qp *qp = to_shca_qp(ibqp);
-		struct shca_allocator a = qp->alloc;
-
-		shca_pd_free(qp, SHCA_RES_TYPE_QP, &a);
-	}
+	shca_pd_free(to_shca_qp(ibqp), SHCA_RES_TYPE_QP,
+		     to_shca_qp(ibqp)->alloc);
 	return 0;
 }
 

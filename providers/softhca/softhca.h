@@ -81,7 +81,7 @@ struct shca_allocator {
 struct shca_parent *shca_parent_find(struct ibv_pd *pd);
 void *shca_pd_zalloc(struct ibv_pd *pd, size_t size, uint32_t type,
 		     struct shca_allocator *a);
-void shca_pd_free(void *ptr, uint32_t type, const struct shca_allocator *a);
+void shca_pd_free(void *ptr, uint32_t type, struct shca_allocator a);
 
 /*
  * Device memory: the kernel's allocation, mapped through the uverbs fd
@@ -138,8 +138,10 @@ struct shca_wr_batch {
 struct shca_qp {
 	struct verbs_qp vqp;
 	struct shca_allocator alloc;	/* of this structure */
-	/* The ibv_qp_ex work-request API (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS): */
-	bool has_qp_ex;
+	/*
+	 * The ibv_qp_ex work-request API (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	 * vqp.comp_mask then has VERBS_QP_EX):
+	 */
 	pthread_spinlock_t batch_lock;	/* held from wr_start to complete/abort */
 	struct shca_wr_batch batch;
 	uint64_t send_ops;		/* bit (1 << IBV_WR_*) per allowed op */

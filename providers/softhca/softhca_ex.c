@@ -57,7 +57,7 @@ static int shca_grow(struct shca_qp *qp, void **arr, uint32_t *cap,
 		return ENOMEM;
 	if (used)
 		memcpy(p, *arr, (size_t)used * size);
-	shca_pd_free(*arr, SHCA_RES_TYPE_QP_WR, by);
+	shca_pd_free(*arr, SHCA_RES_TYPE_QP_WR, *by);
 	*arr = p;
 	*cap = want;
 	*by = nby;
@@ -438,7 +438,6 @@ void shca_qp_ex_init(struct shca_qp *qp, const struct ibv_qp_init_attr_ex *attr)
 	qp->send_ops = shca_send_ops_opcodes(attr->send_ops_flags);
 	qp->max_send_sge = attr->cap.max_send_sge;
 	qp->max_inline = attr->cap.max_inline_data;
-	qp->has_qp_ex = true;
 
 	qpx->wr_start = shca_wr_start;
 	qpx->wr_complete = shca_wr_complete;
@@ -467,11 +466,11 @@ void shca_qp_ex_fini(struct shca_qp *qp)
 {
 	struct shca_wr_batch *b = &qp->batch;
 
-	if (!qp->has_qp_ex)
+	if (!(qp->vqp.comp_mask & VERBS_QP_EX))
 		return;
-	shca_pd_free(b->wr, SHCA_RES_TYPE_QP_WR, &b->wr_by);
-	shca_pd_free(b->sge, SHCA_RES_TYPE_QP_WR, &b->sge_by);
-	shca_pd_free(b->inl, SHCA_RES_TYPE_QP_WR, &b->inl_by);
+	shca_pd_free(b->wr, SHCA_RES_TYPE_QP_WR, b->wr_by);
+	shca_pd_free(b->sge, SHCA_RES_TYPE_QP_WR, b->sge_by);
+	shca_pd_free(b->inl, SHCA_RES_TYPE_QP_WR, b->inl_by);
 	pthread_spin_destroy(&qp->batch_lock);
 }
 

@@ -177,16 +177,12 @@ static int shca_xfer(struct shca_xfer *dst, struct shca_xfer *src, u64 len,
 			err = shca_mr_copy_held(&src->held[src->i], src->off,
 						dst->sdev, &dt, n, false,
 						dst_failed);
-		} else if (dst->held) {
+		} else {
+			/* One side is always the requester's own, held. */
 			shca_xfer_target(src, &st);
 			err = shca_mr_copy_held(&dst->held[dst->i], dst->off,
 						src->sdev, &st, n, true,
 						dst_failed);
-		} else {
-			shca_xfer_target(dst, &dt);
-			shca_xfer_target(src, &st);
-			err = shca_mr_copy_xdev(dst->sdev, &dt, src->sdev, &st,
-						n, dst_failed);
 		}
 		if (err)
 			return err;
@@ -221,11 +217,10 @@ static void shca_xfer_local(struct shca_xfer *x, struct shca_qp *qp,
 
 /* The requester's own SGEs of @w, held by shca_hold_local(). */
 static void shca_xfer_held(struct shca_xfer *x, struct shca_qp *qp,
-			   const struct shca_wqe *w)
+			   const struct shca_wqe *w, int access)
 {
-	shca_xfer_local(x, qp, w, 0);
-	if (w->num_sge)
-		x->held = qp->held;
+	shca_xfer_local(x, qp, w, access);
+	x->held = qp->held;
 }
 
 /* The remote side of RDMA and atomics: one (rkey, address) range. */
@@ -275,7 +270,6 @@ static int shca_hold_local(struct shca_qp *qp, const struct shca_wqe *w,
 		t.iova = w->sge[i].addr;
 		err = shca_mr_hold(qp->sdev, &t, w->sge[i].length, &held[i]);
 		if (err) {
-			held[i].mr = NULL;
 			shca_unhold_local(qp, i);
 			return err;
 		}
@@ -453,7 +447,7 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 
 	/* The receive WQE's scatter list, written with local rights. */
 	shca_xfer_local(&dst, peer, r, IB_ACCESS_LOCAL_WRITE);
-	shca_xfer_held(&src, qp, w);
+	shca_xfer_held(&src, qp, w, 0);
 	err = shca_xfer(&dst, &src, len, &dst_failed);
 	if (!err && w->opcode == IB_WR_SEND_WITH_INV) {
 		dst_failed = true;
@@ -533,7 +527,7 @@ static enum shca_exec_res shca_exec_write(struct shca_qp *qp,
 
 	shca_xfer_remote(&dst, &sge, peer, w->rdma.remote_addr, w->rdma.rkey,
 			 len, IB_ACCESS_REMOTE_WRITE);
-	shca_xfer_held(&src, qp, w);
+	shca_xfer_held(&src, qp, w, 0);
 	if (len && shca_xfer(&dst, &src, len, &dst_failed)) {
 		if (dst_failed && qp->ibqp.qp_type == IB_QPT_UC) {
 			/* UC: dropped; the responder does not notice. */
@@ -574,8 +568,7 @@ static enum shca_exec_res shca_exec_read(struct shca_qp *qp,
 
 	shca_xfer_remote(&src, &sge, peer, w->rdma.remote_addr, w->rdma.rkey,
 			 len, IB_ACCESS_REMOTE_READ);
-	shca_xfer_local(&dst, qp, w, IB_ACCESS_LOCAL_WRITE);
-	dst.held = qp->held;
+	shca_xfer_held(&dst, qp, w, IB_ACCESS_LOCAL_WRITE);
 	if (len && shca_xfer(&dst, &src, len, &dst_failed)) {
 		if (dst_failed) {
 			wc->status = IB_WC_LOC_PROT_ERR;
@@ -813,7 +806,7 @@ static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
 	/* The receive WQE's scatter list, written with local rights. */
 	shca_xfer_local(&dst, peer, r, IB_ACCESS_LOCAL_WRITE);
 	hdr = (struct shca_xfer){ .inl = grh, .inl_len = SHCA_GRH_BYTES };
-	shca_xfer_held(&src, qp, w);
+	shca_xfer_held(&src, qp, w, 0);
 	if (shca_xfer(&dst, &hdr, SHCA_GRH_BYTES, &dst_failed) ||
 	    shca_xfer(&dst, &src, len, &dst_failed)) {
 		/* The source was probed: a receive SGE was refused. */

@@ -1827,22 +1827,15 @@ int shca_mr_copy_xdev(struct shca_dev *dst_sdev,
 		      const struct shca_mem_target *src, u64 len,
 		      bool *dst_failed)
 {
-	struct shca_span s, d;
+	struct shca_span s;
 	int err;
 
 	*dst_failed = false;
-	err = shca_mr_resolve(src_sdev, src, len, &s);
+	err = shca_mr_hold(src_sdev, src, len, &s);
 	if (err)
 		return err;
-	err = shca_mr_resolve(dst_sdev, dst, len, &d);
-	if (err) {
-		*dst_failed = true;
-		goto out_src;
-	}
-	err = shca_span_copy_span(&d, &s, len, dst_failed);
-	shca_span_put(&d);
-out_src:
-	shca_span_put(&s);
+	err = shca_mr_copy_held(&s, 0, dst_sdev, dst, len, false, dst_failed);
+	shca_mr_unhold(&s);
 	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_xdev);
@@ -1879,13 +1872,17 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_mr);
  * a span is held only while one request executes, never across a wait.
  *
  * Context: any context; does not sleep.
- * Return: 0, or the error shca_mr_copy() would return (@span is then
- * left without a reference).
+ * Return: 0, or the error shca_mr_copy() would return (@span->mr is
+ * then NULL: nothing to give back).
  */
 int shca_mr_hold(struct shca_dev *sdev, const struct shca_mem_target *t,
 		 u64 len, struct shca_span *span)
 {
-	return shca_mr_resolve(sdev, t, len, span);
+	int err = shca_mr_resolve(sdev, t, len, span);
+
+	if (err)
+		span->mr = NULL;
+	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_hold);
 
