@@ -2,9 +2,11 @@
 # shellcheck shell=sh
 #
 # What the benchmark scripts in the VM guest share for their tables and
-# plot data; sourced by mr-bench.sh, dp-bench.sh, pi-bench.sh,
-# frwr-bench.sh, ulp-bench.sh and nvme-pi-bench.sh (tests/bench/run.sh
-# puts it next to them as /tests/bench-lib.sh). A script finds it as
+# plot data, and the helpers every guest script uses (say, rec, run,
+# loaded, fail, bench_traps); sourced by mr-bench.sh, dp-bench.sh,
+# pi-bench.sh, frwr-bench.sh, ulp-bench.sh, nvme-pi-bench.sh (through
+# ulp-lib.sh) and profile-guest.sh (tests/bench/run.sh and profile.sh put
+# it next to them as /tests/bench-lib.sh). A script sets TAG, then finds it as
 #   BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
 #   [ -r "$BENCH_LIB" ] || BENCH_LIB=$(dirname "$0")/bench-lib.sh
 #   . "$BENCH_LIB"
@@ -20,6 +22,65 @@
 # POSIX sh and busybox awk.
 
 BENCH_NOISY_PCT=10
+
+# ---- what every guest script uses; TAG (set by the script) names it ------
+
+say() { echo "$TAG: $*"; }
+
+# rec LINE: a record for the tables, kept in $REC and shown on the console
+rec() {
+	echo "$*" >>"$REC"
+	echo "${TAG%-bench}-rec: $*"
+}
+
+# run SECS CMD...: print and run a bounded command, output indented
+run() {
+	_t=$1
+	shift
+	say "\$ $*"
+	_out=$(timeout -k 5 "$_t" "$@" 2>&1)
+	_rc=$?
+	[ -z "$_out" ] || printf '%s\n' "$_out" | sed "s/^/$TAG:     /"
+	[ $_rc -eq 0 ] || say "    (exit status $_rc)"
+	return $_rc
+}
+
+loaded() { grep -q "^$1 " /proc/modules; }
+
+fail() {
+	say "FAIL: $*"
+	exit 1
+}
+
+# bench_links RXE: softhca0 on eth0 and softhca1 on eth1 (the module is
+# loaded), with RXE=1 also rxe0 and rxe1 on the same NICs (rdma_rxe is
+# loaded here); every failure ends the script
+bench_links() {
+	[ "$1" = 0 ] || run 60 modprobe rdma_rxe || fail "modprobe rdma_rxe failed"
+	for _nic in eth0 eth1; do
+		[ -e "/sys/class/net/$_nic" ] || fail "the guest has no $_nic"
+		ip link set "$_nic" up
+	done
+	run 30 rdma link add softhca0 type softhca netdev eth0 || fail "rdma link add softhca0 failed"
+	run 30 rdma link add softhca1 type softhca netdev eth1 || fail "rdma link add softhca1 failed"
+	[ "$1" = 0 ] && return 0
+	run 30 rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add rxe0 failed"
+	run 30 rdma link add rxe1 type rxe netdev eth1 || fail "rdma link add rxe1 failed"
+}
+
+# bench_traps: from now on the script's cleanup() runs when it exits (a
+# failed cleanup fails the script), and INT/TERM (a timeout) end it
+bench_traps() {
+	trap bench_on_exit EXIT
+	trap 'say "interrupted (timeout?)"; exit 124' INT TERM
+}
+# shellcheck disable=SC2317 # the EXIT trap calls it
+bench_on_exit() {
+	_status=$?
+	trap - EXIT
+	cleanup || { say "cleanup failed"; _status=1; }
+	exit "$_status"
+}
 
 # bench_block NAME PREFIX: standard input between the lines "=== NAME" and
 # "=== NAME-END", every line prefixed with "PREFIX: " (the host's

@@ -60,6 +60,7 @@ IB=/sys/class/infiniband
 REC=/tmp/dp-bench.rec
 SIZES="64 4096 65536 1048576"
 LAT_SIZE=64
+TAG=dp-bench
 BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
 [ -r "$BENCH_LIB" ] || BENCH_LIB=$(dirname "$0")/bench-lib.sh
 # shellcheck source=tests/bench/bench-lib.sh
@@ -70,11 +71,6 @@ UPAIRS="softhca0:softhca1 rxe0:rxe1"
 KRUN=$KPAIRS
 URUN=$UPAIRS
 
-say() { echo "dp-bench: $*"; }
-rec() {
-	echo "$*" >>"$REC"
-	echo "dp-rec: $*"
-}
 
 case $DP_MS$PT_SECS$BUDGET$REPS$KBUDGET in
 '' | *[!0-9]*)

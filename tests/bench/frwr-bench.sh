@@ -43,16 +43,12 @@ BUDGET=${BENCH_FRWR_BUDGET:-300}
 PAIRS=${BENCH_FRWR_PAIRS:-softhca0:softhca1,rxe0:rxe1}
 IB=/sys/class/infiniband
 REC=/tmp/frwr-bench.rec
+TAG=frwr-bench
 BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
 [ -r "$BENCH_LIB" ] || BENCH_LIB=$(dirname "$0")/bench-lib.sh
 # shellcheck source=tests/bench/bench-lib.sh
 . "$BENCH_LIB"
 
-say() { echo "frwr-bench: $*"; }
-rec() {
-	echo "$*" >>"$REC"
-	echo "frwr-rec: $*"
-}
 
 case $MS$REPS$QD$BUDGET in
 '' | *[!0-9]*)

@@ -81,12 +81,11 @@ PREFIX='shca_mr_bench: '
 MR_DEVS=softhca0,rxe0
 MR_REC=/tmp/mr-bench.rec
 REG_REC=/tmp/reg-bench.rec
+TAG=mr-bench
 BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
 [ -r "$BENCH_LIB" ] || BENCH_LIB=$(dirname "$0")/bench-lib.sh
 # shellcheck source=tests/bench/bench-lib.sh
 . "$BENCH_LIB"
-
-say() { echo "mr-bench: $*"; }
 
 # want PART: PART (mr, reg, dp, pi, frwr, ulp or nvmepi) is to run
 want() {
@@ -95,20 +94,6 @@ want() {
 	esac
 	return 1
 }
-
-# run SECS CMD...: print and run a bounded command, output indented
-run() {
-	_t=$1
-	shift
-	say "\$ $*"
-	_out=$(timeout -k 5 "$_t" "$@" 2>&1)
-	_rc=$?
-	[ -z "$_out" ] || printf '%s\n' "$_out" | sed 's/^/mr-bench:     /'
-	[ $_rc -eq 0 ] || say "    (exit status $_rc)"
-	return $_rc
-}
-
-loaded() { grep -q "^$1 " /proc/modules; }
 
 # the RDMA devices in sysfs, space separated
 ibdevs() {
@@ -137,19 +122,7 @@ cleanup() {
 	return $_ok
 }
 
-on_exit() {
-	_status=$?
-	trap - EXIT
-	cleanup || { say "cleanup failed"; _status=1; }
-	exit $_status
-}
-trap on_exit EXIT
-trap 'say "interrupted (timeout?)"; exit 124' INT TERM
-
-fail() {
-	say "FAIL: $*"
-	exit 1
-}
+bench_traps
 
 case $ITERS$PAGES$REPS$REG_TIMEOUT$DP_TIMEOUT in
 '' | *[!0-9]*) fail "BENCH_ITERS='$ITERS', BENCH_PAGES='$PAGES', BENCH_REPS='$REPS', BENCH_REG_TIMEOUT and BENCH_DP_TIMEOUT must be whole numbers" ;;
@@ -184,17 +157,7 @@ if want mr || want reg || want dp || want frwr; then
 	RXE=1
 fi
 if want mr || want reg || want dp || want pi || want frwr; then
-	[ $RXE = 0 ] || run 60 modprobe rdma_rxe || fail "modprobe rdma_rxe failed"
-	for nic in eth0 eth1; do
-		[ -e "/sys/class/net/$nic" ] || fail "the guest has no $nic"
-		ip link set "$nic" up
-	done
-	run 30 rdma link add softhca0 type softhca netdev eth0 || fail "rdma link add softhca0 failed"
-	run 30 rdma link add softhca1 type softhca netdev eth1 || fail "rdma link add softhca1 failed"
-	if [ $RXE = 1 ]; then
-		run 30 rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add rxe0 failed"
-		run 30 rdma link add rxe1 type rxe netdev eth1 || fail "rdma link add rxe1 failed"
-	fi
+	bench_links $RXE
 	n=0
 	until [ -d "$IB/softhca0" ] && [ -d "$IB/softhca1" ] &&
 		{ [ $RXE = 0 ] || { [ -d "$IB/rxe0" ] && [ -d "$IB/rxe1" ]; }; }; do

@@ -95,20 +95,7 @@ ULP_LIB=${ULP_LIB:-/tests/ulp-lib.sh}
 
 cleanup() { ulp_cleanup "sd_mod scsi_debug" "softhca0 rxe0"; }
 
-# shellcheck disable=SC2317 # the EXIT trap calls it
-on_exit() {
-	_status=$?
-	trap - EXIT
-	cleanup || { say "cleanup failed"; _status=1; }
-	exit "$_status"
-}
-trap on_exit EXIT
-trap 'say "interrupted (timeout?)"; exit 124' INT TERM
-
-fail() {
-	say "FAIL: $*"
-	exit 1
-}
+bench_traps
 
 case $SECS$REPS$MIB$BUDGET in
 '' | *[!0-9]*) fail "BENCH_NVMEPI_SECS='$SECS', BENCH_NVMEPI_REPS='$REPS', BENCH_NVMEPI_MIB='$MIB' and BENCH_NVMEPI_BUDGET='$BUDGET' must be whole numbers" ;;

@@ -53,16 +53,12 @@ BUDGET=${BENCH_PI_BUDGET:-300}
 PAIRS=${BENCH_PI_PAIRS:-softhca0:softhca1,softhca0:softhca0}
 IB=/sys/class/infiniband
 REC=/tmp/pi-bench.rec
+TAG=pi-bench
 BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
 [ -r "$BENCH_LIB" ] || BENCH_LIB=$(dirname "$0")/bench-lib.sh
 # shellcheck source=tests/bench/bench-lib.sh
 . "$BENCH_LIB"
 
-say() { echo "pi-bench: $*"; }
-rec() {
-	echo "$*" >>"$REC"
-	echo "pi-rec: $*"
-}
 
 case $MS$REPS$SLOTS$BUDGET in
 '' | *[!0-9]*)

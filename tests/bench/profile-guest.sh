@@ -62,21 +62,13 @@ W=/tmp/prof
 # seconds a module run may take (the module's init cannot be interrupted)
 RUN_TMO=${PROF_RUN_TIMEOUT:-900}
 
-say() { echo "profile: $*"; }
-meta() { echo "prof-meta: $*"; }
-loaded() { grep -q "^$1 " /proc/modules; }
+TAG=profile
+BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
+[ -r "$BENCH_LIB" ] || BENCH_LIB=$(dirname "$0")/bench-lib.sh
+# shellcheck source=tests/bench/bench-lib.sh
+. "$BENCH_LIB"
 
-# run SECS CMD...: a bounded command, its output indented
-run() {
-	_t=$1
-	shift
-	say "\$ $*"
-	_out=$(timeout -k 5 "$_t" "$@" 2>&1)
-	_rc=$?
-	[ -z "$_out" ] || printf '%s\n' "$_out" | sed 's/^/profile:     /'
-	[ $_rc -eq 0 ] || say "    (exit status $_rc)"
-	return $_rc
-}
+meta() { echo "prof-meta: $*"; }
 
 cleanup() {
 	_ok=0
@@ -92,19 +84,7 @@ cleanup() {
 	done
 	return $_ok
 }
-# shellcheck disable=SC2317 # (called by the trap)
-on_exit() {
-	_status=$?
-	trap - EXIT
-	cleanup || { say "cleanup failed"; _status=1; }
-	exit "$_status"
-}
-trap on_exit EXIT
-trap 'say "interrupted (timeout?)"; exit 124' INT TERM
-fail() {
-	say "FAIL: $*"
-	exit 1
-}
+bench_traps
 
 case $FREQ$ITERS$PAGES$MS$DEPTH$BASE_REPS$REPS in
 '' | *[!0-9]*) fail "PROF_FREQ, PROF_ITERS, PROF_PAGES, PROF_MS, PROF_DEPTH, PROF_BASELINE and PROF_REPS must be whole numbers" ;;
@@ -122,16 +102,8 @@ done
 if ! loaded softhca; then
 	run 60 insmod "$KO" || fail "insmod $KO failed"
 fi
-[ $need_rxe = 0 ] || run 60 modprobe rdma_rxe || fail "modprobe rdma_rxe failed"
-for nic in eth0 eth1; do
-	[ -e "/sys/class/net/$nic" ] || fail "the guest has no $nic"
-	ip link set "$nic" up
-done
-run 30 rdma link add softhca0 type softhca netdev eth0 || fail "rdma link add softhca0 failed"
-run 30 rdma link add softhca1 type softhca netdev eth1 || fail "rdma link add softhca1 failed"
+bench_links $need_rxe
 if [ $need_rxe = 1 ]; then
-	run 30 rdma link add rxe0 type rxe netdev eth0 || fail "rdma link add rxe0 failed"
-	run 30 rdma link add rxe1 type rxe netdev eth1 || fail "rdma link add rxe1 failed"
 	# rxe0 -> rxe1 through the QEMU hub (as tests/bench/dp-bench.sh)
 	for c in all eth0 eth1; do
 		echo 1 >"/proc/sys/net/ipv4/conf/$c/accept_local" 2>/dev/null

@@ -754,6 +754,7 @@ ov=$TMP/overlay
 mkdir -p "$ov/usr/bin" "$ov/tests"
 cp -L "$PERF_BIN" "$ov/usr/bin/perf"
 cp "$BENCH_DIR/shca_mr_bench.ko" "$BENCH_DIR/shca_dp_bench.ko" "$ov/"
+cp "$BENCH_DIR/bench-lib.sh" "$ov/tests/"
 
 # ---- the run -------------------------------------------------------------------------------
 

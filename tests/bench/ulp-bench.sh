@@ -85,20 +85,7 @@ pkill_cmtime() {
 	CMT_PIDS=
 }
 
-# shellcheck disable=SC2317 # the EXIT trap calls it
-on_exit() {
-	_status=$?
-	trap - EXIT
-	cleanup || { say "cleanup failed"; _status=1; }
-	exit "$_status"
-}
-trap on_exit EXIT
-trap 'say "interrupted (timeout?)"; exit 124' INT TERM
-
-fail() {
-	say "FAIL: $*"
-	exit 1
-}
+bench_traps
 
 case $SECS$REPS$CONNS$MIB$BUDGET in
 '' | *[!0-9]*) fail "BENCH_ULP_SECS='$SECS', BENCH_ULP_REPS='$REPS', BENCH_ULP_CONNS='$CONNS', BENCH_ULP_MIB='$MIB' and BENCH_ULP_BUDGET='$BUDGET' must be whole numbers" ;;

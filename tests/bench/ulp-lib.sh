@@ -22,25 +22,6 @@ CFS=/sys/kernel/config/nvmet
 # command or a controller reset.
 KLOG_BAD='PI error|tag error|protection error|I/O Error|I/O error|blk_update_request|nvme.*(timeout|reset)'
 
-say() { echo "$TAG: $*"; }
-rec() {
-	echo "$*" >>"$REC"
-	echo "${TAG%-bench}-rec: $*"
-}
-
-# run SECS CMD...: print and run a bounded command, output indented
-run() {
-	_t=$1
-	shift
-	say "\$ $*"
-	_out=$(timeout -k 5 "$_t" "$@" 2>&1)
-	_rc=$?
-	[ -z "$_out" ] || printf '%s\n' "$_out" | sed "s/^/$TAG:     /"
-	[ $_rc -eq 0 ] || say "    (exit status $_rc)"
-	return $_rc
-}
-
-loaded() { grep -q "^$1 " /proc/modules; }
 elapsed() { echo $(($(date +%s) - START)); }
 
 # klog_mark; ...; klog_new: the kernel log lines since the mark
