@@ -20,8 +20,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include <rdma/rdma_user_ioctl_cmds.h>
 
 #include <rdma/softhca-abi.h>
 
@@ -386,6 +389,140 @@ static int shca_memcpy_from_dm(void *host_addr, struct ibv_dm *ibdm,
 		return err;
 	memcpy(host_addr, (char *)dm->addr + dm_offset, length);
 	return 0;
+}
+
+/* ---- memory windows ------------------------------------------------------ */
+
+/*
+ * Windows live in the kernel's key table, next to the MRs. Binding one
+ * and local invalidation are work requests that uverbs' POST_SEND
+ * command cannot carry: they go to the send queue through the driver
+ * method SOFTHCA_IB_METHOD_QP_POST_LOCAL (<rdma/softhca-abi.h>), one per
+ * call, in order with the requests around them.
+ */
+static struct ibv_mw *shca_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ib_uverbs_alloc_mw_resp resp;
+	struct ibv_alloc_mw cmd;
+	struct ibv_mw *mw;
+	int err;
+
+	mw = calloc(1, sizeof(*mw));
+	if (!mw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(&cmd, 0, sizeof(cmd));
+	err = ibv_cmd_alloc_mw(pd, type, mw, &cmd, sizeof(cmd), &resp,
+			       sizeof(resp));
+	if (err) {
+		free(mw);
+		errno = err;
+		return NULL;
+	}
+	return mw;
+}
+
+static int shca_dealloc_mw(struct ibv_mw *mw)
+{
+	int err = ibv_cmd_dealloc_mw(mw);
+
+	if (err)
+		return err;
+	free(mw);
+	return 0;
+}
+
+/* Post one local operation to @qp's send queue; @mw, @mr may be NULL. */
+static int shca_post_local(struct ibv_qp *qp,
+			   const struct softhca_local_wr *lwr,
+			   const struct ibv_mw *mw, const struct ibv_mr *mr)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr[4];
+	} cmd;
+	uint16_t n = 0;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.attr[n].attr_id = SOFTHCA_IB_ATTR_POST_LOCAL_QP;
+	cmd.attr[n++].data = qp->handle;
+	cmd.attr[n].attr_id = SOFTHCA_IB_ATTR_POST_LOCAL_WR;
+	cmd.attr[n].len = sizeof(*lwr);
+	cmd.attr[n++].data = (uintptr_t)lwr;
+	if (mw) {
+		cmd.attr[n].attr_id = SOFTHCA_IB_ATTR_POST_LOCAL_MW;
+		cmd.attr[n++].data = mw->handle;
+	}
+	if (mr) {
+		cmd.attr[n].attr_id = SOFTHCA_IB_ATTR_POST_LOCAL_MR;
+		cmd.attr[n++].data = mr->handle;
+	}
+	for (uint16_t i = 0; i < n; i++)
+		cmd.attr[i].flags = UVERBS_ATTR_F_MANDATORY;
+	cmd.hdr.length = sizeof(cmd.hdr) + n * sizeof(cmd.attr[0]);
+	cmd.hdr.object_id = UVERBS_OBJECT_QP;
+	cmd.hdr.method_id = SOFTHCA_IB_METHOD_QP_POST_LOCAL;
+	cmd.hdr.num_attrs = n;
+	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	return ioctl(qp->context->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+}
+
+/* ibv_bind_mw(): type 1 windows; a zero length unbinds. */
+static int shca_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+			struct ibv_mw_bind *mw_bind)
+{
+	const struct ibv_mw_bind_info *bi = &mw_bind->bind_info;
+	struct softhca_local_wr lwr = {
+		.wr_id = mw_bind->wr_id,
+		.opcode = SOFTHCA_LOCAL_BIND_MW,
+		.send_flags = mw_bind->send_flags,
+		.key = ibv_inc_rkey(mw->rkey),
+		.addr = bi->addr,
+		.length = bi->length,
+		.access = bi->mw_access_flags,
+	};
+	int err;
+
+	if (mw->type != IBV_MW_TYPE_1 || (bi->length && !bi->mr))
+		return EINVAL;
+	err = shca_post_local(qp, &lwr, mw, bi->length ? bi->mr : NULL);
+	if (!err)
+		mw->rkey = lwr.key;
+	return err;
+}
+
+static bool shca_wr_is_local(const struct ibv_send_wr *wr)
+{
+	return wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV;
+}
+
+/* IBV_WR_BIND_MW (type 2 windows) or IBV_WR_LOCAL_INV. */
+static int shca_post_one_local(struct ibv_qp *qp, struct ibv_send_wr *wr)
+{
+	struct softhca_local_wr lwr = {
+		.wr_id = wr->wr_id,
+		.send_flags = wr->send_flags,
+	};
+	struct ibv_mw *mw = wr->bind_mw.mw;
+	int err;
+
+	if (wr->opcode == IBV_WR_LOCAL_INV) {
+		lwr.opcode = SOFTHCA_LOCAL_INV;
+		lwr.key = wr->invalidate_rkey;
+		return shca_post_local(qp, &lwr, NULL, NULL);
+	}
+	if (!mw || mw->type != IBV_MW_TYPE_2 || !wr->bind_mw.bind_info.mr)
+		return EINVAL;
+	lwr.opcode = SOFTHCA_LOCAL_BIND_MW;
+	lwr.key = wr->bind_mw.rkey;
+	lwr.addr = wr->bind_mw.bind_info.addr;
+	lwr.length = wr->bind_mw.bind_info.length;
+	lwr.access = wr->bind_mw.bind_info.mw_access_flags;
+	err = shca_post_local(qp, &lwr, mw, wr->bind_mw.bind_info.mr);
+	if (!err)
+		mw->rkey = lwr.key;
+	return err;
 }
 
 /*
@@ -843,16 +980,52 @@ static int shca_destroy_qp(struct ibv_qp *ibqp)
 	return 0;
 }
 
-/*
- * Work requests go to the kernel as they are, one command per call; the
- * kernel validates them and copies inline data from this process' memory
- * while the command runs, so the caller may reuse an inline buffer as
- * soon as post_send returns.
+/**
+ * shca_post_send() - post a chain of send work requests
+ * @ibqp: the QP
+ * @wr: the chain
+ * @bad_wr: set to the first request not posted
+ *
+ * Work requests go to the kernel as they are, one command per run of
+ * requests the POST_SEND command carries, and one per memory-window bind
+ * or local invalidation (shca_post_local()), in order. The kernel
+ * validates them and copies inline data from this process' memory while
+ * the command runs, so the caller may reuse an inline buffer as soon as
+ * post_send returns.
+ *
+ * Return: 0 or an errno; the requests before *@bad_wr were posted.
  */
-static int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
-			  struct ibv_send_wr **bad_wr)
+int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr)
 {
-	return ibv_cmd_post_send(ibqp, wr, bad_wr);
+	struct ibv_send_wr *last, *next;
+	int err;
+
+	while (wr) {
+		if (shca_wr_is_local(wr)) {
+			err = shca_post_one_local(ibqp, wr);
+			if (err) {
+				*bad_wr = wr;
+				return err;
+			}
+			wr = wr->next;
+			continue;
+		}
+		for (last = wr; last->next && !shca_wr_is_local(last->next);
+		     last = last->next)
+			;
+		next = last->next;
+		if (!next)
+			return ibv_cmd_post_send(ibqp, wr, bad_wr);
+		/* The run alone: the caller's chain is restored at once. */
+		last->next = NULL;
+		err = ibv_cmd_post_send(ibqp, wr, bad_wr);
+		last->next = next;
+		if (err)
+			return err;
+		wr = next;
+	}
+	return 0;
 }
 
 static int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
@@ -991,15 +1164,18 @@ static void shca_free_context(struct ibv_context *ibctx)
 
 static const struct verbs_context_ops shca_ctx_ops = {
 	.alloc_dm = shca_alloc_dm,
+	.alloc_mw = shca_alloc_mw,
 	.alloc_parent_domain = shca_alloc_parent_domain,
 	.alloc_pd = shca_alloc_pd,
 	.attach_mcast = shca_attach_mcast,
+	.bind_mw = shca_bind_mw,
 	.create_ah = shca_create_ah,
 	.create_cq = shca_create_cq,
 	.create_cq_ex = shca_create_cq_ex,
 	.create_qp = shca_create_qp,
 	.create_qp_ex = shca_create_qp_ex,
 	.create_srq = shca_create_srq,
+	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dereg_mr = shca_dereg_mr,
 	.destroy_ah = shca_destroy_ah,

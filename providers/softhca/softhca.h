@@ -163,6 +163,10 @@ static inline unsigned int shca_cqe_wc_flags(const struct softhca_cqe *e)
 	return flags;
 }
 
+/* softhca.c */
+int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+		   struct ibv_send_wr **bad_wr);
+
 /* softhca_ex.c */
 int shca_qp_ex_check(enum ibv_qp_type qp_type, uint64_t send_ops_flags);
 void shca_qp_ex_init(struct shca_qp *qp,

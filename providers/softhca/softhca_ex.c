@@ -5,8 +5,10 @@
  * Queue pairs created with IBV_QP_INIT_ATTR_SEND_OPS_FLAGS get the
  * ibv_qp_ex work-request API (ibv_wr_start, ibv_wr_send ...,
  * ibv_wr_complete): the provider builds the requests in a batch of its
- * own and ibv_wr_complete() posts the batch with one POST_SEND command,
- * so the kernel checks them exactly as it checks ibv_post_send()'s.
+ * own and ibv_wr_complete() posts the batch as ibv_post_send() posts a
+ * chain (one POST_SEND command, plus one command per window bind or
+ * local invalidation), so the kernel checks them exactly as it checks
+ * ibv_post_send()'s.
  * Inline data is copied when it is set (the caller may reuse its buffer
  * at once). Completion queues made with ibv_create_cq_ex() are the same
  * mapped rings as the others, read one entry at a time through
@@ -197,6 +199,28 @@ static void shca_wr_atomic_fetch_add(struct ibv_qp_ex *qpx, uint32_t rkey,
 		       add, 0);
 }
 
+/* Type 2 windows; posted through the driver's POST_LOCAL method. */
+static void shca_wr_bind_mw(struct ibv_qp_ex *qpx, struct ibv_mw *mw,
+			    uint32_t rkey,
+			    const struct ibv_mw_bind_info *bind_info)
+{
+	struct shca_wr_slot *s = shca_wr_new(qpx, IBV_WR_BIND_MW);
+
+	if (!s)
+		return;
+	s->wr.bind_mw.mw = mw;
+	s->wr.bind_mw.rkey = rkey;
+	s->wr.bind_mw.bind_info = *bind_info;
+}
+
+static void shca_wr_local_inv(struct ibv_qp_ex *qpx, uint32_t invalidate_rkey)
+{
+	struct shca_wr_slot *s = shca_wr_new(qpx, IBV_WR_LOCAL_INV);
+
+	if (s)
+		s->wr.invalidate_rkey = invalidate_rkey;
+}
+
 static void shca_wr_set_ud_addr(struct ibv_qp_ex *qpx, struct ibv_ah *ah,
 				uint32_t remote_qpn, uint32_t remote_qkey)
 {
@@ -364,7 +388,7 @@ static int shca_wr_complete(struct ibv_qp_ex *qpx)
 				b->sge[s->sge_first].addr =
 					(uintptr_t)(b->inl + s->inl_off);
 		}
-		err = ibv_cmd_post_send(&qpx->qp_base, &b->wr[0].wr, &bad);
+		err = shca_post_send(&qpx->qp_base, &b->wr[0].wr, &bad);
 	}
 	shca_wr_reset(b);
 	pthread_spin_unlock(&qp->batch_lock);
@@ -372,13 +396,14 @@ static int shca_wr_complete(struct ibv_qp_ex *qpx)
 }
 
 /*
- * What ibv_wr_* can post, by QP type: what the kernel's POST_SEND
- * command carries. Local invalidation and memory-window binds are not
- * among them (the device has no memory windows).
+ * What ibv_wr_* can post, by QP type: memory-window binds and local
+ * invalidation on connected QPs only.
  */
 #define SHCA_SEND_OPS_UD	(IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
 #define SHCA_SEND_OPS_UC	(SHCA_SEND_OPS_UD | IBV_QP_EX_WITH_RDMA_WRITE | \
-				 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM)
+				 IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+				 IBV_QP_EX_WITH_BIND_MW | \
+				 IBV_QP_EX_WITH_LOCAL_INV)
 #define SHCA_SEND_OPS_RC	(SHCA_SEND_OPS_UC | IBV_QP_EX_WITH_SEND_WITH_INV | \
 				 IBV_QP_EX_WITH_RDMA_READ | \
 				 IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
@@ -415,6 +440,8 @@ static uint64_t shca_send_ops_opcodes(uint64_t flags)
 		{ IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP, IBV_WR_ATOMIC_CMP_AND_SWP },
 		{ IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD, IBV_WR_ATOMIC_FETCH_AND_ADD },
 		{ IBV_QP_EX_WITH_SEND_WITH_INV, IBV_WR_SEND_WITH_INV },
+		{ IBV_QP_EX_WITH_BIND_MW, IBV_WR_BIND_MW },
+		{ IBV_QP_EX_WITH_LOCAL_INV, IBV_WR_LOCAL_INV },
 	};
 	uint64_t ops = 0;
 	size_t i;
@@ -450,6 +477,8 @@ void shca_qp_ex_init(struct shca_qp *qp, const struct ibv_qp_init_attr_ex *attr)
 	qpx->wr_rdma_read = shca_wr_rdma_read;
 	qpx->wr_atomic_cmp_swp = shca_wr_atomic_cmp_swp;
 	qpx->wr_atomic_fetch_add = shca_wr_atomic_fetch_add;
+	qpx->wr_bind_mw = shca_wr_bind_mw;
+	qpx->wr_local_inv = shca_wr_local_inv;
 	qpx->wr_set_ud_addr = shca_wr_set_ud_addr;
 	qpx->wr_set_sge = shca_wr_set_sge;
 	qpx->wr_set_sge_list = shca_wr_set_sge_list;

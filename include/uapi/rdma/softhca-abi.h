@@ -47,6 +47,62 @@ enum softhca_ib_alloc_dm_attrs {
 	SOFTHCA_IB_ATTR_ALLOC_DM_MMAP_OFFSET = (1U << UVERBS_ID_NS_SHIFT),
 };
 
+/*
+ * Local operations that uverbs' POST_SEND command cannot carry: binding
+ * a memory window (ibv_bind_mw(), IBV_WR_BIND_MW, ibv_wr_bind_mw()) and
+ * local invalidation (IBV_WR_LOCAL_INV, ibv_wr_local_inv()). The driver
+ * method SOFTHCA_IB_METHOD_QP_POST_LOCAL of UVERBS_OBJECT_QP posts one
+ * struct softhca_local_wr to the QP's send queue, in order with the
+ * requests POST_SEND posts; it completes like them (IBV_WC_BIND_MW,
+ * IBV_WC_LOCAL_INV), and a bind the rules refuse completes with
+ * IBV_WC_MW_BIND_ERR. Attributes:
+ *   SOFTHCA_IB_ATTR_POST_LOCAL_QP  the QP (idr handle, mandatory)
+ *   SOFTHCA_IB_ATTR_POST_LOCAL_MW  BIND_MW: the window (idr handle)
+ *   SOFTHCA_IB_ATTR_POST_LOCAL_MR  BIND_MW: the MR (idr handle); may be
+ *	absent only to unbind a type 1 window (length 0)
+ *   SOFTHCA_IB_ATTR_POST_LOCAL_WR  struct softhca_local_wr (mandatory)
+ */
+enum softhca_ib_qp_methods {
+	SOFTHCA_IB_METHOD_QP_POST_LOCAL = (1U << UVERBS_ID_NS_SHIFT),
+};
+
+enum softhca_ib_post_local_attrs {
+	SOFTHCA_IB_ATTR_POST_LOCAL_QP = (1U << UVERBS_ID_NS_SHIFT),
+	SOFTHCA_IB_ATTR_POST_LOCAL_MW,
+	SOFTHCA_IB_ATTR_POST_LOCAL_MR,
+	SOFTHCA_IB_ATTR_POST_LOCAL_WR,
+};
+
+/* struct softhca_local_wr.opcode */
+enum softhca_local_opcode {
+	SOFTHCA_LOCAL_BIND_MW = 1,
+	SOFTHCA_LOCAL_INV = 2,
+};
+
+/* struct softhca_local_wr.send_flags: IBV_SEND_FENCE | SIGNALED | SOLICITED */
+#define SOFTHCA_LOCAL_SEND_FLAGS	(1U << 0 | 1U << 1 | 1U << 2)
+
+/**
+ * struct softhca_local_wr - one local operation
+ * @wr_id: the work request's cookie
+ * @addr: BIND_MW: first address of the window in the MR's address space
+ * @length: BIND_MW: bytes of the window (0: unbind a type 1 window)
+ * @opcode: enum softhca_local_opcode
+ * @send_flags: IBV_SEND_* flags among SOFTHCA_LOCAL_SEND_FLAGS
+ * @key: BIND_MW: the rkey the window takes (the window's index, a new
+ *	key byte); LOCAL_INV: the key to invalidate
+ * @access: BIND_MW: IBV_ACCESS_REMOTE_* and IBV_ACCESS_ZERO_BASED
+ */
+struct softhca_local_wr {
+	__aligned_u64 wr_id;
+	__aligned_u64 addr;
+	__aligned_u64 length;
+	__u32 opcode;
+	__u32 send_flags;
+	__u32 key;
+	__u32 access;
+};
+
 /* struct softhca_cqe.flags */
 enum {
 	SOFTHCA_CQE_WITH_IMM = 1 << 0,	/* @ex is immediate data */

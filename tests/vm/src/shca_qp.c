@@ -145,6 +145,8 @@ static const char *wc_op_name(int op)
 	case IBV_WC_FETCH_ADD: return "FETCH_ADD";
 	case IBV_WC_RECV: return "RECV";
 	case IBV_WC_RECV_RDMA_WITH_IMM: return "RECV_RDMA_WITH_IMM";
+	case IBV_WC_BIND_MW: return "BIND_MW";
+	case IBV_WC_LOCAL_INV: return "LOCAL_INV";
 	default: return "?";
 	}
 }
@@ -724,14 +726,6 @@ static void t_caps(struct vt_dev *d)
 			ret = ibv_destroy_srq(srq);
 			vt_check(!ret, "destroy_srq: %s", vt_errname(ret));
 		}
-	}
-	{
-		struct ibv_mw *mw = ibv_alloc_mw(d->pd, IBV_MW_TYPE_1);
-
-		vt_contract(!mw && errno == EOPNOTSUPP, "alloc_mw: %s (EOPNOTSUPP)",
-			    mw ? "allocated" : vt_errname(errno));
-		if (mw)
-			ibv_dealloc_mw(mw);
 	}
 	{
 		struct ibv_ah_attr aa = {
@@ -2481,8 +2475,8 @@ static void t_qp_ex(struct vt_dev *da, struct vt_dev *db)
 				       .max_send_sge = 1, .max_recv_sge = 1 };
 	iax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 	iax.pd = da->pd;
-	iax.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW;
-	expect_qp_ex_refused(da, &iax, "with IBV_QP_EX_WITH_BIND_MW (no memory windows)");
+	iax.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_TSO;
+	expect_qp_ex_refused(da, &iax, "of an RC QP with IBV_QP_EX_WITH_TSO");
 	iax.qp_type = IBV_QPT_UD;
 	iax.send_ops_flags = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_RDMA_WRITE;
 	expect_qp_ex_refused(da, &iax, "of a UD QP with RDMA_WRITE");
@@ -2742,6 +2736,567 @@ static void t_parent_domain(struct vt_dev *da, struct vt_dev *db)
 
 /* ---- main ----------------------------------------------------------------- */
 
+/* ---- memory windows ------------------------------------------------------ */
+
+/* What an MR behind windows needs: local write and MW_BIND, no remote right. */
+#define ACC_MW	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_MW_BIND)
+#define ACC_RW	(IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ)
+
+/* A window of @e's PD and the MR (over @e's buffer) it binds to. */
+struct mw_side {
+	struct end *e;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	uint32_t rkey;		/* the key of the last bind posted */
+};
+
+static bool mw_setup(struct mw_side *s, struct end *e, enum ibv_mw_type type,
+		     int mr_access, const char *what)
+{
+	memset(s, 0, sizeof(*s));
+	s->e = e;
+	s->mr = ibv_reg_mr(e->d->pd, e->buf, BUF_LEN, mr_access);
+	if (!s->mr) {
+		vt_bad("%s: reg_mr for windows: %s", what, vt_errname(errno));
+		return false;
+	}
+	s->mw = ibv_alloc_mw(e->d->pd, type);
+	if (!s->mw) {
+		vt_bad("%s: alloc_mw type %d: %s", what, type, vt_errname(errno));
+		return false;
+	}
+	s->rkey = s->mw->rkey;
+	return true;
+}
+
+static void mw_teardown(struct mw_side *s)
+{
+	if (s->mw)
+		ibv_dealloc_mw(s->mw);
+	if (s->mr)
+		ibv_dereg_mr(s->mr);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The bind of [@off, @off + @len) of the side's buffer as a work request. */
+static void mw_bind_wr(struct ibv_send_wr *wr, struct mw_side *s, uint64_t id,
+		       size_t off, size_t len, int access)
+{
+	memset(wr, 0, sizeof(*wr));
+	wr->wr_id = id;
+	wr->opcode = IBV_WR_BIND_MW;
+	wr->send_flags = IBV_SEND_SIGNALED;
+	wr->bind_mw.mw = s->mw;
+	wr->bind_mw.rkey = ibv_inc_rkey(s->rkey);
+	wr->bind_mw.bind_info = (struct ibv_mw_bind_info){
+		.mr = s->mr, .addr = raddr_of(s->e, off), .length = len,
+		.mw_access_flags = access,
+	};
+}
+
+/*
+ * Bind the side's window (ibv_bind_mw() for type 1, IBV_WR_BIND_MW for
+ * type 2) and expect its completion; *s->rkey is the window's key then.
+ */
+static bool mw_bind(struct mw_side *s, uint64_t id, size_t off, size_t len,
+		    int access, const char *what)
+{
+	struct end *e = s->e;
+	struct ibv_send_wr wr;
+	int ret;
+
+	mw_bind_wr(&wr, s, id, off, len, access);
+	if (s->mw->type == IBV_MW_TYPE_1) {
+		struct ibv_mw_bind b = {
+			.wr_id = id, .send_flags = IBV_SEND_SIGNALED,
+			.bind_info = wr.bind_mw.bind_info,
+		};
+
+		ret = ibv_bind_mw(e->qp, s->mw, &b);
+		if (!ret)
+			s->rkey = s->mw->rkey;
+	} else {
+		ret = post_send_wr(e, &wr);
+		if (!ret)
+			s->rkey = wr.bind_mw.rkey;
+	}
+	if (!vt_check(!ret, "%s: bind of type %d posted (%s)", what,
+		      s->mw->type, vt_errname(ret)))
+		return false;
+	return expect_wc(e->scq, what, &WCX(.status = IBV_WC_SUCCESS,
+					    .opcode = IBV_WC_BIND_MW,
+					    .wr_id = id, .qp_num = e->qp->qp_num));
+}
+
+/* A's @len bytes at @loff go through the window to @rdst; expect success. */
+static void mw_write(struct pair *p, struct mw_side *s, size_t loff,
+		     uint32_t len, uint64_t rdst, size_t boff, const char *what)
+{
+	int ret;
+
+	fill(&p->a, loff, len);
+	ret = post1(&p->a, 0x3001, IBV_WR_RDMA_WRITE, loff, len, rdst, s->rkey, 0);
+	if (!vt_check(!ret, "%s: WRITE through the window posted (%s)", what,
+		      vt_errname(ret)))
+		return;
+	if (expect_wc(p->a.scq, what, &WCX(.status = IBV_WC_SUCCESS,
+					   .opcode = IBV_WC_RDMA_WRITE, .wr_id = 0x3001,
+					   .qp_num = p->a.qp->qp_num)))
+		memcpy(p->b.shadow + boff, p->a.buf + loff, len);
+	check_buf(&p->b, what);
+}
+
+/* SEND_WITH_INV of @rkey from A; B's receive reports it invalidated. */
+static void mw_send_inv(struct pair *p, uint32_t rkey, const char *what)
+{
+	struct ibv_send_wr wr;
+	struct ibv_sge sg = sge_of(&p->a, 0, 16);
+	struct ibv_wc wc;
+	int ret;
+
+	post_recv1(&p->b, 0x3101, 0, 64);
+	fill(&p->a, 0, 16);
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 0x3102;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND_WITH_INV;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.invalidate_rkey = rkey;
+	ret = post_send_wr(&p->a, &wr);
+	if (!vt_check(!ret, "%s: SEND_WITH_INV posted (%s)", what, vt_errname(ret)))
+		return;
+	expect_wc(p->a.scq, what, &WCX(.status = IBV_WC_SUCCESS, .opcode = IBV_WC_SEND,
+				       .wr_id = 0x3102, .qp_num = p->a.qp->qp_num));
+	if (!vt_check(poll_n(p->b.rcq, 1, &wc, POLL_MS) == 1,
+		      "%s: B's receive completed", what))
+		return;
+	vt_check(wc.status == IBV_WC_SUCCESS && (wc.wc_flags & IBV_WC_WITH_INV) &&
+		 wc.invalidated_rkey == rkey,
+		 "%s: B's receive %s, WITH_INV %s, invalidated rkey 0x%x (0x%x)", what,
+		 ibv_wc_status_str(wc.status),
+		 wc.wc_flags & IBV_WC_WITH_INV ? "set" : "unset",
+		 wc.invalidated_rkey, rkey);
+	memcpy(p->b.shadow, p->b.buf, 16);
+}
+
+/* The bytes a READ through the window brought back: A's buffer at @loff. */
+static void mw_read(struct pair *p, struct mw_side *s, size_t loff,
+		    uint32_t len, uint64_t rsrc, size_t boff, const char *what)
+{
+	int ret = post1(&p->a, 0x3201, IBV_WR_RDMA_READ, loff, len, rsrc,
+			s->rkey, 0);
+
+	if (!vt_check(!ret, "%s: READ through the window posted (%s)", what,
+		      vt_errname(ret)))
+		return;
+	if (expect_wc(p->a.scq, what, &WCX(.status = IBV_WC_SUCCESS,
+					   .opcode = IBV_WC_RDMA_READ, .wr_id = 0x3201,
+					   .qp_num = p->a.qp->qp_num)))
+		memcpy(p->a.shadow + loff, p->b.buf + boff, len);
+	check_buf(&p->a, what);
+}
+
+/*
+ * Windows of both types between two QPs: bind, remote WRITE, READ and
+ * atomics through them (the MR behind them has no remote right of its
+ * own), an MR that cannot be deregistered while bound, rebinding,
+ * zero-based windows, local and remote invalidation, the extended-verbs
+ * binds, and a chain mixing binds with other requests.
+ */
+static void t_mw(struct vt_dev *da, struct vt_dev *db)
+{
+	struct qp_opts ob = def_opts;
+	struct mw_side s = { 0 };
+	struct pair p;
+	char what[96];
+	int type, ret;
+
+	title("memory windows");
+	vt_check(da->attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW,
+		 "%s: device_cap_flags has MEM_WINDOW", da->name);
+	vt_contract(da->attr.device_cap_flags & IBV_DEVICE_MEM_WINDOW_TYPE_2B,
+		    "%s: device_cap_flags has MEM_WINDOW_TYPE_2B", da->name);
+	vt_check(da->attr.max_mw > 0, "%s: max_mw %d", da->name, da->attr.max_mw);
+
+	for (type = IBV_MW_TYPE_1; type <= IBV_MW_TYPE_2; type++) {
+		snprintf(what, sizeof(what), "type %d window", type);
+		if (!pair_up2(&p, da, db, &def_opts, &def_opts, what))
+			goto next;
+		if (!mw_setup(&s, &p.b, type, ACC_MW, what))
+			goto next;
+		if (!mw_bind(&s, 0x3000 + type, 4096, 8192,
+			     ACC_RW | (type == 2 ? IBV_ACCESS_REMOTE_ATOMIC : 0),
+			     what))
+			goto next;
+		mw_write(&p, &s, 0, 1000, raddr_of(&p.b, 4196), 4196, what);
+		mw_read(&p, &s, 65536, 512, raddr_of(&p.b, 4096 + 8192 - 512),
+			4096 + 8192 - 512, what);
+
+		/* A bound MR stays; the refusal changes nothing. */
+		errno = 0;
+		ret = ibv_dereg_mr(s.mr);
+		vt_contract(ret == EBUSY, "%s: dereg_mr of the MR behind it: EBUSY (saw %s)",
+			    what, vt_errname(ret));
+		if (!ret)
+			s.mr = NULL;
+		mw_write(&p, &s, 2048, 64, raddr_of(&p.b, 4096), 4096, what);
+
+		if (type == IBV_MW_TYPE_1) {
+			/* Rebound in place under a new key. */
+			uint32_t old = s.rkey;
+
+			if (mw_bind(&s, 0x3010, 0, 64, IBV_ACCESS_REMOTE_READ, what)) {
+				vt_check(s.rkey != old && (s.rkey >> 8) == (old >> 8),
+					 "%s: rebound under a new key byte (0x%x -> 0x%x)",
+					 what, old, s.rkey);
+				mw_read(&p, &s, 70000, 64, raddr_of(&p.b, 0), 0, what);
+			}
+		} else {
+			struct ibv_send_wr wr = {
+				.wr_id = 0x3020, .opcode = IBV_WR_LOCAL_INV,
+				.send_flags = IBV_SEND_SIGNALED,
+				.invalidate_rkey = s.rkey,
+			};
+
+			ret = post_send_wr(&p.b, &wr);
+			if (vt_check(!ret, "%s: LOCAL_INV posted (%s)", what, vt_errname(ret)))
+				expect_wc(p.b.scq, what, &WCX(.status = IBV_WC_SUCCESS,
+							      .opcode = IBV_WC_LOCAL_INV,
+							      .wr_id = 0x3020,
+							      .qp_num = p.b.qp->qp_num));
+			/* Free again: zero-based this time. */
+			snprintf(what, sizeof(what), "type 2 window, zero-based");
+			if (mw_bind(&s, 0x3021, 8192, 4096,
+				    IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_ZERO_BASED, what))
+				mw_write(&p, &s, 0, 300, 100, 8192 + 100, what);
+			snprintf(what, sizeof(what), "type 2 window, remote invalidation");
+			mw_send_inv(&p, s.rkey, what);
+			if (mw_bind(&s, 0x3022, 0, 4096, IBV_ACCESS_REMOTE_WRITE, what))
+				mw_write(&p, &s, 0, 128, raddr_of(&p.b, 512), 512, what);
+		}
+		ret = ibv_dealloc_mw(s.mw);
+		vt_check(!ret, "%s: dealloc_mw of a bound window: %s", what, vt_errname(ret));
+		s.mw = NULL;
+		if (s.mr) {
+			ret = ibv_dereg_mr(s.mr);
+			vt_check(!ret, "%s: the MR deregisters once the window is gone: %s",
+				 what, vt_errname(ret));
+			s.mr = NULL;
+		}
+next:
+		mw_teardown(&s);
+		pair_down(&p);
+	}
+
+	/* The extended verbs: ibv_wr_bind_mw, ibv_wr_local_inv, in a batch. */
+	ob.send_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_BIND_MW |
+		      IBV_QP_EX_WITH_LOCAL_INV;
+	snprintf(what, sizeof(what), "ibv_wr_bind_mw batch");
+	if (pair_up2(&p, da, db, &def_opts, &ob, what) &&
+	    mw_setup(&s, &p.b, IBV_MW_TYPE_2, ACC_MW, what)) {
+		struct ibv_qp_ex *qpx = ibv_qp_to_qp_ex(p.b.qp);
+		struct ibv_mw_bind_info bi = {
+			.mr = s.mr, .addr = raddr_of(&p.b, 0), .length = 4096,
+			.mw_access_flags = IBV_ACCESS_REMOTE_WRITE,
+		};
+		uint32_t rkey = ibv_inc_rkey(s.mw->rkey);
+
+		post_recv1(&p.a, 0x3301, 0, 64);
+		fill(&p.b, 65536, 32);
+		ibv_wr_start(qpx);
+		qpx->wr_id = 0x3302;
+		qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_bind_mw(qpx, s.mw, rkey, &bi);
+		qpx->wr_id = 0x3303;
+		ibv_wr_send(qpx);
+		ibv_wr_set_sge(qpx, p.b.mr->lkey, raddr_of(&p.b, 65536), 32);
+		ret = ibv_wr_complete(qpx);
+		if (vt_check(!ret, "%s: [BIND_MW, SEND] posted (%s)", what, vt_errname(ret))) {
+			expect_wc(p.b.scq, what, &WCX(.status = IBV_WC_SUCCESS,
+						      .opcode = IBV_WC_BIND_MW,
+						      .wr_id = 0x3302, .qp_num = p.b.qp->qp_num));
+			expect_wc(p.b.scq, what, &WCX(.status = IBV_WC_SUCCESS,
+						      .opcode = IBV_WC_SEND,
+						      .wr_id = 0x3303, .qp_num = p.b.qp->qp_num));
+			expect_wc(p.a.rcq, what, &WCX(.status = IBV_WC_SUCCESS,
+						      .opcode = IBV_WC_RECV, .wr_id = 0x3301,
+						      .qp_num = p.a.qp->qp_num, .byte_len = 32));
+			memcpy(p.a.shadow, p.b.buf + 65536, 32);
+			check_buf(&p.a, what);
+			s.rkey = rkey;
+			mw_write(&p, &s, 4096, 256, raddr_of(&p.b, 1000), 1000, what);
+		}
+		ibv_wr_start(qpx);
+		qpx->wr_id = 0x3304;
+		qpx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_local_inv(qpx, rkey);
+		ret = ibv_wr_complete(qpx);
+		if (vt_check(!ret, "%s: ibv_wr_local_inv posted (%s)", what, vt_errname(ret)))
+			expect_wc(p.b.scq, what, &WCX(.status = IBV_WC_SUCCESS,
+						      .opcode = IBV_WC_LOCAL_INV,
+						      .wr_id = 0x3304, .qp_num = p.b.qp->qp_num));
+		ret = ibv_dereg_mr(s.mr);
+		vt_check(!ret, "%s: the MR of an invalidated window deregisters: %s",
+			 what, vt_errname(ret));
+		if (!ret)
+			s.mr = NULL;
+	}
+	mw_teardown(&s);
+	pair_down(&p);
+}
+
+/* Refused when posted: nothing reaches the send queue. */
+static void t_mw_refused(struct vt_dev *da, struct vt_dev *db)
+{
+	struct ibv_send_wr wr, send, *bad;
+	struct mw_side s1, s2;
+	struct ibv_sge sg;
+	struct ibv_mw *mw;
+	struct pair p;
+	int ret;
+
+	title("memory windows: refused at post");
+	errno = 0;
+	mw = ibv_alloc_mw(da->pd, 3);
+	vt_check(!mw && errno == EINVAL, "alloc_mw of type 3: EINVAL (saw %s)",
+		 mw ? "allocated" : vt_errname(errno));
+	if (mw)
+		ibv_dealloc_mw(mw);
+	memset(&s2, 0, sizeof(s2));
+	if (!pair_up2(&p, da, db, &def_opts, &def_opts, "refused binds") ||
+	    !mw_setup(&s1, &p.b, IBV_MW_TYPE_1, ACC_MW, "refused binds") ||
+	    !mw_setup(&s2, &p.b, IBV_MW_TYPE_2, ACC_MW, "refused binds"))
+		goto out;
+
+	/* A type 1 window is bound by ibv_bind_mw() only, a type 2 never by it. */
+	mw_bind_wr(&wr, &s1, 0x3401, 0, 64, IBV_ACCESS_REMOTE_READ);
+	sg = sge_of(&p.b, 0, 16);
+	memset(&send, 0, sizeof(send));
+	send.wr_id = 0x3400;
+	send.opcode = IBV_WR_SEND;
+	send.sg_list = &sg;
+	send.num_sge = 1;
+	send.send_flags = IBV_SEND_SIGNALED;
+	send.next = &wr;
+	post_recv1(&p.a, 0x3410, 0, 64);
+	bad = NULL;
+	in_contract = true;
+	ret = ibv_post_send(p.b.qp, &send, &bad);
+	vt_contract(ret == EINVAL && bad == &wr,
+		 "[SEND, BIND_MW of a type 1 window]: EINVAL at the bind (saw %s, bad_wr %s)",
+		 vt_errname(ret), bad == &wr ? "the bind" : bad ? "another" : "unset");
+	expect_wc(p.b.scq, "the SEND before the refused bind",
+		  &WCX(.status = IBV_WC_SUCCESS, .opcode = IBV_WC_SEND, .wr_id = 0x3400,
+		       .qp_num = p.b.qp->qp_num));
+	expect_wc(p.a.rcq, "the SEND before the refused bind: received",
+		  &WCX(.status = IBV_WC_SUCCESS, .opcode = IBV_WC_RECV, .wr_id = 0x3410,
+		       .qp_num = p.a.qp->qp_num, .byte_len = 16));
+	in_contract = false;
+	memcpy(p.a.shadow, p.b.buf, 16);
+	{
+		struct ibv_mw_bind b = {
+			.wr_id = 0x3402, .send_flags = IBV_SEND_SIGNALED,
+			.bind_info = { .mr = s2.mr, .addr = raddr_of(&p.b, 0),
+				       .length = 64,
+				       .mw_access_flags = IBV_ACCESS_REMOTE_READ },
+		};
+
+		ret = ibv_bind_mw(p.b.qp, s2.mw, &b);
+		vt_check(ret == EINVAL, "ibv_bind_mw of a type 2 window: EINVAL (saw %s)",
+			 vt_errname(ret));
+	}
+	mw_bind_wr(&wr, &s2, 0x3403, 0, 64, IBV_ACCESS_REMOTE_READ);
+	wr.bind_mw.bind_info.mr = NULL;
+	ret = post_send_wr(&p.b, &wr);
+	vt_check(ret == EINVAL, "IBV_WR_BIND_MW without an MR: EINVAL (saw %s)",
+		 vt_errname(ret));
+	mw_bind_wr(&wr, &s2, 0x3404, 0, 64, IBV_ACCESS_REMOTE_READ);
+	wr.send_flags |= IBV_SEND_INLINE;
+	ret = post_send_wr(&p.b, &wr);
+	vt_contract(ret == EINVAL, "IBV_WR_BIND_MW with IBV_SEND_INLINE: EINVAL (saw %s)",
+		    vt_errname(ret));
+	expect_empty(p.b.scq, "after the refused binds");
+	/* Still usable: the QP was never touched. */
+	if (mw_bind(&s2, 0x3405, 0, 4096, IBV_ACCESS_REMOTE_WRITE, "after the refusals"))
+		mw_write(&p, &s2, 0, 64, raddr_of(&p.b, 0), 0, "after the refusals");
+	vt_check(qp_state(p.b.qp) == IBV_QPS_RTS, "B's QP still RTS");
+	check_buf(&p.a, "refused binds");
+out:
+	mw_teardown(&s2);
+	mw_teardown(&s1);
+	pair_down(&p);
+}
+
+enum mw_err {
+	MW_E_RANGE, MW_E_RIGHTS, MW_E_UNBOUND, MW_E_INVALIDATED,
+	MW_E_REMOTE_INV, MW_E_DEALLOC, MW_E_OTHER_QP, MW_E_AS_LKEY,
+	MW_B_RANGE, MW_B_NO_BIND, MW_B_WRITE_RO, MW_B_BOUND, MW_B_PD,
+};
+
+static const char *const mw_err_desc[] = {
+	[MW_E_RANGE] = "RDMA_WRITE beyond the end of a window",
+	[MW_E_RIGHTS] = "RDMA_READ through a write-only window",
+	[MW_E_UNBOUND] = "RDMA_WRITE through a type 1 window after it was unbound",
+	[MW_E_INVALIDATED] = "RDMA_WRITE through a type 2 window after LOCAL_INV",
+	[MW_E_REMOTE_INV] = "RDMA_WRITE through a type 2 window after SEND_WITH_INV",
+	[MW_E_DEALLOC] = "RDMA_WRITE through a deallocated window",
+	[MW_E_OTHER_QP] = "RDMA_WRITE through a type 2 window at another QP of its PD",
+	[MW_E_AS_LKEY] = "SEND with a window's key as lkey",
+	[MW_B_RANGE] = "bind beyond the end of the MR",
+	[MW_B_NO_BIND] = "bind to an MR without MW_BIND",
+	[MW_B_WRITE_RO] = "bind of a writable window to an MR without local write",
+	[MW_B_BOUND] = "bind of a type 2 window that is bound",
+	[MW_B_PD] = "bind of a window of another PD",
+};
+
+/*
+ * One refused use of a window: the request completes in error, what
+ * follows is flushed, and no byte reaches the memory behind the window.
+ * Binds are refused by the binding QP (MW_BIND_ERR); accesses by the
+ * responder (REM_ACCESS_ERR at the requester).
+ */
+static void t_mw_err(struct vt_dev *da, struct vt_dev *db, enum mw_err k)
+{
+	const char *what = mw_err_desc[k];
+	bool bind_err = k >= MW_B_RANGE;
+	struct ibv_pd *pd2 = NULL;
+	struct ibv_mw *mw2 = NULL;
+	struct pair p, p2 = {};
+	struct ibv_send_wr wr;
+	struct mw_side s;
+	struct ibv_sge sg;
+	int st, ret;
+
+	memset(&s, 0, sizeof(s));
+	if (!pair_up2(&p, da, db, &def_opts, &def_opts, what))
+		goto out;
+	/* Binds refused are posted by A on its own memory; else B binds. */
+	if (!mw_setup(&s, bind_err || k == MW_E_AS_LKEY ? &p.a : &p.b,
+		      k == MW_E_UNBOUND || k == MW_E_AS_LKEY ? IBV_MW_TYPE_1 :
+							       IBV_MW_TYPE_2,
+		      k == MW_B_WRITE_RO ? IBV_ACCESS_MW_BIND : ACC_MW, what))
+		goto out;
+	fill(&p.b, 0, 8192);
+	if (bind_err) {
+		st = IBV_WC_MW_BIND_ERR;
+		mw_bind_wr(&wr, &s, 0xbad0 + k, 0, 4096, IBV_ACCESS_REMOTE_WRITE);
+		if (k == MW_B_RANGE)
+			wr.bind_mw.bind_info.length = BUF_LEN + 1;
+		else if (k == MW_B_NO_BIND)
+			wr.bind_mw.bind_info.mr = p.a.mr;
+		else if (k == MW_B_BOUND && !mw_bind(&s, 0x3500, 0, 64,
+						     IBV_ACCESS_REMOTE_READ, what))
+			goto out;
+		else if (k == MW_B_BOUND)
+			wr.bind_mw.rkey = ibv_inc_rkey(s.rkey);
+		if (k == MW_B_PD) {
+			pd2 = ibv_alloc_pd(da->ctx);
+			mw2 = pd2 ? ibv_alloc_mw(pd2, IBV_MW_TYPE_2) : NULL;
+			if (!vt_check(mw2, "%s: a window of a second PD: %s", what,
+				      vt_errname(errno)))
+				goto out;
+			wr.bind_mw.mw = mw2;
+			wr.bind_mw.rkey = ibv_inc_rkey(mw2->rkey);
+		}
+		in_contract = true;
+		expect_err_and_flush(&p, what, &wr, st);
+		in_contract = false;
+		check_buf(&p.a, what);
+		goto out;
+	}
+
+	if (k == MW_E_AS_LKEY) {
+		if (!mw_bind(&s, 0x3501, 0, 4096, ACC_RW, what))
+			goto out;
+		memset(&wr, 0, sizeof(wr));
+		sg = sge_of(&p.a, 0, 64);
+		sg.lkey = s.rkey;
+		wr.wr_id = 0xbad0 + k;
+		wr.sg_list = &sg;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND;
+		wr.send_flags = IBV_SEND_SIGNALED;
+		in_contract = true;
+		expect_err_and_flush(&p, what, &wr, IBV_WC_LOC_PROT_ERR);
+		in_contract = false;
+		check_buf(&p.b, what);
+		goto out;
+	}
+
+	if (!mw_bind(&s, 0x3502, 0, 4096,
+		     k == MW_E_RIGHTS ? IBV_ACCESS_REMOTE_WRITE : ACC_RW, what))
+		goto out;
+	memset(&wr, 0, sizeof(wr));
+	sg = sge_of(&p.a, 4096, 64);
+	wr.wr_id = 0xbad0 + k;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = raddr_of(&p.b, 0);
+	wr.wr.rdma.rkey = s.rkey;
+	switch (k) {
+	case MW_E_RANGE:
+		wr.wr.rdma.remote_addr = raddr_of(&p.b, 4096 - 32);
+		break;
+	case MW_E_RIGHTS:
+		wr.opcode = IBV_WR_RDMA_READ;
+		break;
+	case MW_E_UNBOUND:
+		if (!mw_bind(&s, 0x3503, 0, 0, 0, what))
+			goto out;
+		vt_check(s.rkey != wr.wr.rdma.rkey, "%s: unbinding changed the key", what);
+		wr.wr.rdma.rkey = s.rkey;
+		break;
+	case MW_E_INVALIDATED: {
+		struct ibv_send_wr inv = {
+			.wr_id = 0x3504, .opcode = IBV_WR_LOCAL_INV,
+			.send_flags = IBV_SEND_SIGNALED, .invalidate_rkey = s.rkey,
+		};
+
+		ret = post_send_wr(&p.b, &inv);
+		if (!vt_check(!ret, "%s: LOCAL_INV posted (%s)", what, vt_errname(ret)))
+			goto out;
+		expect_wc(p.b.scq, what, &WCX(.status = IBV_WC_SUCCESS,
+					      .opcode = IBV_WC_LOCAL_INV,
+					      .wr_id = 0x3504, .qp_num = p.b.qp->qp_num));
+		break;
+	}
+	case MW_E_REMOTE_INV:
+		mw_send_inv(&p, s.rkey, what);
+		break;
+	case MW_E_DEALLOC:
+		ret = ibv_dealloc_mw(s.mw);
+		vt_check(!ret, "%s: dealloc_mw: %s", what, vt_errname(ret));
+		s.mw = NULL;
+		break;
+	case MW_E_OTHER_QP:
+		/* A second pair, its responder on B's PD: not the bound QP. */
+		if (!pair_up2(&p2, da, db, &def_opts, &def_opts, what))
+			goto out;
+		in_contract = true;
+		expect_err_and_flush(&p2, what, &wr, IBV_WC_REM_ACCESS_ERR);
+		in_contract = false;
+		check_buf(&p.b, what);
+		goto out;
+	default:
+		break;
+	}
+	expect_err_and_flush(&p, what, &wr, IBV_WC_REM_ACCESS_ERR);
+	check_buf(&p.b, what);	/* nothing reached the memory behind it */
+	note_responder(&p, what);
+out:
+	if (mw2)
+		ibv_dealloc_mw(mw2);
+	if (pd2)
+		ibv_dealloc_pd(pd2);
+	mw_teardown(&s);
+	if (p2.a.d)
+		pair_down(&p2);
+	pair_down(&p);
+}
+
 int main(int argc, char **argv)
 {
 	static struct vt_dev d0, d1;
@@ -2773,6 +3328,8 @@ int main(int argc, char **argv)
 	t_events(da, db);
 	t_qp_ex(da, db);
 	t_parent_domain(da, db);
+	t_mw(da, db);
+	t_mw_refused(da, db);
 
 	title("error completions");
 	for (i = E_LKEY; i <= E_RKEY_KERNEL; i++)
@@ -2781,6 +3338,8 @@ int main(int argc, char **argv)
 	t_recv_err(da, db, true);
 	t_rnr(da, db);
 	t_retry(da, db);
+	for (i = MW_E_RANGE; i <= MW_B_PD; i++)
+		t_mw_err(da, db, i);
 
 	ibv_dealloc_pd(d0.pd);
 	ibv_close_device(d0.ctx);

@@ -435,6 +435,24 @@ struct shca_sig_state {
  * @dmabuf: USER over a dma-buf: the buffer, referenced while registered
  * @dmabuf_map: its kernel mapping (dma_buf_vmap()), held while registered
  * @sig: INTEGRITY: signature status
+ * @id: number of the registration on its device, never reused: a work
+ *	request names an object by key and @id, so that one posted for an
+ *	object since destroyed never reaches a new one in the same slot
+ * @windows: MRs: memory windows bound to this MR (see shca_mw_bind());
+ *	while nonzero the MR cannot be deregistered, re-registered or
+ *	invalidated, so its translation is the one every window reads
+ * @dying: MRs: deregistration began; no window binds any more. Under
+ *	@lock.
+ * @mw_type: 0 for an MR; IB_MW_TYPE_1 or IB_MW_TYPE_2 for the key table
+ *	entry of a memory window (struct shca_mw). A window's @key, @state,
+ *	@gen, @access, @iova and @length are those of its binding,
+ *	ibmr.pd is the window's PD, and nothing else of the MR is used.
+ * @parent: windows: the MR the window is bound to (counted in its
+ *	@windows), NULL while unbound; under @lock
+ * @win_off: windows: offset of the window's first byte in @parent's
+ *	region; under @lock
+ * @qpn: type 2 windows: number of the QP the window was bound through,
+ *	the only one that may access or remotely invalidate it; under @lock
  * @rcu: defers the free past RCU readers of &shca_dev.mr_xa
  *
  * An MR is published in &shca_dev.mr_xa only after it is fully built and
@@ -464,14 +482,65 @@ struct shca_mr {
 	struct dma_buf *dmabuf;
 	struct iosys_map dmabuf_map;
 	struct shca_sig_state *sig;
+	u64 id;
+	atomic_t windows;
+	bool dying;
+	u8 mw_type;
+	struct shca_mr *parent;
+	u64 win_off;
+	u32 qpn;
 	struct rcu_head rcu;
+};
+
+/**
+ * struct shca_mw - a memory window
+ * @ibmw: the core object; first member (INIT_RDMA_OBJ_SIZE)
+ * @win: the window's entry in the key table, a struct shca_mr with
+ *	@mw_type set: allocated by the driver, so that it outlives the RCU
+ *	readers of the table (the core frees @ibmw as soon as dealloc_mw
+ *	returns)
+ */
+struct shca_mw {
+	struct ib_mw ibmw;
+	struct shca_mr *win;
+};
+
+/**
+ * struct shca_bind - a memory-window bind, as a work request carries it
+ * @mw_key: a key of the window (its index names the window's slot)
+ * @mw_id: the window's shca_mr.id
+ * @new_key: the key the window takes; its index must be the window's
+ * @mr_key: lkey of the MR to bind to (ignored when @length is 0)
+ * @mr_id: the MR's shca_mr.id
+ * @addr: first address of the window in the MR's address space
+ * @length: bytes of the window; 0 unbinds a type 1 window
+ * @access: IB_ACCESS_REMOTE_* rights the window grants, and
+ *	IB_ZERO_BASED for a window addressed from 0 (type 2 only)
+ *
+ * Objects are named by numbers, never pointers: a request may outlive
+ * the window and the MR it names.
+ */
+struct shca_bind {
+	u32 mw_key;
+	u64 mw_id;
+	u32 new_key;
+	u32 mr_key;
+	u64 mr_id;
+	u64 addr;
+	u64 length;
+	int access;
 };
 
 /* Registration access flags the MR engine implements. */
 #define SHCA_MR_ACCESS_SUPPORTED \
 	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
 	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC | \
-	 IB_ZERO_BASED)
+	 IB_ACCESS_MW_BIND | IB_ZERO_BASED)
+
+/* Rights a memory window can grant: remote ones only. */
+#define SHCA_MW_ACCESS_REMOTE \
+	(IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_READ | \
+	 IB_ACCESS_REMOTE_ATOMIC)
 
 /**
  * enum shca_copy_dir - direction of a copy through an MR
@@ -489,12 +558,15 @@ enum shca_copy_dir {
  * @key: lkey or rkey
  * @iova: address of the first byte in the MR's address space
  * @access: IB_ACCESS_* rights the access needs
+ * @qpn: remote accesses: number of the responder QP the request came to
+ *	(a type 2 window answers only the QP it was bound through)
  */
 struct shca_mem_target {
 	struct ib_pd *pd;
 	u32 key;
 	u64 iova;
 	int access;
+	u32 qpn;
 };
 
 /**
@@ -672,6 +744,7 @@ struct shca_ah {
  * @rdma: RDMA READ/WRITE: remote address and key
  * @atomic: atomics: remote address, key and operands
  * @reg: REG_MR/REG_MR_INTEGRITY: the MR, key and rights to register
+ * @bind: BIND_MW: the window, the MR and the range and rights to bind
  * @ud: UD sends: the address vector (copied from the AH at post time),
  *	destination QP number and Q_Key
  * @sig: REG_MR_INTEGRITY: signature attributes, snapshotted at post
@@ -711,6 +784,7 @@ struct shca_wqe {
 			u32 remote_qpn;
 			u32 remote_qkey;
 		} ud;
+		struct shca_bind bind;
 	};
 	struct ib_sig_attrs sig;
 	struct ib_sge sge[];
@@ -917,6 +991,11 @@ static inline struct shca_pd *to_shca_pd(struct ib_pd *ibpd)
 static inline struct shca_mr *to_shca_mr(struct ib_mr *ibmr)
 {
 	return container_of(ibmr, struct shca_mr, ibmr);
+}
+
+static inline struct shca_mw *to_shca_mw(struct ib_mw *ibmw)
+{
+	return container_of(ibmw, struct shca_mw, ibmw);
 }
 
 static inline struct shca_cq *to_shca_cq(struct ib_cq *ibcq)

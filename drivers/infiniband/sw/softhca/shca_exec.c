@@ -99,6 +99,7 @@ struct shca_xfer {
 	struct shca_dev *sdev;
 	struct ib_pd *pd;
 	int access;
+	u32 qpn;
 	const struct ib_sge *sge;
 	const struct shca_span *held;
 	u32 num_sge;
@@ -143,6 +144,7 @@ static void shca_xfer_target(const struct shca_xfer *x,
 	t->key = x->sge[x->i].lkey;
 	t->iova = x->sge[x->i].addr + x->off;
 	t->access = x->access;
+	t->qpn = x->qpn;
 }
 
 /*
@@ -235,6 +237,7 @@ static void shca_xfer_remote(struct shca_xfer *x, struct ib_sge *sge,
 		.sdev = peer->sdev,
 		.pd = peer->ibqp.pd,
 		.access = access,
+		.qpn = peer->ibqp.qp_num,
 		.sge = sge,
 		.num_sge = 1,
 	};
@@ -452,6 +455,7 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 	if (!err && w->opcode == IB_WR_SEND_WITH_INV) {
 		dst_failed = true;
 		err = shca_mr_invalidate(peer->sdev, peer->ibqp.pd,
+					 peer->ibqp.qp_num,
 					 w->ex.invalidate_rkey);
 	}
 	if (err) {
@@ -591,6 +595,7 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 		.key = w->atomic.rkey,
 		.iova = w->atomic.remote_addr,
 		.access = IB_ACCESS_REMOTE_ATOMIC,
+		.qpn = peer->ibqp.qp_num,
 	};
 	enum shca_exec_res res;
 	unsigned long flags;
@@ -633,7 +638,7 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 	return SHCA_EXEC_DONE;
 }
 
-/* REG_MR, REG_MR_INTEGRITY and LOCAL_INV: no peer involved. */
+/* REG_MR, REG_MR_INTEGRITY, LOCAL_INV and BIND_MW: no peer involved. */
 static void shca_exec_local(struct shca_qp *qp, struct shca_wqe *w,
 			    struct ib_wc *wc)
 {
@@ -641,9 +646,15 @@ static void shca_exec_local(struct shca_qp *qp, struct shca_wqe *w,
 	int err;
 
 	if (w->opcode == IB_WR_LOCAL_INV) {
-		if (shca_mr_invalidate(qp->sdev, qp->ibqp.pd,
+		if (shca_mr_invalidate(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
 				       w->ex.invalidate_rkey))
 			wc->status = IB_WC_LOC_PROT_ERR;
+		return;
+	}
+	if (w->opcode == IB_WR_BIND_MW) {
+		if (shca_mw_bind(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
+				 &w->bind))
+			wc->status = IB_WC_MW_BIND_ERR;
 		return;
 	}
 
@@ -675,6 +686,8 @@ static enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode)
 		return IB_WC_FETCH_ADD;
 	case IB_WR_LOCAL_INV:
 		return IB_WC_LOCAL_INV;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
 	case IB_WR_REG_MR:
 	case IB_WR_REG_MR_INTEGRITY:
 		return IB_WC_REG_MR;
@@ -917,6 +930,7 @@ static enum shca_exec_res shca_exec_conn(struct shca_qp *qp,
 	case IB_WR_REG_MR:
 	case IB_WR_REG_MR_INTEGRITY:
 	case IB_WR_LOCAL_INV:
+	case IB_WR_BIND_MW:
 		shca_exec_local(qp, w, wc);
 		return SHCA_EXEC_DONE;
 	case IB_WR_RDMA_READ:

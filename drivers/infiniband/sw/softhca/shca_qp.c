@@ -1188,6 +1188,18 @@ static int shca_wqe_from_send_wr(struct shca_qp *qp,
 		w->atomic.swap = atomic_wr(wr)->swap;
 		w->atomic.rkey = atomic_wr(wr)->rkey;
 		break;
+	case IB_WR_BIND_MW:
+		/*
+		 * Memory windows are a userspace feature: only the driver's
+		 * POST_LOCAL method makes these (uverbs' POST_SEND refuses
+		 * the opcode), wrapped in a struct shca_bind_wr. UD QPs
+		 * refused it above.
+		 */
+		if (!qp->user)
+			return -EINVAL;
+		w->bind = container_of(wr, struct shca_bind_wr, wr)->bind;
+		w->num_sge = 0;
+		return 0;
 	case IB_WR_REG_MR:
 	case IB_WR_REG_MR_INTEGRITY:
 		if (qp->user || !reg_wr(wr)->mr)

@@ -37,6 +37,8 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->sys_image_guid = ibdev->node_guid;
 	attr->max_pd = SHCA_MAX_PD;
 	attr->max_mr = SHCA_MAX_MR;
+	/* MRs and windows share the key table. */
+	attr->max_mw = SHCA_MAX_MR;
 	attr->max_mr_size = SHCA_MAX_MR_SIZE;
 	attr->page_size_cap = SHCA_PAGE_SIZE_CAP;
 	attr->max_fast_reg_page_list_len = SHCA_MAX_FRPL;
@@ -62,6 +64,8 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->max_res_rd_atom = SHCA_MAX_RD_ATOM * SHCA_MAX_QP;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
+				 IB_DEVICE_MEM_WINDOW |
+				 IB_DEVICE_MEM_WINDOW_TYPE_2B |
 				 IB_DEVICE_RC_RNR_NAK_GEN |
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG |
@@ -373,6 +377,9 @@ static struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	    (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
 		       IB_MR_REREG_ACCESS)))
 		return ERR_PTR(-EINVAL);
+	/* Bound windows use the MR's translation, PD and rights. */
+	if (atomic_read(&mr->windows))
+		return ERR_PTR(-EBUSY);
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = mr->access;
 
@@ -403,9 +410,37 @@ static struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	return NULL;
 }
 
+/* Refused (-EBUSY) while memory windows are bound to the MR. */
 static int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 {
-	shca_mr_destroy(to_shca_mr(ibmr));
+	struct shca_mr *mr = to_shca_mr(ibmr);
+	int err;
+
+	err = shca_mr_retire(mr);
+	if (err)
+		return err;
+	shca_mr_destroy(mr);
+	return 0;
+}
+
+static int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
+{
+	struct shca_mw *mw = to_shca_mw(ibmw);
+	struct shca_mr *win;
+
+	if (udata->inlen || udata->outlen)
+		return -EINVAL;
+	win = shca_mw_create(to_shca_dev(ibmw->device), ibmw->pd, ibmw->type);
+	if (IS_ERR(win))
+		return PTR_ERR(win);
+	mw->win = win;
+	ibmw->rkey = win->key;
+	return 0;
+}
+
+static int shca_dealloc_mw(struct ib_mw *ibmw)
+{
+	shca_mw_destroy(to_shca_mw(ibmw)->win);
 	return 0;
 }
 
@@ -901,8 +936,84 @@ ADD_UVERBS_ATTRIBUTES_SIMPLE(shca_dm_alloc_attrs, UVERBS_OBJECT_DM,
 						 UVERBS_ATTR_TYPE(u64),
 						 UA_MANDATORY));
 
+/*
+ * SOFTHCA_IB_METHOD_QP_POST_LOCAL: the local operations uverbs'
+ * POST_SEND cannot carry, memory-window binds and local invalidation,
+ * posted to the send queue in order with the QP's other requests.
+ */
+static int
+UVERBS_HANDLER(SOFTHCA_IB_METHOD_QP_POST_LOCAL)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_qp *ibqp = uverbs_attr_get_obj(attrs,
+						 SOFTHCA_IB_ATTR_POST_LOCAL_QP);
+	struct shca_bind_wr bwr = {};
+	const struct ib_send_wr *bad;
+	struct softhca_local_wr uwr;
+	struct ib_mw *ibmw;
+	struct ib_mr *ibmr;
+	int err;
+
+	err = uverbs_copy_from(&uwr, attrs, SOFTHCA_IB_ATTR_POST_LOCAL_WR);
+	if (err)
+		return err;
+	if (uwr.send_flags & ~SOFTHCA_LOCAL_SEND_FLAGS)
+		return -EINVAL;
+	bwr.wr.wr_id = uwr.wr_id;
+	bwr.wr.send_flags = uwr.send_flags;
+
+	switch (uwr.opcode) {
+	case SOFTHCA_LOCAL_INV:
+		bwr.wr.opcode = IB_WR_LOCAL_INV;
+		bwr.wr.ex.invalidate_rkey = uwr.key;
+		break;
+	case SOFTHCA_LOCAL_BIND_MW:
+		ibmw = uverbs_attr_get_obj(attrs, SOFTHCA_IB_ATTR_POST_LOCAL_MW);
+		if (IS_ERR(ibmw))
+			return PTR_ERR(ibmw);
+		bwr.wr.opcode = IB_WR_BIND_MW;
+		/* The window's index and identity; the key byte is @new_key's. */
+		bwr.bind.mw_key = READ_ONCE(to_shca_mw(ibmw)->win->key);
+		bwr.bind.mw_id = to_shca_mw(ibmw)->win->id;
+		bwr.bind.new_key = uwr.key;
+		bwr.bind.addr = uwr.addr;
+		bwr.bind.length = uwr.length;
+		bwr.bind.access = uwr.access;
+		/* Unbinding a type 1 window needs no MR. */
+		ibmr = uverbs_attr_get_obj(attrs, SOFTHCA_IB_ATTR_POST_LOCAL_MR);
+		if (!IS_ERR(ibmr)) {
+			bwr.bind.mr_key = to_shca_mr(ibmr)->key;
+			bwr.bind.mr_id = to_shca_mr(ibmr)->id;
+		} else if (uwr.length || ibmw->type == IB_MW_TYPE_2) {
+			return -EINVAL;
+		}
+		break;
+	default:
+		return -EINVAL;
+	}
+	return shca_qp_post_send(to_shca_qp(ibqp), &bwr.wr, &bad);
+}
+
+DECLARE_UVERBS_NAMED_METHOD(SOFTHCA_IB_METHOD_QP_POST_LOCAL,
+			    UVERBS_ATTR_IDR(SOFTHCA_IB_ATTR_POST_LOCAL_QP,
+					    UVERBS_OBJECT_QP,
+					    UVERBS_ACCESS_READ, UA_MANDATORY),
+			    UVERBS_ATTR_IDR(SOFTHCA_IB_ATTR_POST_LOCAL_MW,
+					    UVERBS_OBJECT_MW,
+					    UVERBS_ACCESS_READ, UA_OPTIONAL),
+			    UVERBS_ATTR_IDR(SOFTHCA_IB_ATTR_POST_LOCAL_MR,
+					    UVERBS_OBJECT_MR,
+					    UVERBS_ACCESS_READ, UA_OPTIONAL),
+			    UVERBS_ATTR_PTR_IN(SOFTHCA_IB_ATTR_POST_LOCAL_WR,
+					       UVERBS_ATTR_STRUCT(struct softhca_local_wr,
+								  access),
+					       UA_MANDATORY));
+
+ADD_UVERBS_METHODS(shca_qp_methods, UVERBS_OBJECT_QP,
+		   &UVERBS_METHOD(SOFTHCA_IB_METHOD_QP_POST_LOCAL));
+
 static const struct uapi_definition shca_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &shca_dm_alloc_attrs),
+	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_QP, &shca_qp_methods),
 	{}
 };
 
@@ -916,6 +1027,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_mr = shca_alloc_mr,
 	.alloc_mr_integrity = shca_alloc_mr_integrity,
+	.alloc_mw = shca_alloc_mw,
 	.alloc_pd = shca_alloc_pd,
 	.alloc_ucontext = shca_alloc_ucontext,
 	.attach_mcast = shca_attach_mcast,
@@ -926,6 +1038,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.create_srq = shca_create_srq,
 	.create_user_ah = shca_create_ah,
 	.dealloc_dm = shca_dealloc_dm,
+	.dealloc_mw = shca_dealloc_mw,
 	.dealloc_pd = shca_dealloc_pd,
 	.dealloc_ucontext = shca_dealloc_ucontext,
 	.destroy_ah = shca_destroy_ah,
@@ -968,6 +1081,7 @@ static const struct ib_device_ops shca_dev_ops = {
 
 	INIT_RDMA_OBJ_SIZE(ib_ah, shca_ah, ibah),
 	INIT_RDMA_OBJ_SIZE(ib_cq, shca_cq, ibcq),
+	INIT_RDMA_OBJ_SIZE(ib_mw, shca_mw, ibmw),
 	INIT_RDMA_OBJ_SIZE(ib_pd, shca_pd, ibpd),
 	INIT_RDMA_OBJ_SIZE(ib_qp, shca_qp, ibqp),
 	INIT_RDMA_OBJ_SIZE(ib_srq, shca_srq, ibsrq),

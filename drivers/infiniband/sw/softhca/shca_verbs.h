@@ -40,6 +40,16 @@ static inline bool shca_inject_fault(void)
 int shca_newlink(const char *ibdev_name, struct net_device *ndev);
 #endif
 
+/**
+ * struct shca_bind_wr - IB_WR_BIND_MW as the POST_LOCAL method posts it
+ * @wr: the request; @wr.opcode is IB_WR_BIND_MW
+ * @bind: the window, MR, range and rights
+ */
+struct shca_bind_wr {
+	struct ib_send_wr wr;
+	struct shca_bind bind;
+};
+
 /* shca_mr.c: the memory-registration engine */
 void shca_mr_table_init(struct shca_dev *sdev);
 void shca_mr_table_destroy(struct shca_dev *sdev);
@@ -77,7 +87,14 @@ int shca_mr_fast_reg_pi(struct shca_mr *mr, u32 key, int access,
 			const struct ib_sig_attrs *attrs);
 int shca_mr_pi_postable(struct shca_mr *mr, int access,
 			const struct ib_sig_attrs *attrs);
-int shca_mr_invalidate(struct shca_dev *sdev, struct ib_pd *pd, u32 key);
+int shca_mr_invalidate(struct shca_dev *sdev, struct ib_pd *pd, u32 qpn,
+		       u32 key);
+int shca_mr_retire(struct shca_mr *mr);
+struct shca_mr *shca_mw_create(struct shca_dev *sdev, struct ib_pd *pd,
+			       u8 type);
+void shca_mw_destroy(struct shca_mr *win);
+int shca_mw_bind(struct shca_dev *sdev, struct ib_pd *pd, u32 qpn,
+		 const struct shca_bind *b);
 int shca_mr_set_access(struct shca_mr *mr, int access);
 int shca_mr_copy(struct shca_dev *sdev, const struct shca_mem_target *t,
 		 void *buf, u64 len, enum shca_copy_dir dir);

@@ -71,8 +71,10 @@ static void shca_dev_create_and_query(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_cqe, SHCA_MAX_CQE);
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.atomic_cap, IB_ATOMIC_HCA);
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.device_cap_flags,
-			IB_DEVICE_MEM_MGT_EXTENSIONS |
+			IB_DEVICE_MEM_MGT_EXTENSIONS | IB_DEVICE_MEM_WINDOW |
+			IB_DEVICE_MEM_WINDOW_TYPE_2B |
 			IB_DEVICE_RC_RNR_NAK_GEN | IB_DEVICE_SYS_IMAGE_GUID);
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_mw, SHCA_MAX_MR);
 	/* A kernel verbs provider with a GSI QP: MADs and the CM. */
 	KUNIT_EXPECT_TRUE(test, ibdev->kverbs_provider);
 	KUNIT_EXPECT_TRUE(test, rdma_cap_ib_mad(ibdev, 1));

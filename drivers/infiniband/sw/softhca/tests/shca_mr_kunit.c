@@ -461,7 +461,7 @@ static void shca_mr_map_matrix(struct kunit *test)
 	}
 
 	/* Invalidate: the key is refused, the memory untouched. */
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, expect, total,
 					   SHCA_COPY_TO_MR), -EKEYREVOKED);
 	KUNIT_EXPECT_EQ(test, ((u8 *)sg_virt(&sgl[0]))[0],
@@ -1357,7 +1357,7 @@ static void shca_mr_integrity_roundtrip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, meta[68], shca_pattern(21, 68, 0));
 
 	/* Remote atomics are refused on an integrity MR (as mlx5). */
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
 	KUNIT_EXPECT_EQ(test,
 			shca_mr_fast_reg_pi(to_shca_mr(mr), mr->rkey,
 					    SHCA_RW | IB_ACCESS_REMOTE_ATOMIC,
@@ -1501,7 +1501,7 @@ static void shca_mr_refuse_copy(struct kunit *test)
 
 	/* Stale key: after invalidate + re-register under a new key byte. */
 	old_key = mr->rkey;
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
 	t = shca_target(f->pd, old_key, mr->iova, 0);
 	SHCA_EXPECT_REFUSED(t, -EKEYREVOKED);
 	KUNIT_ASSERT_EQ(test, shca_reg(mr, IB_ACCESS_LOCAL_WRITE), 0);
@@ -1623,7 +1623,7 @@ static void shca_mr_refuse_failed_map(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(b, 0, PAGE_SIZE));
 
 	/* A good map and registration work again. */
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
 	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, sa, 3, NULL, SZ_4K), 3);
 	KUNIT_ASSERT_EQ(test, shca_reg(mr, SHCA_RW), 0);
 	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_WRITE);
@@ -1667,7 +1667,7 @@ static void shca_mr_refuse_reg(struct kunit *test)
 					       IB_ACCESS_REMOTE_ATOMIC),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey,
-					       IB_ACCESS_MW_BIND),
+					       IB_ACCESS_ON_DEMAND),
 			-EOPNOTSUPP);
 	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey,
 					       1 << 30), -EINVAL);
@@ -1679,15 +1679,15 @@ static void shca_mr_refuse_reg(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(dma), dma->lkey, 0),
 			-EINVAL);
 
-	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd2, mr->rkey),
+	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd2, 0, mr->rkey),
 			-EACCES);
-	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd,
+	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0,
 						 mr->rkey + 1), -ENOKEY);
-	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, dma->lkey),
+	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, dma->lkey),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
 	/* Invalidating twice is harmless. */
-	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
 }
 
 /* Pass: reg_user_mr refuses bad ranges, rights and addresses cleanly. */
@@ -1717,7 +1717,7 @@ static void shca_mr_refuse_user(struct kunit *test)
 			-EINVAL);
 	mr = ib_reg_user_mr(f->pd, rw, PAGE_SIZE, rw, IB_ACCESS_REMOTE_WRITE);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(mr), -EINVAL);
-	mr = ib_reg_user_mr(f->pd, rw, PAGE_SIZE, rw, IB_ACCESS_MW_BIND);
+	mr = ib_reg_user_mr(f->pd, rw, PAGE_SIZE, rw, IB_ACCESS_FLUSH_GLOBAL);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(mr), -EOPNOTSUPP);
 	/* Not mapped at all. */
 	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_reg_user_mr(f->pd, PAGE_SIZE,
@@ -1818,7 +1818,7 @@ static void shca_mr_refuse_held(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, buf[PAGE_SIZE], shca_pattern(5, PAGE_SIZE, 0));
 
 	/* Invalidated, then re-registered under a new key: revoked. */
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->lkey), 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->lkey), 0);
 	memset(out, 0x5a, sizeof(out));
 	KUNIT_EXPECT_EQ(test, shca_mr_copy_held_buf(&span, 0, out, sizeof(out),
 						    SHCA_COPY_TO_MR),
@@ -1900,7 +1900,7 @@ static void shca_mr_local_dma_lkey(struct kunit *test)
 					   SHCA_COPY_TO_MR), -ENOKEY);
 	KUNIT_EXPECT_MEMEQ(test, buf + 100, save, sizeof(save));
 	/* ... and nothing invalidates it. */
-	KUNIT_EXPECT_NE(test, shca_mr_invalidate(f->sdev, f->pd,
+	KUNIT_EXPECT_NE(test, shca_mr_invalidate(f->sdev, f->pd, 0,
 						 SHCA_LOCAL_DMA_LKEY), 0);
 	t = shca_target(f->pd, SHCA_LOCAL_DMA_LKEY, (uintptr_t)buf, 0);
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, 1,
@@ -2012,7 +2012,7 @@ static void shca_mr_status_error(struct kunit *test)
 	shca_mr_sig_error(smr, &later);
 
 	/* Invalidated, but the status was never read: no new registration. */
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg_pi(smr, mr->rkey, SHCA_RW,
 						  mr->sig_attrs), -EINVAL);
@@ -2172,7 +2172,7 @@ static void shca_mr_lifetime_key_rotation(struct kunit *test)
 		t.key = prev;
 		KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, &b, 1,
 						   SHCA_COPY_FROM_MR), -ENOKEY);
-		KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd,
+		KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0,
 							 mr->rkey), 0);
 	}
 	KUNIT_EXPECT_EQ(test, mr->rkey, first);
@@ -2212,7 +2212,7 @@ static void shca_mr_lifetime_remap(struct kunit *test)
 					   SHCA_COPY_FROM_MR), 0);
 	KUNIT_EXPECT_EQ(test, out, 0xaa);
 
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd,
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0,
 						 to_shca_mr(mr)->key), 0);
 	KUNIT_ASSERT_EQ(test, shca_reg(mr, 0), 0);
 	t = shca_target(f->pd, mr->rkey, (uintptr_t)b, 0);
@@ -2221,7 +2221,7 @@ static void shca_mr_lifetime_remap(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, out, 0xbb);
 
 	/* Again without mapping: still b. */
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, mr->rkey), 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
 	KUNIT_ASSERT_EQ(test, shca_reg(mr, 0), 0);
 	t.key = mr->rkey;
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, &out, 1,
@@ -2254,13 +2254,13 @@ static void shca_inflight_stub(struct shca_mr *smr)
 
 	if (smr != to_shca_mr(c->mr) || c->steps++)
 		return;
-	err = shca_mr_invalidate(f->sdev, f->pd, c->mr->rkey);
+	err = shca_mr_invalidate(f->sdev, f->pd, 0, c->mr->rkey);
 	if (!err && ib_map_mr_sg(c->mr, c->remap, 1, NULL, PAGE_SIZE) != 1)
 		err = -EIO;
 	if (!err)
 		err = shca_reg(c->mr, SHCA_RW);
 	if (!err)
-		err = shca_mr_invalidate(f->sdev, f->pd, c->mr->rkey);
+		err = shca_mr_invalidate(f->sdev, f->pd, 0, c->mr->rkey);
 	if (!err && ib_map_mr_sg(c->mr, c->spare, 1, NULL, PAGE_SIZE) != 1)
 		err = -EIO;
 	c->err = err;
@@ -2438,7 +2438,7 @@ static int shca_stress_writer(void *p)
 		}
 		atomic_set(&st->keys[slot], mr->rkey);
 		cond_resched();
-		shca_mr_invalidate(st->f->sdev, st->f->pd, mr->rkey);
+		shca_mr_invalidate(st->f->sdev, st->f->pd, 0, mr->rkey);
 		if (!shca_reg(mr, SHCA_RW))
 			atomic_set(&st->keys[(slot + 1) % SHCA_STRESS_SLOTS],
 				   mr->rkey);

@@ -549,7 +549,7 @@ static void shca_pi_mr_old_key(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, shca_pi_xfer(f, &p, out, p.wlen,
 					   SHCA_COPY_FROM_MR), 0);
 	old = p.mr->rkey;
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, old), 0);
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, old), 0);
 	ib_update_fast_reg_key(p.mr, ib_inc_rkey(p.mr->rkey));
 
 	KUNIT_ASSERT_EQ(test, ib_check_mr_status(p.mr, IB_MR_CHECK_SIG_STATUS,
@@ -595,9 +595,9 @@ static void shca_pi_mr_to_mr(struct kunit *test)
 	a.meta[3 * 8 + 1] ^= 0x80;
 	KUNIT_ASSERT_EQ(test, ib_check_mr_status(a.mr, IB_MR_CHECK_SIG_STATUS,
 						 &st), 0);
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, a.mr->rkey),
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, a.mr->rkey),
 			0);
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, b.mr->rkey),
+	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, b.mr->rkey),
 			0);
 	KUNIT_ASSERT_EQ(test, shca_pi_reg(&a), 0);
 	KUNIT_ASSERT_EQ(test, shca_pi_reg(&b), 0);

@@ -2559,7 +2559,7 @@ static void shca_qp_stress_rereg(struct kunit *test)
 		spin_lock(&s->lock);
 		key = s->rkey;
 		spin_unlock(&s->lock);
-		KUNIT_EXPECT_EQ(test, shca_mr_invalidate(sdev, f->b.pd, key),
+		KUNIT_EXPECT_EQ(test, shca_mr_invalidate(sdev, f->b.pd, 0, key),
 				0);
 		ib_update_fast_reg_key(f->b.mr, ib_inc_rkey(f->b.mr->rkey));
 		KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(f->b.mr),
