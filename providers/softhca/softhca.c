@@ -294,6 +294,18 @@ static struct ibv_mr *shca_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 	return &vmr->ibv_mr;
 }
 
+/*
+ * ibv_advise_mr(): prefetch ranges of on-demand paging MRs, at once with
+ * IBV_ADVISE_MR_FLAG_FLUSH, else in the background (the kernel checks
+ * the keys first).
+ */
+static int shca_advise_mr(struct ibv_pd *pd, enum ibv_advise_mr_advice advice,
+			  uint32_t flags, struct ibv_sge *sg_list,
+			  uint32_t num_sge)
+{
+	return ibv_cmd_advise_mr(pd, advice, flags, sg_list, num_sge);
+}
+
 static struct ibv_mr *shca_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 					 size_t length, uint64_t iova, int fd,
 					 int access)
@@ -1163,6 +1175,7 @@ static void shca_free_context(struct ibv_context *ibctx)
 }
 
 static const struct verbs_context_ops shca_ctx_ops = {
+	.advise_mr = shca_advise_mr,
 	.alloc_dm = shca_alloc_dm,
 	.alloc_mw = shca_alloc_mw,
 	.alloc_parent_domain = shca_alloc_parent_domain,

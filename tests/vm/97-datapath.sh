@@ -9,7 +9,7 @@
 # (eth0) and softhca1 (eth1) and in loopback on softhca0; then
 # rdma-core's own ibv_rc_pingpong, server and client in this guest on
 # the two devices, polling, with completion events and with ibv_wr_*
-# (-N), the other pingpongs, and perftest's
+# (-N), with ODP MRs (-o, -P, -O), the other pingpongs, and perftest's
 # bandwidth tools (SEND, WRITE, READ, atomics). Afterwards nothing is
 # left in `rdma res` and the pinned-page counters are back at their
 # baseline.
@@ -131,6 +131,15 @@ else
 		-d "$D0" -g "$g0" -n "$ITERS" -N -- -d "$c" -g "$gc" -n "$ITERS" -N localhost
 	[ $CROSS = 0 ] || pingpong "ibv_rc_pingpong on one device" -d "$D0" -g "$g0" -n "$ITERS" -- \
 		-d "$D0" -g "$g0" -n "$ITERS" localhost
+	# On-demand paging: the buffers registered without pinning, over
+	# their range (-o, prefetched with ibv_advise_mr: -P) or over the
+	# whole address space (implicit ODP, -O), on both sides.
+	pingpong "ibv_rc_pingpong -o (ODP MRs)" -d "$D0" -g "$g0" -n "$ITERS" -o -- \
+		-d "$c" -g "$gc" -n "$ITERS" -o localhost
+	pingpong "ibv_rc_pingpong -o -P (ODP MRs prefetched by ibv_advise_mr)" \
+		-d "$D0" -g "$g0" -n "$ITERS" -o -P -- -d "$c" -g "$gc" -n "$ITERS" -o -P localhost
+	pingpong "ibv_rc_pingpong -O (implicit ODP: the whole address space)" \
+		-d "$D0" -g "$g0" -n "$ITERS" -O -s 65536 -- -d "$c" -g "$gc" -n "$ITERS" -O -s 65536 localhost
 	# UD: datagrams with address handles; 1000 bytes fit the 1024 MTU
 	title "ibv_ud_pingpong $D0 (server) <-> $c (client)"
 	PP=ibv_ud_pingpong

@@ -33,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -3297,6 +3298,251 @@ out:
 	pair_down(&p);
 }
 
+/* ---- on-demand paging ----------------------------------------------------- */
+
+#define ODP_LEN		(8u << 20)	/* each ODP region of these tests */
+#define ACC_ODP		(ACC_ALL | IBV_ACCESS_ON_DEMAND)
+
+/* Fresh anonymous memory nobody has touched: no page behind it yet. */
+static unsigned char *odp_map(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Pages of [p, p + len) that are resident (mincore()). */
+static size_t odp_resident(const void *p, size_t len)
+{
+	size_t pg = sysconf(_SC_PAGESIZE), n = (len + pg - 1) / pg, i, r = 0;
+	unsigned char *v = calloc(n, 1);
+
+	if (!v || mincore((void *)p, len, v)) {
+		free(v);
+		return (size_t)-1;
+	}
+	for (i = 0; i < n; i++)
+		r += v[i] & 1;
+	free(v);
+	return r;
+}
+
+/* One signaled request of A with its SGE on @lmr; expect @st. */
+static bool odp_post(struct pair *p, const char *what, enum ibv_wr_opcode op,
+		     struct ibv_mr *lmr, void *laddr, uint32_t len,
+		     uint64_t raddr, uint32_t rkey, int st)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)laddr, .length = len,
+			      .lkey = lmr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = 0x4000 + op, .sg_list = &sg, .num_sge = 1,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+	};
+	int ret;
+
+	if (op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		wr.wr.atomic.remote_addr = raddr;
+		wr.wr.atomic.rkey = rkey;
+		wr.wr.atomic.compare_add = 5;
+	} else {
+		wr.wr.rdma.remote_addr = raddr;
+		wr.wr.rdma.rkey = rkey;
+	}
+	ret = post_send_wr(&p->a, &wr);
+	if (!vt_check(!ret, "%s: posted (%s)", what, vt_errname(ret)))
+		return false;
+	return expect_wc(p->a.scq, what, &WCX(.status = st, .wr_id = wr.wr_id,
+					      .qp_num = p->a.qp->qp_num));
+}
+
+/*
+ * On-demand paging MRs on both sides of a connection: registration pins
+ * nothing; WRITE, READ, atomics, SEND and receives fault the pages in on
+ * first touch; pages the kernel takes back (MADV_DONTNEED, fork's
+ * copy-on-write) are refaulted, never read stale; an implicit MR over the
+ * whole address space; ibv_advise_mr() prefetches; memory unmapped under
+ * an MR fails the access, with nothing written.
+ */
+static void t_odp(struct vt_dev *da, struct vt_dev *db)
+{
+	struct ibv_query_device_ex_input in = { 0 };
+	struct ibv_device_attr_ex ax;
+	unsigned char *ab = NULL, *bb = NULL, *heap = NULL;
+	struct ibv_mr *amr = NULL, *bmr = NULL, *imr = NULL;
+	uint32_t rc_need = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+			   IBV_ODP_SUPPORT_WRITE | IBV_ODP_SUPPORT_READ |
+			   IBV_ODP_SUPPORT_ATOMIC;
+	const char *what = "ODP";
+	struct ibv_sge sge;
+	long pin0;
+	struct pair p;
+	pid_t child;
+	int ret;
+
+	title("on-demand paging");
+	memset(&p, 0, sizeof(p));
+	ret = ibv_query_device_ex(db->ctx, &in, &ax);
+	if (!vt_check(!ret, "query_device_ex: %s", vt_errname(ret)))
+		return;
+	vt_contract(ax.odp_caps.general_caps ==
+		    (IBV_ODP_SUPPORT | IBV_ODP_SUPPORT_IMPLICIT),
+		    "%s: odp_caps.general_caps 0x%" PRIx64 " (ODP and implicit ODP)",
+		    db->name, ax.odp_caps.general_caps);
+	vt_contract((ax.odp_caps.per_transport_caps.rc_odp_caps & rc_need) == rc_need,
+		    "%s: rc_odp_caps 0x%x (SEND, RECV, WRITE, READ, ATOMIC)",
+		    db->name, ax.odp_caps.per_transport_caps.rc_odp_caps);
+	if (!(ax.odp_caps.general_caps & IBV_ODP_SUPPORT) ||
+	    (ax.odp_caps.per_transport_caps.rc_odp_caps & rc_need) != rc_need) {
+		note_differs("%s: no ODP for RC, not tested", db->name);
+		return;
+	}
+	if (!pair_up2(&p, da, db, &def_opts, &def_opts, what))
+		goto out;
+	ab = odp_map(ODP_LEN);
+	bb = odp_map(ODP_LEN);
+	if (!vt_check(ab && bb, "%s: two %u MiB mappings", what, ODP_LEN >> 20))
+		goto out;
+	pin0 = vt_status_kb("VmPin");
+	amr = ibv_reg_mr(da->pd, ab, ODP_LEN, ACC_ODP);
+	bmr = ibv_reg_mr(db->pd, bb, ODP_LEN, ACC_ODP);
+	if (!vt_check(amr && bmr, "%s: reg_mr with ON_DEMAND on both sides (%s)",
+		      what, amr && bmr ? "registered" : vt_errname(errno)))
+		goto out;
+	vt_check(vt_status_kb("VmPin") == pin0 && odp_resident(bb, ODP_LEN) == 0,
+		 "%s: nothing pinned, nothing faulted (VmPin %ld kB, was %ld; %zu pages resident)",
+		 what, vt_status_kb("VmPin"), pin0, odp_resident(bb, ODP_LEN));
+
+	/* WRITE from A's ODP memory into B's: both faulted on first touch. */
+	memset(ab, 0x3c, 65536);
+	if (odp_post(&p, "ODP: RDMA_WRITE of 64 KiB, ODP to ODP", IBV_WR_RDMA_WRITE,
+		     amr, ab, 65536, (uintptr_t)(bb + (1u << 20) + 100), bmr->rkey,
+		     IBV_WC_SUCCESS))
+		vt_check(vt_all_bytes(bb + (1u << 20) + 100, 65536, 0x3c) &&
+			 bb[(1u << 20) + 99] == 0 && bb[(1u << 20) + 100 + 65536] == 0,
+			 "ODP: the bytes are in B's memory, nothing around them");
+	vt_check(vt_status_kb("VmPin") == pin0, "ODP: still nothing pinned");
+	/* READ of memory B never touched: the zero page. */
+	memset(ab + 65536, 0xee, 4096);
+	if (odp_post(&p, "ODP: RDMA_READ of untouched memory", IBV_WR_RDMA_READ,
+		     amr, ab + 65536, 4096, (uintptr_t)(bb + (4u << 20)), bmr->rkey,
+		     IBV_WC_SUCCESS))
+		vt_check(vt_all_bytes(ab + 65536, 4096, 0), "ODP: it reads as zeros");
+	/* An atomic on a page nobody touched. */
+	if (odp_post(&p, "ODP: FETCH_AND_ADD on an untouched page",
+		     IBV_WR_ATOMIC_FETCH_AND_ADD, amr, ab + 131072, 8,
+		     (uintptr_t)(bb + (5u << 20)), bmr->rkey, IBV_WC_SUCCESS))
+		vt_check(get64(ab + 131072) == 0 && get64(bb + (5u << 20)) == 5,
+			 "ODP: old value 0 returned, 5 now (0x%" PRIx64 ", 0x%" PRIx64 ")",
+			 get64(ab + 131072), get64(bb + (5u << 20)));
+	/* SEND from ODP memory into a receive in ODP memory. */
+	sge = (struct ibv_sge){ .addr = (uintptr_t)(bb + (6u << 20)), .length = 4096,
+				.lkey = bmr->lkey };
+	ret = post_recv_sges(&p.b, 0x4100, &sge, 1);
+	memset(ab + 200000, 0x77, 3000);
+	if (vt_check(!ret, "ODP: receive posted into ODP memory (%s)", vt_errname(ret)) &&
+	    odp_post(&p, "ODP: SEND from ODP memory into an ODP receive", IBV_WR_SEND,
+		     amr, ab + 200000, 3000, 0, 0, IBV_WC_SUCCESS) &&
+	    expect_wc(p.b.rcq, "ODP: the receive", &WCX(.status = IBV_WC_SUCCESS,
+							 .opcode = IBV_WC_RECV, .wr_id = 0x4100,
+							 .qp_num = p.b.qp->qp_num,
+							 .byte_len = 3000)))
+		vt_check(vt_all_bytes(bb + (6u << 20), 3000, 0x77),
+			 "ODP: the received bytes are in B's memory");
+
+	/* Pages taken back by the kernel are refaulted: never stale. */
+	ret = madvise(bb + (1u << 20), 1u << 20, MADV_DONTNEED);
+	vt_check(!ret && odp_resident(bb + (1u << 20), 1u << 20) == 0,
+		 "ODP: MADV_DONTNEED dropped B's written pages");
+	memset(ab + 65536, 0xee, 4096);
+	if (odp_post(&p, "ODP: RDMA_READ after MADV_DONTNEED", IBV_WR_RDMA_READ,
+		     amr, ab + 65536, 4096, (uintptr_t)(bb + (1u << 20) + 100),
+		     bmr->rkey, IBV_WC_SUCCESS))
+		vt_check(vt_all_bytes(ab + 65536, 4096, 0),
+			 "ODP: reads the memory as it is now (zeros), not the old page");
+
+	/* fork(): B's pages become copy-on-write; a write lands in B's. */
+	bb[(2u << 20)] = 1;
+	child = fork();
+	if (child == 0) {
+		usleep(300000);
+		_exit(bb[(2u << 20)] == 1 ? 0 : 1);
+	}
+	memset(ab + 300000, 0x42, 512);
+	if (odp_post(&p, "ODP: RDMA_WRITE after fork()", IBV_WR_RDMA_WRITE, amr,
+		     ab + 300000, 512, (uintptr_t)(bb + (2u << 20)), bmr->rkey,
+		     IBV_WC_SUCCESS))
+		vt_check(vt_all_bytes(bb + (2u << 20), 512, 0x42),
+			 "ODP: after fork() the write is in the parent's memory");
+	if (child > 0) {
+		int status = -1;
+
+		waitpid(child, &status, 0);
+		vt_check(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			 "ODP: the child's copy kept the old byte");
+	}
+
+	/* Implicit ODP: one key for the whole address space of B. */
+	heap = malloc(100000);
+	imr = ibv_reg_mr(db->pd, NULL, SIZE_MAX, ACC_ODP);
+	if (vt_check(imr && heap, "ODP: implicit MR (NULL, SIZE_MAX): %s",
+		     imr ? "registered" : vt_errname(errno)) &&
+	    odp_post(&p, "ODP: RDMA_WRITE through the implicit MR into malloc()ed memory",
+		     IBV_WR_RDMA_WRITE, amr, ab + 300000, 512,
+		     (uintptr_t)(heap + 5000), imr->rkey, IBV_WC_SUCCESS))
+		vt_check(vt_all_bytes(heap + 5000, 512, 0x42),
+			 "ODP: the bytes are in B's heap");
+
+	/* ibv_advise_mr(): prefetch for write, synchronously. */
+	sge = (struct ibv_sge){ .addr = (uintptr_t)(bb + (7u << 20)),
+				.length = 256 * 1024, .lkey = bmr->lkey };
+	ret = ibv_advise_mr(db->pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+			    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+	vt_check(!ret && odp_resident(bb + (7u << 20), 256 * 1024) == 64,
+		 "ODP: advise_mr PREFETCH_WRITE (flush): %s, %zu of 64 pages resident",
+		 vt_errname(ret), odp_resident(bb + (7u << 20), 256 * 1024));
+	sge.lkey ^= 0x100;
+	ret = ibv_advise_mr(db->pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+			    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+	vt_contract(ret == ENOENT, "ODP: advise_mr with a stale lkey: ENOENT (saw %s)",
+		    vt_errname(ret));
+	sge.lkey = p.b.mr->lkey;
+	sge.addr = (uintptr_t)p.b.buf;
+	ret = ibv_advise_mr(db->pd, IBV_ADVISE_MR_ADVICE_PREFETCH,
+			    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+	vt_contract(ret == EINVAL, "ODP: advise_mr of a pinned MR: EINVAL (saw %s)",
+		    vt_errname(ret));
+
+	/* Memory unmapped under the MR: the next access fails, cleanly. */
+	ret = munmap(bb + (3u << 20), 1u << 20);
+	if (vt_check(!ret, "ODP: 1 MiB of B's region unmapped")) {
+		struct ibv_sge sg = { .addr = (uintptr_t)ab, .length = 64,
+				      .lkey = amr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 0x4200, .sg_list = &sg, .num_sge = 1,
+			.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		};
+
+		wr.wr.rdma.remote_addr = (uintptr_t)(bb + (3u << 20) + 8);
+		wr.wr.rdma.rkey = bmr->rkey;
+		expect_err_and_flush(&p, "ODP: RDMA_WRITE into unmapped memory", &wr,
+				     IBV_WC_REM_ACCESS_ERR);
+	}
+out:
+	if (imr)
+		ibv_dereg_mr(imr);
+	if (amr)
+		ibv_dereg_mr(amr);
+	if (bmr)
+		ibv_dereg_mr(bmr);
+	free(heap);
+	if (ab)
+		munmap(ab, ODP_LEN);
+	if (bb)
+		munmap(bb, ODP_LEN);
+	pair_down(&p);
+}
+
 int main(int argc, char **argv)
 {
 	static struct vt_dev d0, d1;
@@ -3330,6 +3576,7 @@ int main(int argc, char **argv)
 	t_parent_domain(da, db);
 	t_mw(da, db);
 	t_mw_refused(da, db);
+	t_odp(da, db);
 
 	title("error completions");
 	for (i = E_LKEY; i <= E_RKEY_KERNEL; i++)

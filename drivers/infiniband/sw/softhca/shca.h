@@ -198,11 +198,32 @@ enum shca_mr_state {
  * @SHCA_XLAT_IDENTITY: offset + @base (DMA MR, device memory)
  * @SHCA_XLAT_PAGES: fixed-size blocks (MEM_REG, USER)
  * @SHCA_XLAT_SEGS: byte-granular segments (SG_GAPS, INTEGRITY)
+ * @SHCA_XLAT_ODP: user memory paged in on demand (shca_odp.c): offset +
+ *	@base is a user virtual address, whose page may or may not be there
  */
 enum shca_xlat_kind {
 	SHCA_XLAT_IDENTITY,
 	SHCA_XLAT_PAGES,
 	SHCA_XLAT_SEGS,
+	SHCA_XLAT_ODP,
+};
+
+struct ib_umem_odp;
+
+/**
+ * struct shca_odp - the on-demand paging state of an ODP MR
+ * @umem: the core's ODP umem over the region; for an implicit MR, the
+ *	root (no pages), whose children cover the address space
+ * @implicit: the MR covers the whole address space of the process
+ * @lock: serialises making children
+ * @children: implicit MRs: child umems by address >> SHCA_ODP_CHILD_SHIFT,
+ *	made on demand, freed with the MR
+ */
+struct shca_odp {
+	struct ib_umem_odp *umem;
+	bool implicit;
+	struct mutex lock; /* see @lock above */
+	struct xarray children;
 };
 
 /**
@@ -225,9 +246,11 @@ struct shca_seg {
  * @page_shift: PAGES: log2 of the block size
  * @fbo: PAGES: offset of region byte 0 within the first block
  * @len: bytes covered
- * @base: IDENTITY: kernel virtual address of region byte 0
+ * @base: IDENTITY: kernel virtual address of region byte 0; ODP: user
+ *	virtual address of region byte 0
  * @pages: PAGES: kernel virtual address of each block
  * @segs: SEGS: the segments, sorted by @off
+ * @odp: ODP: the MR's paging state
  *
  * Addresses are kernel virtual addresses: a software device uses virtual
  * DMA (ib_uses_virt_dma()), so DMA addresses and umem DMA blocks are such
@@ -244,6 +267,7 @@ struct shca_xlat {
 	union {
 		u64 *pages;
 		struct shca_seg *segs;
+		struct shca_odp *odp;
 	};
 };
 
@@ -431,7 +455,9 @@ struct shca_sig_state {
  * @xlat_mem: one allocation holding every page or segment list of @maps
  * @max_data: fast-reg types: capacity of the data translation
  * @max_meta: INTEGRITY: capacity of the metadata translation
- * @umem: USER: the pinned user memory (NULL for a dma-buf MR)
+ * @umem: USER: the pinned user memory (NULL for a dma-buf or ODP MR)
+ * @odp: USER with IB_ACCESS_ON_DEMAND: the paging state (shca_odp.c); the
+ *	notifier and the copy path use the pages under @lock
  * @dmabuf: USER over a dma-buf: the buffer, referenced while registered
  * @dmabuf_map: its kernel mapping (dma_buf_vmap()), held while registered
  * @sig: INTEGRITY: signature status
@@ -479,6 +505,7 @@ struct shca_mr {
 	u32 max_data;
 	u32 max_meta;
 	struct ib_umem *umem;
+	struct shca_odp *odp;
 	struct dma_buf *dmabuf;
 	struct iosys_map dmabuf_map;
 	struct shca_sig_state *sig;
@@ -560,6 +587,7 @@ enum shca_copy_dir {
  * @access: IB_ACCESS_* rights the access needs
  * @qpn: remote accesses: number of the responder QP the request came to
  *	(a type 2 window answers only the QP it was bound through)
+ * @no_sleep: the access runs where it cannot sleep (see struct shca_span)
  */
 struct shca_mem_target {
 	struct ib_pd *pd;
@@ -567,6 +595,7 @@ struct shca_mem_target {
 	u64 iova;
 	int access;
 	u32 qpn;
+	bool no_sleep;
 };
 
 /**
@@ -579,6 +608,10 @@ struct shca_mem_target {
  *	every chunk moves under @mr->lock, and only while @mr->gen is @gen
  * @sig: an integrity MR whose registration carries PI: @off is an offset
  *	in its wire view and bytes move through the T10-DIF engine
+ * @odp: an ODP MR: each chunk moves only once its pages are faulted in
+ *	(@locked is set too: the pages stay while the MR's lock is held)
+ * @no_sleep: the transfer runs where it cannot sleep: a page that is not
+ *	there fails it with -EAGAIN instead of being faulted in
  *
  * shca_mr_hold() fills one, shca_mr_unhold() drops it; in between the
  * MR stays allocated (its deregistration waits) but may be invalidated
@@ -592,6 +625,8 @@ struct shca_span {
 	u32 gen;
 	bool locked;
 	bool sig;
+	bool odp;
+	bool no_sleep;
 };
 
 /**

@@ -154,4 +154,16 @@ shca_call_reg_user_mr_dmabuf(struct ib_pd *pd, u64 offset, u64 length,
 #endif
 }
 
+/*
+ * On-demand paging (shca_odp.c) reads the core's per-page lists of an ODP
+ * umem, which kernels up to 6.14 have; without them (or without
+ * CONFIG_INFINIBAND_ON_DEMAND_PAGING) the device does not offer ODP.
+ */
+#if defined(HAVE_IB_UMEM_ODP_DMA_LIST) && \
+	IS_ENABLED(CONFIG_INFINIBAND_ON_DEMAND_PAGING)
+#define SHCA_ODP 1
+#else
+#define SHCA_ODP 0
+#endif
+
 #endif /* _SHCA_COMPAT_H */

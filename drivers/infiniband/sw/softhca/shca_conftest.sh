@@ -73,6 +73,15 @@ struct net_device *shca_probe(struct ib_device *ibdev)
 	return ib_device_get_netdev(ibdev, 1);
 }"
 
+# ib_umem_odp's per-page pfn_list and dma_list (up to 6.14; 6.15 moved
+# them into a struct hmm_dma_map): the interface softhca's ODP reads.
+probe HAVE_IB_UMEM_ODP_DMA_LIST "rdma/ib_umem_odp.h" "
+u64 shca_probe(struct ib_umem_odp *odp);
+u64 shca_probe(struct ib_umem_odp *odp)
+{
+	return odp->dma_list[0] + odp->pfn_list[0];
+}"
+
 # ib_mark_name_assigned_by_user() (6.10).
 probe HAVE_IB_MARK_NAME_ASSIGNED_BY_USER "rdma/ib_verbs.h" "
 void shca_probe(struct ib_device *ibdev);

@@ -83,11 +83,27 @@ struct workqueue_struct *shca_wq;
  */
 static DEFINE_SPINLOCK(shca_atomic_lock);
 
+/* Faults an atomic on an ODP page takes before it gives up. */
+#define SHCA_ATOMIC_FAULTS	64
+
 enum shca_exec_res {
 	SHCA_EXEC_DONE,		/* complete the WQE with wc->status */
 	SHCA_EXEC_RNR,		/* the peer has no receive WQE: retry */
 	SHCA_EXEC_RETRY,	/* no peer to talk to: transport retry */
+	SHCA_EXEC_DEFER,	/* leave it to the work item (see below) */
 };
+
+/*
+ * A kernel QP may post where it cannot sleep (a ULP's completion
+ * handler). Memory of a user QP's peer may be paged in on demand, and a
+ * fault sleeps: a request a kernel QP posts to a user peer is executed by
+ * the work item, never from post_send. Everything else can sleep there.
+ */
+static bool shca_exec_defer(const struct shca_qp *qp,
+			    const struct shca_qp *peer)
+{
+	return qp->req.in_post && !qp->user && (!peer || peer->user);
+}
 
 /*
  * One side of a transfer: a scatter/gather list of keys on a device, or
@@ -599,6 +615,7 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 	};
 	enum shca_exec_res res;
 	unsigned long flags;
+	unsigned int tries;
 	u64 old, new;
 	int err;
 
@@ -612,19 +629,32 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 		return SHCA_EXEC_DONE;
 	}
 
-	spin_lock_irqsave(&shca_atomic_lock, flags);
-	err = shca_mr_copy(peer->sdev, &rt, &old, sizeof(old),
-			   SHCA_COPY_FROM_MR);
-	if (!err) {
-		if (w->opcode == IB_WR_ATOMIC_CMP_AND_SWP)
-			new = old == w->atomic.compare_add ? w->atomic.swap :
-							     old;
-		else
-			new = old + w->atomic.compare_add;
-		err = shca_mr_copy(peer->sdev, &rt, &new, sizeof(new),
-				   SHCA_COPY_TO_MR);
+	/*
+	 * Under the atomic lock nothing sleeps: a page of an ODP target that
+	 * is not there (-EAGAIN, before anything is written) is faulted in
+	 * with the lock dropped, and the atomic starts again.
+	 */
+	rt.no_sleep = true;
+	for (tries = 0;; tries++) {
+		spin_lock_irqsave(&shca_atomic_lock, flags);
+		err = shca_mr_copy(peer->sdev, &rt, &old, sizeof(old),
+				   SHCA_COPY_FROM_MR);
+		if (!err) {
+			if (w->opcode == IB_WR_ATOMIC_CMP_AND_SWP)
+				new = old == w->atomic.compare_add ?
+				      w->atomic.swap : old;
+			else
+				new = old + w->atomic.compare_add;
+			err = shca_mr_copy(peer->sdev, &rt, &new, sizeof(new),
+					   SHCA_COPY_TO_MR);
+		}
+		spin_unlock_irqrestore(&shca_atomic_lock, flags);
+		if (err != -EAGAIN || tries >= SHCA_ATOMIC_FAULTS)
+			break;
+		err = shca_mr_fault(peer->sdev, &rt, sizeof(u64), true);
+		if (err)
+			break;
 	}
-	spin_unlock_irqrestore(&shca_atomic_lock, flags);
 	if (err) {
 		shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, true);
 		wc->status = IB_WC_REM_ACCESS_ERR;
@@ -851,30 +881,38 @@ static void shca_ud_multicast(struct shca_qp *qp, struct shca_wqe *w, u64 len)
  * A UD SEND: the datagram reaches the UD QP of this host it is addressed
  * to (or the QPs attached to its multicast group), or is dropped (counted
  * at the receiving device when there is one); either way the sender's
- * request completes successfully, as UD is unreliable.
+ * request completes successfully, as UD is unreliable. A group's members
+ * are not known in advance: a kernel QP's multicast leaves post_send.
  */
-static void shca_exec_ud(struct shca_qp *qp, struct shca_wqe *w,
-			 struct ib_wc *wc)
+static enum shca_exec_res shca_exec_ud(struct shca_qp *qp,
+				       struct shca_wqe *w, struct ib_wc *wc)
 {
 	u64 len = shca_wqe_len(w);
 	struct shca_qp *peer;
 
 	if (len > shca_port_mtu(qp->sdev)) {
 		wc->status = IB_WC_LOC_LEN_ERR;
-		return;
+		return SHCA_EXEC_DONE;
 	}
 	if (!shca_port_up(qp->sdev))
-		return;			/* lost on the wire */
+		return SHCA_EXEC_DONE;		/* lost on the wire */
 	if (w->ud.remote_qpn == SHCA_MCAST_QPN &&
 	    rdma_is_multicast_addr((struct in6_addr *)w->ud.av.dgid.raw)) {
+		if (shca_exec_defer(qp, NULL))
+			return SHCA_EXEC_DEFER;
 		shca_ud_multicast(qp, w, len);
-		return;
+		return SHCA_EXEC_DONE;
 	}
 	peer = shca_ud_peer(qp, w);
 	if (!peer)
-		return;
+		return SHCA_EXEC_DONE;
+	if (shca_exec_defer(qp, peer)) {
+		shca_qp_put(peer);
+		return SHCA_EXEC_DEFER;
+	}
 	shca_ud_deliver(qp, w, peer, len);
 	shca_qp_put(peer);
+	return SHCA_EXEC_DONE;
 }
 
 /* Execute @w, whose local SGEs are held, towards its destination. */
@@ -884,10 +922,8 @@ static enum shca_exec_res shca_exec_held(struct shca_qp *qp,
 	enum shca_exec_res res;
 	struct shca_qp *peer;
 
-	if (shca_qp_datagram(qp)) {
-		shca_exec_ud(qp, w, wc);
-		return SHCA_EXEC_DONE;
-	}
+	if (shca_qp_datagram(qp))
+		return shca_exec_ud(qp, w, wc);
 
 	if (!shca_port_up(qp->sdev))
 		return SHCA_EXEC_RETRY;
@@ -896,6 +932,10 @@ static enum shca_exec_res shca_exec_held(struct shca_qp *qp,
 		return SHCA_EXEC_RETRY;
 	if (!shca_port_up(peer->sdev)) {
 		res = SHCA_EXEC_RETRY;
+		goto out;
+	}
+	if (shca_exec_defer(qp, peer)) {
+		res = SHCA_EXEC_DEFER;
 		goto out;
 	}
 
@@ -967,7 +1007,7 @@ static enum shca_exec_res shca_exec_wqe(struct shca_qp *qp,
 {
 	enum shca_exec_res res = shca_exec_conn(qp, w, wc);
 
-	if (qp->ibqp.qp_type != IB_QPT_UC)
+	if (qp->ibqp.qp_type != IB_QPT_UC || res == SHCA_EXEC_DEFER)
 		return res;
 	switch (wc->status) {
 	case IB_WC_REM_INV_REQ_ERR:
@@ -1138,6 +1178,8 @@ static bool shca_sq_run(struct shca_qp *qp, bool in_post)
 		wc.status = IB_WC_SUCCESS;
 
 		res = shca_exec_wqe(qp, w, &wc);
+		if (res == SHCA_EXEC_DEFER)
+			return true;
 		if (res != SHCA_EXEC_DONE && shca_exec_retry(qp, res, &wc))
 			return false;
 		qp->req.retries = 0;

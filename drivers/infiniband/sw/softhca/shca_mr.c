@@ -329,6 +329,10 @@ void shca_mr_destroy(struct shca_mr *mr)
 
 	if (mr->umem)
 		ib_umem_release(mr->umem);
+#if SHCA_ODP
+	if (mr->odp)
+		shca_odp_fini(mr);
+#endif
 	if (mr->dmabuf) {
 		dma_buf_vunmap_unlocked(mr->dmabuf, &mr->dmabuf_map);
 		dma_buf_put(mr->dmabuf);
@@ -666,6 +670,41 @@ struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
 	return mr;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_create_user);
+
+#if SHCA_ODP
+/**
+ * shca_mr_create_odp() - create an on-demand paging user MR
+ * @sdev: owning device
+ * @start: user virtual address of the region; 0 with @length U64_MAX for
+ *	an implicit MR over the whole address space (@iova then 0)
+ * @length: bytes of the region
+ * @iova: address of the region's first byte in the MR's address space
+ * @access: IB_ACCESS_* flags including IB_ACCESS_ON_DEMAND, validated
+ *
+ * Nothing is pinned: pages are faulted in when the data path first
+ * touches them (see shca_odp.c).
+ *
+ * Context: the registering process.
+ * Return: the published MR, or an ERR_PTR() of shca_odp_init().
+ */
+struct shca_mr *shca_mr_create_odp(struct shca_dev *sdev, u64 start,
+				   u64 length, u64 iova, int access)
+{
+	struct shca_mr *mr = shca_mr_alloc(sdev, IB_MR_TYPE_USER, access);
+	int err;
+
+	if (IS_ERR(mr))
+		return mr;
+	err = shca_odp_init(mr, start, length, access);
+	if (err) {
+		shca_mr_abort(mr);
+		return ERR_PTR(err);
+	}
+	shca_mr_publish_user(mr, iova, length);
+	return mr;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_create_odp);
+#endif
 
 /**
  * shca_mr_create_dmabuf() - create a user MR over a dma-buf
@@ -1024,6 +1063,7 @@ static void *shca_xlat_ptr(const struct shca_xlat *x, u64 off, u64 *contig)
 {
 	u32 n = min(x->n, x->max);
 	const struct shca_seg *s;
+	void __maybe_unused *p;
 	u64 pos, mask;
 	u32 lo, hi;
 
@@ -1058,6 +1098,17 @@ static void *shca_xlat_ptr(const struct shca_xlat *x, u64 off, u64 *contig)
 			return NULL;
 		*contig = s->len - (off - s->off);
 		return (void *)(uintptr_t)(s->addr + (off - s->off));
+	case SHCA_XLAT_ODP:
+#if SHCA_ODP
+		/* Under the MR's lock, after shca_span_odp_ready(). */
+		p = off < x->len ? shca_odp_ptr(x->odp, x->base + off, false,
+						contig) : NULL;
+		if (p)
+			*contig = min(*contig, x->len - off);
+		return p;
+#else
+		break;
+#endif
 	}
 	return NULL;
 }
@@ -1092,6 +1143,9 @@ static u64 shca_xlat_len(const struct shca_xlat *x)
 		if (!n)
 			return 0;
 		return min(x->len, x->segs[n - 1].off + x->segs[n - 1].len);
+	case SHCA_XLAT_ODP:
+		/* A page not there is faulted in, not a hole. */
+		return x->len;
 	}
 	return 0;
 }
@@ -1467,7 +1521,7 @@ static int shca_mw_attach(struct shca_mr *mr, struct ib_pd *pd,
 		err = -EACCES;
 	else if (mr->state != SHCA_MR_VALID || mr->dying)
 		err = -EKEYREVOKED;
-	else if (!(mr->access & IB_ACCESS_MW_BIND) || mr->sig)
+	else if (!(mr->access & IB_ACCESS_MW_BIND) || mr->sig || mr->odp)
 		err = -EPERM;
 	/* A window cannot give writes to memory the MR cannot write. */
 	else if ((b->access &
@@ -1645,7 +1699,9 @@ static int shca_mr_check_target(struct shca_mr *mr,
 	span->map = mr->cur;
 	span->off = off;
 	span->gen = mr->gen;
-	span->locked = shca_mr_is_fast_reg(mr);
+	span->odp = mr->odp;
+	span->no_sleep = t->no_sleep;
+	span->locked = shca_mr_is_fast_reg(mr) || span->odp;
 	span->sig = mr->sig && mr->sig->pi;
 	return err;
 }
@@ -1942,11 +1998,56 @@ fail:
 	return err;
 }
 
+#if SHCA_ODP
+/*
+ * An ODP span: are the pages of its next @len bytes there (with write
+ * permission for @write)? Under the MR's lock.
+ */
+static bool shca_span_odp_ready(const struct shca_span *s, u64 len,
+				bool write)
+{
+	const struct shca_xlat *x;
+
+	if (!s->odp)
+		return true;
+	lockdep_assert_held(&s->mr->lock);
+	x = &s->map->data;
+	return shca_odp_ready(x->odp, x->base + s->off, len, write);
+}
+
+/*
+ * Fault in the next @len bytes of an ODP span, no lock held: 0 to try
+ * again, -EAGAIN where the transfer cannot sleep, or an error to fail.
+ */
+static int shca_span_odp_fault(const struct shca_span *s, u64 len,
+			       bool write, unsigned int *tries)
+{
+	if (s->no_sleep)
+		return -EAGAIN;
+	return shca_odp_retry(s->mr, s->map->data.base + s->off, len, write,
+			      tries);
+}
+#else
+static bool shca_span_odp_ready(const struct shca_span *s, u64 len,
+				bool write)
+{
+	return true;
+}
+
+static int shca_span_odp_fault(const struct shca_span *s, u64 len,
+			       bool write, unsigned int *tries)
+{
+	return -EFAULT;
+}
+#endif
+
 /* Move @len bytes between @span and @buf, chunk by chunk. */
 static int shca_span_copy(struct shca_span *span, void *buf, u64 len,
 			  enum shca_copy_dir dir)
 {
+	bool write = dir == SHCA_COPY_TO_MR, absent;
 	struct shca_mr *mr = span->mr;
+	unsigned int tries = 0;
 	unsigned long flags;
 	int err;
 
@@ -1957,16 +2058,25 @@ static int shca_span_copy(struct shca_span *span, void *buf, u64 len,
 		u64 n = min_t(u64, len, SHCA_COPY_CHUNK);
 
 		spin_lock_irqsave(&mr->lock, flags);
+		absent = false;
 		if (mr->gen != span->gen)
 			err = -EKEYREVOKED;
+		else if (!shca_span_odp_ready(span, n, write))
+			absent = true;
 		else if (span->sig)
 			err = shca_sig_copy(span, buf, n,
 					    dir == SHCA_COPY_FROM_MR);
 		else
 			err = shca_map_copy(span->map, span->off, buf, n, dir);
 		spin_unlock_irqrestore(&mr->lock, flags);
+		if (absent) {
+			err = shca_span_odp_fault(span, n, write, &tries);
+			if (!err)
+				continue;
+		}
 		if (err)
 			return err;
+		tries = 0;
 		span->off += n;
 		buf += n;
 		len -= n;
@@ -2053,18 +2163,34 @@ static int shca_span_copy_span(struct shca_span *dst, struct shca_span *src,
 	unsigned long flags;
 	int err;
 
+	struct shca_span *absent;
+	unsigned int tries = 0;
+
 	if (!dst->locked && !src->locked)
 		return shca_span_move(dst, src, len, dst_failed);
 
 	while (len) {
 		u64 n = min_t(u64, len, SHCA_COPY_CHUNK);
 
+		absent = NULL;
 		err = shca_spans_lock(dst, src, &flags, dst_failed);
-		if (!err)
+		if (!err && !shca_span_odp_ready(dst, n, true))
+			absent = dst;
+		else if (!err && !shca_span_odp_ready(src, n, false))
+			absent = src;
+		else if (!err)
 			err = shca_span_move(dst, src, n, dst_failed);
 		shca_spans_unlock(dst, src, flags);
+		if (absent) {
+			*dst_failed = absent == dst;
+			err = shca_span_odp_fault(absent, n, absent == dst,
+						  &tries);
+			if (!err)
+				continue;
+		}
 		if (err)
 			return err;
+		tries = 0;
 		len -= n;
 		shca_mr_copy_chunk_done(dst->mr);
 	}
@@ -2182,6 +2308,36 @@ int shca_mr_hold(struct shca_dev *sdev, const struct shca_mem_target *t,
 	return err;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_hold);
+
+/**
+ * shca_mr_fault() - fault in the pages an access through a key will use
+ * @sdev: device the key belongs to
+ * @t: the key, iova, PD and required access
+ * @len: bytes the access will cover
+ * @write: the access writes
+ *
+ * For callers that must then move the bytes where they cannot sleep (an
+ * atomic, under shca_atomic_lock): the access checks of shca_mr_copy(),
+ * and the pages of an ODP MR faulted in. Nothing to do for other MRs.
+ *
+ * Context: process context, no lock held; sleeps.
+ * Return: 0, or the error the access or the fault gets.
+ */
+int shca_mr_fault(struct shca_dev *sdev, const struct shca_mem_target *t,
+		  u64 len, bool write)
+{
+	struct shca_span span;
+	unsigned int tries = 0;
+	int err;
+
+	err = shca_mr_resolve(sdev, t, len, &span);
+	if (err)
+		return err;
+	span.no_sleep = false;
+	err = span.odp ? shca_span_odp_fault(&span, len, write, &tries) : 0;
+	shca_span_put(&span);
+	return err;
+}
 
 /**
  * shca_mr_unhold() - drop a span of shca_mr_hold()

@@ -876,9 +876,13 @@ void shca_qp_set_error(struct shca_qp *qp)
 	qp->state = IB_QPS_ERR;
 }
 
-#define SHCA_QP_ACCESS_FLAGS \
-	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE | \
-	 IB_ACCESS_REMOTE_READ | IB_ACCESS_REMOTE_ATOMIC)
+/*
+ * qp_access_flags: the responder's remote rights are what counts; other
+ * IB_ACCESS_* flags are taken and ignored, as mlx5 and rxe do (rdma-core's
+ * tests pass an MR's access flags, IB_ACCESS_ON_DEMAND included).
+ * Undefined bits are refused.
+ */
+#define SHCA_QP_ACCESS_FLAGS	IB_ACCESS_SUPPORTED
 
 #define SHCA_QP_ATTR_SUPPORTED \
 	(IB_QP_STATE | IB_QP_CUR_STATE | IB_QP_ACCESS_FLAGS | \

@@ -70,6 +70,25 @@ static int shca_query_device(struct ib_device *ibdev,
 				 IB_DEVICE_SYS_IMAGE_GUID;
 	attr->kernel_cap_flags = IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG |
 				 IBK_INTEGRITY_HANDOVER | IBK_LOCAL_DMA_LKEY;
+#if SHCA_ODP
+	/*
+	 * On-demand paging (shca_odp.c): explicit and implicit MRs, every
+	 * operation of every transport, as the copy path serves them all;
+	 * no SRQ receives into ODP memory are excluded either.
+	 */
+	attr->kernel_cap_flags |= IBK_ON_DEMAND_PAGING;
+	attr->odp_caps.general_caps = IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT;
+	attr->odp_caps.per_transport_caps.rc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_READ |
+		IB_ODP_SUPPORT_ATOMIC | IB_ODP_SUPPORT_SRQ_RECV;
+	attr->odp_caps.per_transport_caps.uc_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_WRITE | IB_ODP_SUPPORT_SRQ_RECV;
+	attr->odp_caps.per_transport_caps.ud_odp_caps =
+		IB_ODP_SUPPORT_SEND | IB_ODP_SUPPORT_RECV |
+		IB_ODP_SUPPORT_SRQ_RECV;
+#endif
 	/* The T10-DIF engine (shca_sig.c): every type, both guards. */
 	attr->sig_prot_cap = IB_PROT_T10DIF_TYPE_1 | IB_PROT_T10DIF_TYPE_2 |
 			     IB_PROT_T10DIF_TYPE_3;
@@ -301,6 +320,36 @@ static int shca_check_user_range(u64 start, u64 length, u64 iova, int access)
 	return 0;
 }
 
+/*
+ * IB_ACCESS_ON_DEMAND: nothing pinned now. Start 0 and length U64_MAX ask
+ * for an implicit MR over the whole address space, at iova 0 (as mlx5).
+ */
+static struct ib_mr *shca_reg_odp_mr(struct ib_pd *ibpd, u64 start,
+				     u64 length, u64 iova, int access)
+{
+#if SHCA_ODP
+	struct shca_mr *mr;
+	int err;
+
+	/* HUGETLB: the umem's pages are the huge pages of a hugetlbfs VMA. */
+	int odp = access & (IB_ACCESS_ON_DEMAND | IB_ACCESS_HUGETLB);
+
+	access &= ~odp;
+	if (!start && length == U64_MAX)
+		err = iova || (odp & IB_ACCESS_HUGETLB) ? -EINVAL :
+			      shca_mr_check_access(access);
+	else
+		err = shca_check_user_range(start, length, iova, access);
+	if (err)
+		return ERR_PTR(err);
+	mr = shca_mr_create_odp(to_shca_dev(ibpd->device), start, length, iova,
+				access | odp);
+	return IS_ERR(mr) ? ERR_CAST(mr) : &mr->ibmr;
+#else
+	return ERR_PTR(-EOPNOTSUPP);
+#endif
+}
+
 /* @udata may be NULL: the REG_MR ioctl (6.17) passes none. */
 static struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 				      u64 length, u64 iova, int access,
@@ -311,6 +360,8 @@ static struct ib_mr *shca_reg_user_mr(struct ib_pd *ibpd, u64 start,
 	struct shca_mr *mr;
 	int err;
 
+	if (access & IB_ACCESS_ON_DEMAND)
+		return shca_reg_odp_mr(ibpd, start, length, iova, access);
 	err = shca_check_user_range(start, length, iova, access);
 	if (err)
 		return ERR_PTR(err);
@@ -387,6 +438,14 @@ static struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	if (flags & IB_MR_REREG_TRANS)
 		return shca_reg_user_mr(ibpd, start, length, iova, access,
 					udata);
+	/* In or out of on-demand paging: the same range, made anew. */
+	if ((access & IB_ACCESS_ON_DEMAND) || mr->odp) {
+		if (!mr->odp && !mr->umem)
+			return ERR_PTR(-EOPNOTSUPP);
+		return shca_reg_user_mr(ibpd, mr->odp ? mr->cur->data.base :
+						       mr->umem->address,
+					mr->length, mr->iova, access, udata);
+	}
 
 	/*
 	 * Write access over pages pinned for reading needs a writable pin of
@@ -422,6 +481,21 @@ static int shca_dereg_mr(struct ib_mr *ibmr, struct ib_udata *udata)
 	shca_mr_destroy(mr);
 	return 0;
 }
+
+#if SHCA_ODP
+static int shca_advise_mr(struct ib_pd *ibpd,
+			  enum ib_uverbs_advise_mr_advice advice, u32 flags,
+			  struct ib_sge *sg_list, u32 num_sge,
+			  struct uverbs_attr_bundle *attrs)
+{
+	int err = shca_mr_advise(to_shca_dev(ibpd->device), ibpd, advice,
+				 flags & IB_UVERBS_ADVISE_MR_FLAG_FLUSH,
+				 sg_list, num_sge);
+
+	/* A key that names no MR of the process: ENOENT, as mlx5 says. */
+	return err == -ENOKEY ? -ENOENT : err;
+}
+#endif
 
 static int shca_alloc_mw(struct ib_mw *ibmw, struct ib_udata *udata)
 {
@@ -1023,6 +1097,9 @@ static const struct ib_device_ops shca_dev_ops = {
 	.uverbs_abi_ver = SOFTHCA_UVERBS_ABI_VERSION,
 	.device_group = &shca_dev_attr_group,
 
+#if SHCA_ODP
+	.advise_mr = shca_advise_mr,
+#endif
 	.alloc_dm = shca_alloc_dm,
 	.alloc_hw_port_stats = shca_alloc_hw_port_stats,
 	.alloc_mr = shca_alloc_mr,

@@ -50,6 +50,21 @@ struct shca_bind_wr {
 	struct shca_bind bind;
 };
 
+/* shca_odp.c: on-demand paging */
+#if SHCA_ODP
+void *shca_odp_ptr(const struct shca_odp *odp, u64 va, bool write,
+		   u64 *contig);
+bool shca_odp_ready(const struct shca_odp *odp, u64 va, u64 len, bool write);
+int shca_odp_fault(struct shca_mr *mr, u64 va, u64 len, bool write,
+		   bool fault);
+int shca_odp_retry(struct shca_mr *mr, u64 va, u64 len, bool write,
+		   unsigned int *tries);
+int shca_odp_init(struct shca_mr *mr, u64 start, u64 length, int access);
+void shca_odp_fini(struct shca_mr *mr);
+int shca_mr_advise(struct shca_dev *sdev, struct ib_pd *pd, u32 advice,
+		   bool sync, const struct ib_sge *sge, u32 n);
+#endif
+
 /* shca_mr.c: the memory-registration engine */
 void shca_mr_table_init(struct shca_dev *sdev);
 void shca_mr_table_destroy(struct shca_dev *sdev);
@@ -59,6 +74,10 @@ struct shca_mr *shca_mr_create_dma(struct shca_dev *sdev, struct ib_pd *pd,
 struct shca_mr *shca_mr_create_fast(struct shca_dev *sdev,
 				    enum ib_mr_type type, u32 max_data,
 				    u32 max_meta);
+struct shca_mr *shca_mr_create_odp(struct shca_dev *sdev, u64 start,
+				   u64 length, u64 iova, int access);
+int shca_mr_fault(struct shca_dev *sdev, const struct shca_mem_target *t,
+		  u64 len, bool write);
 struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
 				    struct ib_umem *umem, u64 iova, int access);
 struct shca_mr *shca_mr_create_dmabuf(struct shca_dev *sdev, int fd,

@@ -54,11 +54,15 @@ static void shca_dev_create_and_query(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_dm_size, SHCA_DM_SIZE);
 	/*
 	 * Exactly what works, integrity handover included (shca_pi_*), and
-	 * the reserved lkey (shca_mr_local_dma_lkey).
+	 * the reserved lkey (shca_mr_local_dma_lkey) and on-demand paging
+	 * (shca_odp) where the kernel has it.
 	 */
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.kernel_cap_flags,
 			IBK_ALLOW_USER_UNREG | IBK_SG_GAPS_REG |
-			IBK_INTEGRITY_HANDOVER | IBK_LOCAL_DMA_LKEY);
+			IBK_INTEGRITY_HANDOVER | IBK_LOCAL_DMA_LKEY |
+			(SHCA_ODP ? IBK_ON_DEMAND_PAGING : 0));
+	KUNIT_EXPECT_EQ(test, ibdev->attrs.odp_caps.general_caps,
+			SHCA_ODP ? IB_ODP_SUPPORT | IB_ODP_SUPPORT_IMPLICIT : 0);
 	KUNIT_EXPECT_EQ(test, ibdev->local_dma_lkey, SHCA_LOCAL_DMA_LKEY);
 	KUNIT_EXPECT_EQ(test, ibdev->attrs.max_pi_fast_reg_page_list_len,
 			SHCA_MAX_PI_FRPL);
