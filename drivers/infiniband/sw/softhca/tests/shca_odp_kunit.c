@@ -6,15 +6,18 @@
  * (MADV_DONTNEED, munmap) are refaulted or fail the access cleanly, never
  * read stale; accesses that cannot sleep fail with -EAGAIN and fault
  * nothing; implicit MRs over the whole address space; ibv_advise_mr()'s
- * prefetch with each advice and each refused input.
+ * prefetch with each advice and each refused input; copies racing a
+ * thread that keeps invalidating the range.
  *
  * shca_odp: round trip, invalidation, unmapped memory, no-sleep
- * accesses, implicit MRs, prefetch
+ * accesses, implicit MRs, prefetch, the notifier racing the copies
  */
 
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <linux/kthread.h>
 #include <linux/mman.h>
+#include <linux/sched/mm.h>
 #include <linux/uaccess.h>
 #include <rdma/ib_umem_odp.h>
 #include <rdma/ib_verbs.h>
@@ -364,6 +367,92 @@ static void shca_odp_advise(struct kunit *test)
 			-EINVAL);
 }
 
+/* The other side of shca_odp_race: the kernel taking the pages back. */
+struct shca_odp_zapper {
+	struct mm_struct *mm;
+	unsigned long uaddr;
+	atomic_t stop;
+	atomic_t zaps;
+	struct completion done;
+};
+
+static int shca_odp_zap_fn(void *arg)
+{
+	struct shca_odp_zapper *z = arg;
+
+	kthread_use_mm(z->mm);
+	while (!atomic_read(&z->stop)) {
+		if (!do_madvise(z->mm, z->uaddr, SHCA_ODP_LEN, MADV_DONTNEED))
+			atomic_inc(&z->zaps);
+		cond_resched();
+	}
+	kthread_unuse_mm(z->mm);
+	complete(&z->done);
+	return 0;
+}
+
+/*
+ * Pass: while another thread drops the pages again and again
+ * (MADV_DONTNEED, the MMU notifier), writes and reads through the ODP MR
+ * all succeed, and every byte read back is either the value just written
+ * or zero (the page was dropped in between) - never the value of an
+ * earlier round, which only a page used after its invalidation could
+ * hold.
+ */
+static void shca_odp_race(struct kunit *test)
+{
+	struct shca_odp_fix *x = test->priv;
+	struct shca_odp_zapper *z;
+	struct task_struct *task;
+	struct shca_mem_target t;
+	u32 round, stale = 0, errs = 0, i;
+	struct shca_mr *mr;
+	u8 *out;
+
+	out = kunit_kmalloc(test, SHCA_ODP_LEN, GFP_KERNEL);
+	z = kunit_kzalloc(test, sizeof(*z), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, out);
+	KUNIT_ASSERT_NOT_NULL(test, z);
+	mr = shca_odp_mr(test, x->uaddr, SHCA_ODP_LEN, x->uaddr, SHCA_ODP_RW);
+	z->mm = current->mm;
+	z->uaddr = x->uaddr;
+	init_completion(&z->done);
+	mmgrab(z->mm);
+	task = kthread_run(shca_odp_zap_fn, z, "shcak_odp_zap");
+	if (IS_ERR(task)) {
+		mmdrop(z->mm);
+		KUNIT_FAIL_AND_ABORT(test, "kthread_run: %ld", PTR_ERR(task));
+	}
+
+	for (round = 0; round < 2000; round++) {
+		u8 v = round % 250 + 1;
+
+		memset(x->buf, v, SHCA_ODP_LEN);
+		t = shca_odp_target(x->f->pd, mr->key, x->uaddr,
+				    IB_ACCESS_REMOTE_WRITE);
+		if (shca_mr_copy(x->f->sdev, &t, x->buf, SHCA_ODP_LEN,
+				 SHCA_COPY_TO_MR))
+			errs++;
+		t.access = IB_ACCESS_REMOTE_READ;
+		if (shca_mr_copy(x->f->sdev, &t, out, SHCA_ODP_LEN,
+				 SHCA_COPY_FROM_MR))
+			errs++;
+		for (i = 0; i < SHCA_ODP_LEN; i++)
+			if (out[i] != v && out[i])
+				stale++;
+		if (round % 64 == 0)
+			cond_resched();
+	}
+	atomic_set(&z->stop, 1);
+	wait_for_completion(&z->done);
+	mmdrop(z->mm);
+	KUNIT_EXPECT_EQ(test, errs, 0);
+	KUNIT_EXPECT_EQ(test, stale, 0);
+	KUNIT_EXPECT_GT(test, atomic_read(&z->zaps), 0);
+	kunit_info(test, "2000 rounds of 32 KiB, %d invalidations of the range",
+		   atomic_read(&z->zaps));
+}
+
 static struct kunit_case shca_odp_cases[] = {
 	KUNIT_CASE(shca_odp_roundtrip),
 	KUNIT_CASE(shca_odp_invalidated),
@@ -371,6 +460,7 @@ static struct kunit_case shca_odp_cases[] = {
 	KUNIT_CASE(shca_odp_no_sleep),
 	KUNIT_CASE(shca_odp_implicit),
 	KUNIT_CASE(shca_odp_advise),
+	KUNIT_CASE_SLOW(shca_odp_race),
 	{}
 };
 
