@@ -51,11 +51,44 @@ struct shca_odp_fix {
 	u8 *buf;
 };
 
+/*
+ * The test thread's own address space, as kunit_vm_mmap() would attach
+ * one, but given back at the end of the test (shca_odp_detach_mm()):
+ * registering an ODP MR makes the mm an MMU notifier home, freed only
+ * with the mm, and KUnit keeps the mm it attaches for ever (shca_leak
+ * would see the leak). A test that aborts keeps it, as KUnit would.
+ */
+static void shca_odp_attach_mm(struct kunit *test)
+{
+	struct mm_struct *mm;
+
+	KUNIT_ASSERT_NULL(test, current->mm);
+	mm = mm_alloc();
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	mm->task_size = TASK_SIZE;
+	arch_pick_mmap_layout(mm, &current->signal->rlim[RLIMIT_STACK]);
+	kthread_use_mm(mm);
+}
+
+/*
+ * The last step of each test, in the test thread: the address space goes
+ * (its mappings with it); the MRs, destroyed after the test by its
+ * actions, hold the mm_struct itself until they release their umems.
+ */
+static void shca_odp_detach_mm(void)
+{
+	struct mm_struct *mm = current->mm;
+
+	kthread_unuse_mm(mm);
+	mmput(mm);
+}
+
 static int shca_odp_test_init(struct kunit *test)
 {
 	struct shca_odp_fix *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, x);
+	shca_odp_attach_mm(test);
 	x->f = shca_kunit_mr_fix(test, "shcak_odp", shca_odp_mac);
 	x->uaddr = kunit_vm_mmap(test, NULL, 0, SHCA_ODP_LEN,
 				 PROT_READ | PROT_WRITE,
@@ -163,6 +196,7 @@ static void shca_odp_roundtrip(struct kunit *test)
 			    IB_ACCESS_REMOTE_READ);
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(x->f->sdev, &t, dst, 16,
 					   SHCA_COPY_FROM_MR), -EACCES);
+	shca_odp_detach_mm();
 }
 
 /*
@@ -194,6 +228,7 @@ static void shca_odp_invalidated(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(x->f->sdev, &t, out, sizeof(out),
 					   SHCA_COPY_FROM_MR), 0);
 	KUNIT_EXPECT_MEMEQ(test, out, zero, sizeof(out));
+	shca_odp_detach_mm();
 }
 
 /*
@@ -223,6 +258,7 @@ static void shca_odp_unmapped(struct kunit *test)
 	t.iova = x->uaddr + 2 * PAGE_SIZE;
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(x->f->sdev, &t, in, sizeof(in),
 					   SHCA_COPY_TO_MR), 0);
+	shca_odp_detach_mm();
 }
 
 /*
@@ -256,6 +292,7 @@ static void shca_odp_no_sleep(struct kunit *test)
 	t.iova = x->uaddr + SHCA_ODP_LEN;
 	KUNIT_EXPECT_EQ(test, shca_mr_fault(x->f->sdev, &t, sizeof(v), true),
 			-ERANGE);
+	shca_odp_detach_mm();
 }
 
 /*
@@ -290,6 +327,7 @@ static void shca_odp_implicit(struct kunit *test)
 	t.iova = 64;
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(x->f->sdev, &t, out, 8,
 					   SHCA_COPY_FROM_MR), -EFAULT);
+	shca_odp_detach_mm();
 }
 
 #define SHCA_ADV_PREFETCH		IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH
@@ -365,6 +403,7 @@ static void shca_odp_advise(struct kunit *test)
 			       .lkey = pinned->key };
 	KUNIT_EXPECT_EQ(test, shca_odp_advise1(f, f->pd, SHCA_ADV_PREFETCH, &sge),
 			-EINVAL);
+	shca_odp_detach_mm();
 }
 
 /* The other side of shca_odp_race: the kernel taking the pages back. */
@@ -451,6 +490,7 @@ static void shca_odp_race(struct kunit *test)
 	KUNIT_EXPECT_GT(test, atomic_read(&z->zaps), 0);
 	kunit_info(test, "2000 rounds of 32 KiB, %d invalidations of the range",
 		   atomic_read(&z->zaps));
+	shca_odp_detach_mm();
 }
 
 static struct kunit_case shca_odp_cases[] = {
