@@ -16,8 +16,12 @@
 # times ibv_reg_mr + ibv_dereg_mr through libibverbs and the providers
 # for 4 KiB .. 1 GiB regions, and next to them the floor, ib_umem_get +
 # ib_umem_release of the same buffer timed in the kernel by
-# shca_umem_bench.ko; records "reg-rec: ", table "=== REG-BENCH-TABLE"
-# ("reg-table: "), plot data "=== REG-BENCH-DATA" ("reg-data: "). Then
+# shca_umem_bench.ko, and on the devices with on-demand paging the same
+# pairs with IBV_ACCESS_ON_DEMAND (odp) and with the whole region
+# faulted in by ibv_advise_mr in between (odp-touch); records
+# "reg-rec: ", table "=== REG-BENCH-TABLE" ("reg-table: ": the pinned
+# columns, then the ODP ones, n/a for a device without ODP), plot data
+# "=== REG-BENCH-DATA" ("reg-data: "). Then
 # the data-path benchmark,
 # dp-bench.sh (its own table, see there), on all four devices, and the
 # T10-DIF engine benchmark, pi-bench.sh (its own table, see there), on
@@ -35,6 +39,8 @@
 # Environment: BENCH_ITERS (default 2000), BENCH_PAGES (default 16),
 # BENCH_REPS (runs of every MR and userspace cell, default 3),
 # BENCH_REG_SECS (seconds per userspace cell, default 0.5),
+# BENCH_REG_MIB (the userspace benchmark's largest region in MiB, 1..1024,
+# default 1024: the sizes up to it),
 # BENCH_REG_TIMEOUT (the userspace benchmark's bound in seconds, default
 # 240), SOFTHCA_KO (default /softhca.ko), BENCH_KO (default
 # /shca_mr_bench.ko), UMEM_KO (default /shca_umem_bench.ko), BENCH_LIB
@@ -73,6 +79,7 @@ ITERS=${BENCH_ITERS:-2000}
 PAGES=${BENCH_PAGES:-16}
 REPS=${BENCH_REPS:-3}
 REG_SECS=${BENCH_REG_SECS:-0.5}
+REG_MIB=${BENCH_REG_MIB:-1024}
 REG_TIMEOUT=${BENCH_REG_TIMEOUT:-240}
 IB=/sys/class/infiniband
 PREFIX='shca_mr_bench: '
@@ -284,6 +291,12 @@ END {
 # gnuplot
 reg_tabulate() {
 	awk -v mode="$1" -v devs="$MR_DEVS" "$BENCH_AWK"'
+BEGIN {
+	what["reg"] = "ibv_reg_mr on"
+	what["floor"] = "floor on"
+	what["odp"] = "ODP ibv_reg_mr on"
+	what["odp-touch"] = "ODP ibv_reg_mr + ibv_advise_mr on"
+}
 function conf(name,    i, n, w) {
 	n = split(config, w, " ")
 	for (i = 1; i <= n; i++)
@@ -291,13 +304,24 @@ function conf(name,    i, n, w) {
 			return substr(w[i], length(name) + 2)
 	return "?"
 }
+# the column of a record: the device for reg, "floor", else KIND:DEV
+function col(kind, dev) {
+	if (kind == "floor")
+		return "floor"
+	if (kind == "reg")
+		return dev
+	return kind ":" dev
+}
 $1 == "#" { config = $0; next }
-($1 == "reg" || $1 == "floor") && $5 > 0 {
-	# reg|floor DEV SIZE REP PAIRS NS: microseconds per pair
-	k = ($1 == "floor" ? "floor" : $2) SUBSEP $3
+($1 == "reg" || $1 == "floor" || $1 == "odp" || $1 == "odp-touch") && $5 > 0 {
+	# reg|floor|odp|odp-touch DEV SIZE REP PAIRS NS: microseconds per pair
+	k = col($1, $2) SUBSEP $3
 	us[k] = us[k] " " $6 / $5 / 1000
+	have[col($1, $2)] = 1
 	if ($1 == "floor")
 		floordev = $2
+	if ($1 == "odp" || $1 == "odp-touch")
+		odp = 1
 	if (!($3 in seen)) {
 		seen[$3] = 1
 		Z[++nz] = $3
@@ -305,13 +329,18 @@ $1 == "#" { config = $0; next }
 	next
 }
 $1 == "err" {
-	# err reg|floor DEV SIZE REP REASON
-	k = ($2 == "floor" ? "floor" : $3) SUBSEP $4
+	# err reg|floor|odp|odp-touch DEV SIZE|- REP|- REASON
+	c = col($2, $3)
+	k = c SUBSEP $4
+	if ($2 == "odp" || $2 == "odp-touch")
+		odp = 1
 	if ($4 == "-")
-		colerr[$2 == "floor" ? "floor" : $3] = $6
+		colerr[c] = $6
 	else
 		failed[k] = 1
-	notes[++nnotes] = sprintf("%s %s%s: %s", $2 == "floor" ? "floor on" : "ibv_reg_mr on", $3,
+	if ($6 == "no-ODP")
+		next	# n/a: said above the table
+	notes[++nnotes] = sprintf("%s %s%s: %s", what[$2], $3,
 				  $4 == "-" ? "" : " " szname($4) " run " $5, $6)
 	next
 }
@@ -320,7 +349,7 @@ function cell(c, z,    k) {
 	if (k in us) {
 		if (noisy(us[k]))
 			nlist[++nn] = sprintf("%s %s: %s us (runs in order: %s)",
-					      c == "floor" ? "floor" : c, szname(z), f(median(us[k])), runs(us[k]))
+					      c, szname(z), f(median(us[k])), runs(us[k]))
 		return " " mcell(us[k], 10, k in failed ? "!" : "")
 	}
 	if (c in colerr)
@@ -338,15 +367,29 @@ END {
 	D[nd + 1] = "floor"
 	if (floordev == "")
 		floordev = conf("floor")
+	# the ODP columns that have numbers (data), the devices with some (ratios)
+	ne = no = 0
+	for (t = 1; t <= 2; t++)
+		for (i = 1; i <= nd; i++)
+			if (((t == 1 ? "odp:" : "odp-touch:") D[i]) in have)
+				E[++ne] = (t == 1 ? "odp:" : "odp-touch:") D[i]
+	for (i = 1; i <= nd; i++)
+		if (("odp:" D[i]) in have || ("odp-touch:" D[i]) in have)
+			O[++no] = D[i]
 	if (mode == "data") {
 		h = "# size(bytes)"
 		for (i = 1; i <= nd; i++)
 			h = h " " D[i] "(median,min,max)"
-		print h " floor(median,min,max)"
+		h = h " floor(median,min,max)"
+		for (i = 1; i <= ne; i++)
+			h = h " " E[i] "(median,min,max)"
+		print h
 		for (z = 1; z <= nz; z++) {
 			l = Z[z]
 			for (i = 1; i <= nd + 1; i++)
 				l = l " " mmm(us[D[i] SUBSEP Z[z]], 1)
+			for (i = 1; i <= ne; i++)
+				l = l " " mmm(us[E[i] SUBSEP Z[z]], 1)
 			print l
 		}
 		exit
@@ -358,6 +401,14 @@ END {
 	print "each, after an untimed warm-up pair), the columns in ABBA order (A B floor, floor B A, ...); % = (max - min) /"
 	print "median of the runs, * = noisy (over " '"$BENCH_NOISY_PCT"' " %, its runs are listed below), ! = a run failed. The ratios"
 	print "are of times: below 1, the first device is faster."
+	if (odp) {
+		print "Below, on-demand paging (ODP) of the same buffer, taking its turns with the columns above (A B floor"
+		print "A-odp B-odp A-odp-touch B-odp-touch, then reversed): odp = ibv_reg_mr with IBV_ACCESS_ON_DEMAND too +"
+		print "ibv_dereg_mr, nothing pinned or faulted in; odp-touch = the same with ibv_advise_mr(PREFETCH_WRITE,"
+		print "FLAG_FLUSH) of the whole region in between, every page faulted in: the first-touch cost, to set against"
+		print "the pinned ibv_reg_mr above (ratios of times per device: odp/reg, odp-touch/reg). n/a: the device has"
+		print "no on-demand paging (its odp_caps)."
+	}
 	print ""
 	l = sprintf("%-8s", "")
 	for (i = 1; i <= nd + 1; i++)
@@ -382,6 +433,33 @@ END {
 		if (nd > 1)
 			l = l ratio(D[2], "floor", Z[z])
 		print l
+	}
+	if (odp) {
+		print ""
+		l = sprintf("%-8s", "")
+		for (i = 1; i <= nd; i++)
+			l = l sprintf(" %16s %16s", "odp", "odp-touch")
+		for (i = 1; i <= no; i++)
+			l = l sprintf(" %15s %15s", "odp/reg", "odp-touch/reg")
+		print l
+		l = sprintf("%-8s", "")
+		for (i = 1; i <= nd; i++)
+			l = l sprintf(" %16s %16s", D[i], D[i])
+		for (i = 1; i <= no; i++)
+			l = l sprintf(" %15s %15s", O[i], O[i])
+		print l
+		l = sprintf("%-8s", "size")
+		for (i = 1; i <= nd; i++)
+			l = l sprintf(" %10s %5s %10s %5s", "us/pair", "%", "us/pair", "%")
+		print l
+		for (z = 1; z <= nz; z++) {
+			l = sprintf("%-8s", szname(Z[z]))
+			for (i = 1; i <= nd; i++)
+				l = l cell("odp:" D[i], Z[z]) cell("odp-touch:" D[i], Z[z])
+			for (i = 1; i <= no; i++)
+				l = l ratio("odp:" O[i], O[i], Z[z]) ratio("odp-touch:" O[i], O[i], Z[z])
+			print l
+		}
 	}
 	footer(nlist, nn, notes, nnotes)
 }' "$REG_REC"
@@ -434,7 +512,7 @@ if want reg; then
 		say "warning: no $UMEM_KO: no floor column"
 	fi
 	# shellcheck disable=SC2046 # one argument per device
-	set -- -t "$REG_SECS" -r "$REPS" $(echo "$MR_DEVS" | tr ',' ' ')
+	set -- -t "$REG_SECS" -r "$REPS" -m "$REG_MIB" $(echo "$MR_DEVS" | tr ',' ' ')
 	say "\$ shca_reg_bench $*"
 	t0=$(date +%s)
 	timeout -k 5 "$REG_TIMEOUT" shca_reg_bench "$@" >/tmp/reg-bench.out 2>&1
@@ -443,7 +521,7 @@ if want reg; then
 	: >"$REG_REC"
 	while read -r kind rest; do
 		case $kind in
-		reg | floor | err | \#) echo "$kind $rest" >>"$REG_REC" ;;
+		reg | odp | odp-touch | floor | err | \#) echo "$kind $rest" >>"$REG_REC" ;;
 		esac
 		echo "reg-rec: $kind $rest"
 	done </tmp/reg-bench.out

@@ -23,8 +23,12 @@
 #                  (ibv_reg_mr + ibv_dereg_mr, 4 KiB .. 1 GiB, same
 #                  devices, next to the floor: ib_umem_get +
 #                  ib_umem_release of the same buffer timed in the kernel
-#                  by tests/bench/shca_umem_bench.ko); reg-bench.dat,
-#                  reg-bench.png (microseconds against the size)
+#                  by tests/bench/shca_umem_bench.ko; and on-demand
+#                  paging: the same pairs with IBV_ACCESS_ON_DEMAND, and
+#                  with ibv_advise_mr(PREFETCH_WRITE) of the whole region
+#                  in between, the first-touch cost; n/a on rxe0 without
+#                  ODP); reg-bench.dat, reg-bench.png (microseconds
+#                  against the size)
 #   dp-bench.txt   the data-path benchmark tests/bench/dp-bench.sh (RDMA
 #                  WRITE/READ/SEND throughput and latency, softhca0 ->
 #                  softhca1 vs rxe0 -> rxe1 vs memcpy, from the kernel with
@@ -86,6 +90,9 @@
 #   BENCH_ITERS (default 2000; 20000 gives steadier MR rows) and BENCH_PAGES (default 16): the iters= and
 #     pages= of shca_mr_bench.ko
 #   BENCH_REG_SECS (default 0.5): shca_reg_bench's time per cell
+#   BENCH_REG_MIB (default 1024): shca_reg_bench's largest region in MiB
+#     (1..1024; the sizes 4 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB, 1 GiB up
+#     to it)
 #   BENCH_DP_MS (default 300): kernel ms per data-path cell
 #   BENCH_DP_KBUDGET (default from the above, about 4 min): s after which
 #     the remaining kernel data-path cells are skipped
@@ -134,6 +141,8 @@
 #   BENCH_ULP_REPS=1 BENCH_NVMEPI_SECS=1 BENCH_NVMEPI_REPS=1 make bench
 # Only the T10-DIF engine: tests/bench/run.sh --only pi (after make
 #   modules; make bench BENCH_ARGS='--only pi' builds first)
+# Only the userspace MR table, short: BENCH_REPS=2 BENCH_REG_SECS=0.1
+#   BENCH_REG_MIB=256 BENCH_PROFILE=0 tests/bench/run.sh --only reg
 #
 # Exit status 0 only if all the tables of the parts that ran (seven with
 # the T10-DIF, FRWR, ULP and NVMe PI ones) were produced.
@@ -241,6 +250,7 @@ BENCH_ITERS=${BENCH_ITERS:-2000}
 BENCH_PAGES=${BENCH_PAGES:-16}
 BENCH_REPS=${BENCH_REPS:-3}
 BENCH_REG_SECS=${BENCH_REG_SECS:-0.5}
+BENCH_REG_MIB=${BENCH_REG_MIB:-1024}
 BENCH_DP_MS=${BENCH_DP_MS:-300}
 BENCH_DP_SECS=${BENCH_DP_SECS:-1}
 BENCH_DP_BUDGET=${BENCH_DP_BUDGET:-200}
@@ -256,13 +266,17 @@ if [ "$BENCH_PAGES" -lt 1 ] || [ "$BENCH_PAGES" -gt 256 ]; then
 	die "BENCH_PAGES must be 1..256 (the module's limit)"
 fi
 [[ $BENCH_REG_SECS =~ ^[0-9]*\.?[0-9]+$ ]] || die "BENCH_REG_SECS='$BENCH_REG_SECS' must be a number of seconds"
-# The userspace benchmark: per repetition 6 sizes x 3 columns (two
-# devices and the floor), each its time plus up to 0.3 s of warm-up and
-# the 1 GiB pairs under TCG; twice that, plus a minute for filling 1 GiB.
+if ! [[ $BENCH_REG_MIB =~ ^[0-9]+$ ]] || [ "$BENCH_REG_MIB" -lt 1 ] || [ "$BENCH_REG_MIB" -gt 1024 ]; then
+	die "BENCH_REG_MIB='$BENCH_REG_MIB' must be 1..1024"
+fi
+# The userspace benchmark: per repetition 6 sizes x 7 columns (two
+# devices pinned, on demand and on demand touched, and the floor), each
+# its time plus up to 0.3 s of warm-up and the 1 GiB pairs under TCG;
+# twice that, plus a minute for filling 1 GiB.
 REG_TIMEOUT=0
 if want reg; then
 	REG_TIMEOUT=$(awk -v r="$BENCH_REPS" -v s="$BENCH_REG_SECS" \
-		'BEGIN { printf "%d", 60 + 2 * r * 6 * 3 * (s + 0.3) }')
+		'BEGIN { printf "%d", 60 + 2 * r * 6 * 7 * (s + 0.3) }')
 	TEST_TIMEOUT=$((TEST_TIMEOUT + REG_TIMEOUT))
 fi
 case $BENCH_DP_MS$BENCH_DP_SECS$BENCH_DP_BUDGET$BENCH_DP_PERFTEST in
@@ -477,7 +491,8 @@ export VM_TCG_THREAD=${VM_TCG_THREAD:-multi}
 	--show '^(mr-bench|dp-bench|pi-bench|frwr-bench|ulp-bench|nvme-pi-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
 	--env "BENCH_ITERS=$BENCH_ITERS" --env "BENCH_PAGES=$BENCH_PAGES" \
 	--env "BENCH_REPS=$BENCH_REPS" --env "BENCH_REG_TIMEOUT=$REG_TIMEOUT" \
-	--env "BENCH_REG_SECS=$BENCH_REG_SECS" --env "BENCH_DP_MS=$BENCH_DP_MS" \
+	--env "BENCH_REG_SECS=$BENCH_REG_SECS" --env "BENCH_REG_MIB=$BENCH_REG_MIB" \
+	--env "BENCH_DP_MS=$BENCH_DP_MS" \
 	--env "BENCH_DP_SECS=$BENCH_DP_SECS" --env "BENCH_DP_BUDGET=$BENCH_DP_BUDGET" \
 	--env "BENCH_DP_PERFTEST=$BENCH_DP_PERFTEST" --env "BENCH_ULP=$BENCH_ULP" \
 	--env "BENCH_DP_KBUDGET=$BENCH_DP_KBUDGET" --env "BENCH_DP_TIMEOUT=$DP_TIMEOUT" \
@@ -576,7 +591,7 @@ add_table() {
 	mv "$2.tmp" "$2"
 }
 add_table "$regtable" "$REG_OUT" \
-	"Userspace MR registration benchmark: shca_reg_bench through libibverbs (rdma-core 44), devices=softhca0,rxe0, floor ib_umem_get+ib_umem_release (shca_umem_bench.ko)" \
+	"Userspace MR registration benchmark: shca_reg_bench through libibverbs (rdma-core 44), devices=softhca0,rxe0, floor ib_umem_get+ib_umem_release (shca_umem_bench.ko), pinned and on-demand paging (ODP)" \
 	"$same"
 add_table "$dptable" "$DP_OUT" \
 	"Data-path benchmark: RDMA WRITE/READ/SEND throughput and latency (tests/bench/dp-bench.sh)" \
@@ -661,7 +676,7 @@ plot "$mrdata" "$MR_DAT" "$MR_PNG" "$BENCH_DIR/mr-bench.gp" \
 # The userspace MR plot: microseconds per pair against the size.
 plot "$regdata" "$REG_DAT" "$REG_PNG" "$BENCH_DIR/reg-bench.gp" \
 	"# Userspace MR registration benchmark (shca_reg_bench, shca_umem_bench.ko), $when
-# microseconds per reg + dereg pair (floor: ib_umem_get + ib_umem_release) per size: median, minimum, maximum of $BENCH_REPS runs" \
+# microseconds per reg + dereg pair (floor: ib_umem_get + ib_umem_release; odp:DEV with IBV_ACCESS_ON_DEMAND; odp-touch:DEV the same plus ibv_advise_mr PREFETCH_WRITE of the whole region) per size: median, minimum, maximum of $BENCH_REPS runs" \
 	"$BENCH_REPS runs of ${BENCH_REG_SECS} s per cell, columns in ABBA order; $when"
 # The data-path plots: throughput and latency against the message size.
 plot "$dpbw" "$DP_BW_DAT" "$DP_BW_PNG" "$BENCH_DIR/dp-bench-bw.gp" \

@@ -3,32 +3,45 @@
  * shca_reg_bench [-t SECONDS] [-m MAX_MIB] [-r REPS] [-f FLOOR_DEV]
  *                [-F PATH] DEV...
  *
- * Userspace memory registration benchmark through libibverbs, next to
- * its floor. For region sizes 4 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB and
- * 1 GiB (up to MAX_MIB, default 1024) of pre-faulted anonymous memory,
- * access LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE, the columns are:
+ * Userspace memory registration benchmark through libibverbs, pinned and
+ * on demand, next to its floor. For region sizes 4 KiB, 64 KiB, 1 MiB,
+ * 16 MiB, 256 MiB and 1 GiB (up to MAX_MIB, default 1024) of pre-faulted
+ * anonymous memory, access LOCAL_WRITE | REMOTE_READ | REMOTE_WRITE, the
+ * columns are:
  *   reg    ibv_reg_mr + ibv_dereg_mr pairs, on every DEV;
  *   floor  ib_umem_get + ib_umem_release pairs of the same buffer with the
  *          same access, timed in the kernel in this process's context by
  *          shca_umem_bench.ko through PATH (default /dev/shca_umem_bench)
  *          on FLOOR_DEV (default the first DEV): what every driver's user
- *          MR pays for pinning and mapping, whatever else it does.
+ *          MR pays for pinning and mapping, whatever else it does;
+ *   odp    the same pairs with IBV_ACCESS_ON_DEMAND added, on every DEV
+ *          with on-demand paging (odp_caps: IBV_ODP_SUPPORT): the cost of
+ *          registering, nothing pinned or faulted in;
+ *   odp-touch  ibv_reg_mr with IBV_ACCESS_ON_DEMAND + ibv_advise_mr
+ *          (PREFETCH_WRITE, FLAG_FLUSH) of the whole region +
+ *          ibv_dereg_mr, on the same devices: registering and faulting
+ *          every page in, the first-touch cost to set against reg.
  * REPS (default 3) repetitions; in each, size by size, the columns take
- * turns, every other repetition in the reverse order (A B F, F B A, ...:
- * ABBA). Every run of a cell first does one untimed pair on its device
- * (the warm-up), then pairs for about SECONDS (default 0.5), at least 3.
+ * turns, every other repetition in the reverse order (A B F Ao Bo At Bt,
+ * Bt At Bo Ao F B A, ...: ABBA). Every run of a cell first does one
+ * untimed pair on its device (the warm-up), then pairs for about SECONDS
+ * (default 0.5), at least 3.
  *
  * Prints one record per line for tests/bench/mr-bench.sh to tabulate:
  *   # CONFIGURATION
- *   reg DEV SIZE REP PAIRS NANOSECONDS
+ *   reg|odp|odp-touch DEV SIZE REP PAIRS NANOSECONDS
  *   floor DEV SIZE REP PAIRS NANOSECONDS   (the kernel's time of the pairs)
- *   err reg|floor DEV SIZE|- REP|- REASON
- * A cell that fails is not tried again. A measurement, not a test: the
- * exit status is 0 unless a registration failed or the memory could not
- * be had (then 1; 2 on usage errors); no floor device is only reported.
+ *   err reg|odp|odp-touch|floor DEV SIZE|- REP|- REASON
+ * A cell that fails is not tried again. A device without on-demand
+ * paging gets "err odp DEV - - no-ODP" and "err odp-touch DEV - - no-ODP"
+ * once, and no such columns. A measurement, not a test: the exit status
+ * is 0 unless a registration (or prefetch) failed or the memory could
+ * not be had (then 1; 2 on usage errors); no floor device and no ODP are
+ * only reported.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,12 +65,18 @@ static const size_t sizes[] = {
 };
 #define NSIZES	(sizeof(sizes) / sizeof(sizes[0]))
 
-/* A column: ibv_reg_mr on a device (pd), or the floor (fd). */
+/*
+ * A column: ibv_reg_mr on a device (pd), pinned or on demand, or the
+ * floor (fd). The odp columns use their device's pd; the device's reg
+ * column owns it and the ctx.
+ */
 struct column {
-	const char *kind;	/* "reg" or "floor" */
+	const char *kind;	/* "reg", "odp", "odp-touch" or "floor" */
 	const char *dev;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
+	int access;		/* of ibv_reg_mr */
+	int touch;		/* odp-touch: prefetch the whole region */
 	int fd;
 	int failed[NSIZES];
 };
@@ -74,6 +93,7 @@ static double now(void)
 static int pair(struct column *c, void *buf, size_t len, double *ns)
 {
 	struct shca_umem_bench_arg a;
+	struct ibv_sge sge;
 	struct ibv_mr *mr;
 	double t0;
 	int err;
@@ -91,9 +111,21 @@ static int pair(struct column *c, void *buf, size_t len, double *ns)
 		return 0;
 	}
 	t0 = now();
-	mr = ibv_reg_mr(c->pd, buf, len, ACCESS);
+	mr = ibv_reg_mr(c->pd, buf, len, c->access);
 	if (!mr)
 		return errno ? errno : EIO;
+	if (c->touch) {
+		/* fault every page in, for writing, before returning */
+		sge.addr = (uintptr_t)buf;
+		sge.length = len;
+		sge.lkey = mr->lkey;
+		err = ibv_advise_mr(c->pd, IBV_ADVISE_MR_ADVICE_PREFETCH_WRITE,
+				    IBV_ADVISE_MR_FLAG_FLUSH, &sge, 1);
+		if (err) {
+			ibv_dereg_mr(mr);
+			return err;
+		}
+	}
 	err = ibv_dereg_mr(mr);
 	*ns += (now() - t0) * 1e9;
 	return err;
@@ -138,6 +170,9 @@ static const char *errname(int err)
 	case EOPNOTSUPP: return "EOPNOTSUPP";
 	case EINTR: return "EINTR";
 	case ENOTTY: return "ENOTTY";
+	case ERANGE: return "ERANGE";
+	case ENOKEY: return "ENOKEY";
+	case EAGAIN: return "EAGAIN";
 	}
 	snprintf(other, sizeof(other), "errno-%d", err);
 	return other;
@@ -159,12 +194,23 @@ static struct ibv_context *open_dev(const char *name)
 	return ctx;
 }
 
+/* Whether the device does on-demand paging (explicit ODP MRs). */
+static int has_odp(struct ibv_context *ctx)
+{
+	struct ibv_device_attr_ex attr;
+
+	memset(&attr, 0, sizeof(attr));
+	if (ibv_query_device_ex(ctx, NULL, &attr))
+		return 0;
+	return !!(attr.odp_caps.general_caps & IBV_ODP_SUPPORT);
+}
+
 int main(int argc, char **argv)
 {
 	const char *floor_dev = NULL, *path = "/dev/" SHCA_UMEM_BENCH_DEV;
-	static struct column cols[MAX_DEVS + 1];
+	static struct column cols[3 * MAX_DEVS + 1];
 	size_t max = 1UL << 30, i;
-	int ndev, ncol, d, k, opt, rep, reps = 3, failed = 0;
+	int ndev, ncol, d, k, t, opt, rep, reps = 3, failed = 0;
 	double budget = 0.5, ns;
 	long pairs;
 	char *buf;
@@ -209,6 +255,7 @@ int main(int argc, char **argv)
 
 		c->kind = "reg";
 		c->dev = argv[optind + d];
+		c->access = ACCESS;
 		c->fd = -1;
 		c->ctx = open_dev(c->dev);
 		c->pd = c->ctx ? ibv_alloc_pd(c->ctx) : NULL;
@@ -219,18 +266,39 @@ int main(int argc, char **argv)
 			return 2;
 		}
 	}
+	if (!floor_dev)
+		floor_dev = cols[0].dev;
 	ncol = ndev;
 	cols[ncol].kind = "floor";
-	cols[ncol].dev = floor_dev ? floor_dev : cols[0].dev;
+	cols[ncol].dev = floor_dev;
 	cols[ncol].fd = open(path, O_RDWR);
 	if (cols[ncol].fd >= 0)
 		ncol++;
 	else
-		printf("err floor %s - - open-%s:%s\n", cols[ncol].dev, path,
+		printf("err floor %s - - open-%s:%s\n", floor_dev, path,
 		       errname(errno));
+	/* then odp on every device that has it, then odp-touch */
+	for (t = 0; t < 2; t++) {
+		for (d = 0; d < ndev; d++) {
+			struct column *c = &cols[ncol];
+
+			if (!has_odp(cols[d].ctx)) {
+				printf("err %s %s - - no-ODP\n",
+				       t ? "odp-touch" : "odp", cols[d].dev);
+				continue;
+			}
+			c->kind = t ? "odp-touch" : "odp";
+			c->dev = cols[d].dev;
+			c->pd = cols[d].pd;
+			c->access = ACCESS | IBV_ACCESS_ON_DEMAND;
+			c->touch = t;
+			c->fd = -1;
+			ncol++;
+		}
+	}
 
 	printf("# secs=%g reps=%d max=%zu access=%d floor=%s devices=",
-	       budget, reps, max, ACCESS, cols[ndev].dev);
+	       budget, reps, max, ACCESS, floor_dev);
 	for (d = 0; d < ndev; d++)
 		printf("%s%s", d ? "," : "", cols[d].dev);
 	printf("\n");
@@ -263,8 +331,9 @@ int main(int argc, char **argv)
 		ibv_dealloc_pd(cols[d].pd);
 		ibv_close_device(cols[d].ctx);
 	}
-	if (cols[ndev].fd >= 0)
-		close(cols[ndev].fd);
+	for (k = ndev; k < ncol; k++)
+		if (cols[k].fd >= 0)
+			close(cols[k].fd);
 	munmap(buf, max);
 	return failed;
 
