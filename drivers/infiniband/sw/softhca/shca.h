@@ -467,8 +467,9 @@ struct shca_sig_state {
  * @windows: MRs: memory windows bound to this MR (see shca_mw_bind());
  *	while nonzero the MR cannot be deregistered, re-registered or
  *	invalidated, so its translation is the one every window reads
- * @dying: MRs: deregistration began; no window binds any more. Under
- *	@lock.
+ * @dying: MRs: deregistration began, no window binds to it any more;
+ *	windows: deallocation began, no bind installs itself any more.
+ *	Under @lock.
  * @mw_type: 0 for an MR; IB_MW_TYPE_1 or IB_MW_TYPE_2 for the key table
  *	entry of a memory window (struct shca_mw). A window's @key, @state,
  *	@gen, @access, @iova and @length are those of its binding,

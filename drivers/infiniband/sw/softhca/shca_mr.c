@@ -1495,6 +1495,8 @@ void shca_mw_destroy(struct shca_mr *win)
 	unsigned long flags;
 
 	spin_lock_irqsave(&win->lock, flags);
+	/* A bind that found the window before it was unpublished fails. */
+	win->dying = true;
 	shca_mw_unbind_locked(win, &parent);
 	spin_unlock_irqrestore(&win->lock, flags);
 	if (parent)
@@ -1537,6 +1539,25 @@ static int shca_mw_attach(struct shca_mr *mr, struct ib_pd *pd,
 	return err;
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * shca_mw_bind_found() - a bind found its window and MR (KUnit hook)
+ * @win: the window, a reference held
+ *
+ * Called before the bind takes the window's lock. KUnit tests redirect
+ * it to destroy the window in the middle of the bind.
+ */
+void shca_mw_bind_found(struct shca_mr *win)
+{
+	KUNIT_STATIC_STUB_REDIRECT(shca_mw_bind_found, win);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mw_bind_found);
+#else
+static inline void shca_mw_bind_found(struct shca_mr *win)
+{
+}
+#endif
+
 /**
  * shca_mw_bind() - execute a memory-window bind
  * @sdev: device of the QP that binds
@@ -1558,8 +1579,9 @@ static int shca_mw_attach(struct shca_mr *mr, struct ib_pd *pd,
  * zero-based type 1 window or a bound type 2 window; -EACCES for another
  * PD; -EPERM for an MR without IB_ACCESS_MW_BIND (or an integrity MR),
  * or a write to an MR without local write; -EKEYREVOKED for an MR that
- * is invalid or being deregistered; -ERANGE for a window beyond the MR.
- * Nothing changes on error.
+ * is invalid or being deregistered; -ERANGE for a window beyond the MR;
+ * -ENOKEY also for a window whose deallocation began meanwhile (its MR
+ * then keeps no count of it). Nothing changes on error.
  */
 int shca_mw_bind(struct shca_dev *sdev, struct ib_pd *pd, u32 qpn,
 		 const struct shca_bind *b)
@@ -1591,8 +1613,12 @@ int shca_mw_bind(struct shca_dev *sdev, struct ib_pd *pd, u32 qpn,
 			goto out;
 	}
 
+	shca_mw_bind_found(win);
 	spin_lock_irqsave(&win->lock, flags);
-	if (win->mw_type == IB_MW_TYPE_2 && win->state == SHCA_MR_VALID) {
+	if (win->dying) {
+		err = -ENOKEY;
+	} else if (win->mw_type == IB_MW_TYPE_2 &&
+		   win->state == SHCA_MR_VALID) {
 		err = -EINVAL;
 	} else {
 		shca_mw_unbind_locked(win, &old);

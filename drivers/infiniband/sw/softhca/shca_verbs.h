@@ -135,6 +135,7 @@ int shca_mr_copy_held_buf(const struct shca_span *held, u64 off, void *buf,
 void shca_mr_sig_error(struct shca_mr *mr, const struct ib_sig_err *err);
 #if IS_ENABLED(CONFIG_KUNIT)
 void shca_mr_copy_chunk_done(struct shca_mr *mr);
+void shca_mw_bind_found(struct shca_mr *win);
 #endif
 int shca_mr_check_status(struct shca_mr *mr, u32 check_mask,
 			 struct ib_mr_status *status);

@@ -13,6 +13,8 @@
 
 #include <kunit/static_stub.h>
 #include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/scatterlist.h>
 #include <rdma/ib_verbs.h>
 
@@ -511,12 +513,81 @@ static void shca_mw_inflight(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic_read(&x->mr->windows), 0);
 }
 
+/* shca_mw_dealloc_race: the window's deallocation, in another thread. */
+struct shca_mw_dealloc {
+	struct shca_mr *win;
+	struct completion done;
+};
+
+static struct shca_mw_dealloc *shca_mw_dealloc_ctx;
+
+static int shca_mw_dealloc_fn(void *arg)
+{
+	struct shca_mw_dealloc *d = arg;
+
+	shca_mw_destroy(d->win);
+	complete(&d->done);
+	return 0;
+}
+
+/*
+ * The bind has found the window (and holds a reference): deallocate the
+ * window now, from another thread, and let the bind go on once the
+ * deallocation has unbound it and waits for the bind's reference.
+ */
+static void shca_mw_dealloc_stub(struct shca_mr *win)
+{
+	struct shca_mw_dealloc *d = shca_mw_dealloc_ctx;
+	struct task_struct *task;
+	int i;
+
+	if (win != d->win)
+		return;
+	task = kthread_run(shca_mw_dealloc_fn, d, "shca_mw_dealloc");
+	if (IS_ERR(task))
+		return;
+	for (i = 0; i < 1000 && !READ_ONCE(win->dying); i++)
+		msleep(1);
+}
+
+/*
+ * Pass: a bind racing the window's deallocation (it found the window
+ * before the deallocation unbound it) fails, and leaves the MR with no
+ * window counted: the MR deregisters. Before the fix the bind installed
+ * itself on the dying window and the MR refused dereg for ever.
+ */
+static void shca_mw_dealloc_race(struct kunit *test)
+{
+	struct shca_mw_fix *x = test->priv;
+	struct shca_mr_fix *f = x->f;
+	struct shca_mw_dealloc *d = kunit_kzalloc(test, sizeof(*d),
+						  GFP_KERNEL);
+	struct shca_bind b;
+
+	KUNIT_ASSERT_NOT_NULL(test, d);
+	d->win = shca_mw_create(f->sdev, f->pd, IB_MW_TYPE_2);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(d->win));
+	init_completion(&d->done);
+	shca_mw_dealloc_ctx = d;
+	b = shca_mw_bind_of(x, d->win, 0, 4096, IB_ACCESS_REMOTE_READ);
+	kunit_activate_static_stub(test, shca_mw_bind_found,
+				   shca_mw_dealloc_stub);
+	KUNIT_EXPECT_EQ(test, shca_mw_bind(f->sdev, f->pd, SHCA_MW_QPN, &b),
+			-ENOKEY);
+	kunit_deactivate_static_stub(test, shca_mw_bind_found);
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&d->done, 10 * HZ));
+	KUNIT_EXPECT_EQ(test, atomic_read(&x->mr->windows), 0);
+	kunit_remove_action(test, shca_kunit_dereg_mr, x->ibmr);
+	KUNIT_EXPECT_EQ(test, ib_dereg_mr(x->ibmr), 0);
+}
+
 static struct kunit_case shca_mw_cases[] = {
 	KUNIT_CASE(shca_mw_type1_roundtrip),
 	KUNIT_CASE(shca_mw_type2_rules),
 	KUNIT_CASE_PARAM(shca_mw_refuse_bind, shca_mw_refusal_gen_params),
 	KUNIT_CASE(shca_mw_lifetime),
 	KUNIT_CASE(shca_mw_inflight),
+	KUNIT_CASE(shca_mw_dealloc_race),
 	{}
 };
 
