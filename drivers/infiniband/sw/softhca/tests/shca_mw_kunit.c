@@ -547,7 +547,7 @@ static void shca_mw_dealloc_stub(struct shca_mr *win)
 	if (IS_ERR(task))
 		return;
 	for (i = 0; i < 1000 && !READ_ONCE(win->dying); i++)
-		msleep(1);
+		usleep_range(500, 1000);
 }
 
 /*
