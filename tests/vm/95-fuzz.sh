@@ -14,11 +14,17 @@
 # the device's, multicast and foreign GIDs with any source GID index and
 # port; UD sends to the process' QPs, to QP1 and to QPNs nobody has; raw
 # CREATE/MODIFY/QUERY/DESTROY_SRQ, POST_SRQ_RECV, CREATE/DESTROY_AH with
-# garbage handles and lengths), in several processes at once, some of
-# them SIGKILLed half way.
+# garbage handles and lengths; memory windows allocated, bound to the
+# process' MRs (ibv_bind_mw, IBV_WR_BIND_MW, LOCAL_INV), used as rkeys and
+# deallocated, raw ALLOC_MW/DEALLOC_MW and raw ioctls of softhca's
+# POST_LOCAL method with any handle, attribute, request and header), in
+# several processes at once, some of them SIGKILLed half way, windows
+# bound or not.
 # Every result must be a success or an expected errno; afterwards nothing
-# is left: no user object of softhca0 in `rdma res`, no pinned page
-# (/proc/vmstat), and the kernel log stays clean (checked by the runner).
+# is left: no user object of softhca0 in `rdma res` (windows are not
+# listed there - the core does not track them - but each holds its PD,
+# and an MR a window is bound to cannot go), no pinned page (/proc/vmstat),
+# and the kernel log stays clean (checked by the runner).
 #
 # FUZZ_SEED (default 1), FUZZ_ITERS (iterations per process, default
 # 120000: about 70 s under TCG), FUZZ_PROCS (default 6) and FUZZ_SECS

@@ -13,11 +13,13 @@
  *   MR     ibv_reg_mr_iova2 and raw REG_MR over good, read-only,
  *          PROT_NONE, unmapped, NULL, kernel-half, non-canonical and random
  *          addresses; lengths 0, 1, huge, wrapping, > max_mr_size; random
- *          iova; access flags from all 32 bits; bad response pointers
+ *          iova; access flags from all 32 bits (ON_DEMAND only where
+ *          the device does not page on demand: the oracle knows pinned
+ *          registrations); bad response pointers
  *   REREG  ibv_rereg_mr and raw REREG_MR with random flags (all 32 bits),
  *          handles, PDs, translations and access
  *   DEREG  ibv_dereg_mr and raw DEREG_MR of live, stale and random handles
- *   HDR    raw commands (the MR, PD, AH and SRQ ones) with short
+ *   HDR    raw commands (the MR, PD, AH, SRQ and MW ones) with short
  *          in_words/out_words
  *   DM     ibv_alloc_dm (random length/alignment/comp_mask), ibv_free_dm,
  *          ibv_memcpy_to/from_dm (random offset/length), ibv_reg_dm_mr
@@ -55,18 +57,37 @@
  *          UD QPs, to QP1 (MAD-like datagrams with the GSI Q_Key), to QP
  *          numbers 0, 0xffffff and beyond, controlled Q_Keys, inline data,
  *          lengths above the MTU; receives on UD QPs
+ *   MW     ibv_alloc_mw and raw ALLOC_MW (any type, truncated to the
+ *          command's byte, any PD handle, driver data, bad response
+ *          pointers), ibv_dealloc_mw and raw DEALLOC_MW of live, stale
+ *          and random handles; binds of the process' windows to its MRs
+ *          (ibv_bind_mw for type 1, IBV_WR_BIND_MW for type 2, followed
+ *          by LOCAL_INV of the new key at times) on its QPs in any state,
+ *          mostly well-formed (one PD, a range inside an MR registered
+ *          with MW_BIND, remote rights), else with other ranges, rights,
+ *          keys and flags; RDMA through the windows' keys; the driver
+ *          method SOFTHCA_IB_METHOD_QP_POST_LOCAL as a raw ioctl with any
+ *          QP, MW and MR handle (freed, of another type, beyond 32 bits,
+ *          negative), attributes missing, repeated, unknown, reordered,
+ *          short, long or unreadable work requests, any opcode, flags,
+ *          key, range and rights, bad headers
  *
  * Every result is checked against a model of the context (which handle is
- * what object, which PD and DM each MR uses, which memory is mapped how):
+ * what object, which PD and DM each MR uses, which memory is mapped how,
+ * which MRs each window may be bound to - a bind's outcome shows only in
+ * its completion, so an MR a bind was posted to may refuse dereg_mr and
+ * rereg_mr with EBUSY until it or the window is gone):
  * a success where an error was due, or an errno outside the expected set,
  * is an "unexpected" result and fails the run. Children 2, 5, ... (i % 3
  * == 2) are SIGKILLed half way; children 1, 4, ... exit without cleaning
- * up (the kernel tears their context down); children 0, 3, ... destroy
- * everything themselves, expecting success each time. The same seed gives
- * the same sequence of operations; addresses (ASLR), device-memory
- * contention between the processes and the moment of the kill vary. The parent
- * waits for all, prints per-operation counts and checks the system's
- * pinned pages (/proc/vmstat) are back to where they were.
+ * up (the kernel tears their context down, windows bound or not);
+ * children 0, 3, ... destroy everything themselves, expecting success
+ * each time (the QPs, then the windows: every MR must then deregister).
+ * The same seed gives the same sequence of operations; addresses (ASLR),
+ * device-memory contention between the processes and the moment of the
+ * kill vary. The parent waits for all, prints per-operation counts (and
+ * how the binds completed) and checks the system's pinned pages
+ * (/proc/vmstat) are back to where they were.
  *
  * Exit status: 0 if there was no unexpected result, 1 otherwise, 2 if it
  * could not run.
@@ -88,8 +109,11 @@
 
 #include <linux/udmabuf.h>
 #include <rdma/ib_user_verbs.h>
+#include <rdma/rdma_user_ioctl_cmds.h>
 
 #include "vmtest.h"
+/* the driver's uverbs ABI (SOFTHCA_IB_METHOD_QP_POST_LOCAL) */
+#include "../../../include/uapi/rdma/softhca-abi.h"
 
 /* ---- the kernel's rules (6.12), as the oracle needs them ---------------- */
 
@@ -110,7 +134,9 @@
 static uint32_t ib_access_supp = A_HUGE | A_OPTIONAL | ((A_FLUSH_P << 1) - 1);
 /* ib_check_mr_access() says EINVAL for ODP on a device without it in 6.1 */
 static int odp_errno = EOPNOTSUPP;
-#define SHCA_ACCESS	(A_LW | A_RW | A_RR | A_RA | A_ZB)
+/* the device pages on demand: ON_DEMAND is not asked for (rnd_access()) */
+static int dev_odp;
+#define SHCA_ACCESS	(A_LW | A_RW | A_RR | A_RA | A_MW | A_ZB)
 #define A_WRITABLE	(A_LW | A_RW | A_RA | A_MW)	/* ib_access_writable() */
 
 #define REREG_TRANS	1U
@@ -187,7 +213,9 @@ enum op {
 	OP_SRQ_MODIFY, OP_SRQ_QUERY, OP_SRQ_POST, OP_SRQ_CREATE_RAW,
 	OP_SRQ_MODIFY_RAW, OP_SRQ_QUERY_RAW, OP_SRQ_DESTROY_RAW,
 	OP_SRQ_POST_RAW, OP_AH_CREATE, OP_AH_DESTROY, OP_AH_CREATE_RAW,
-	OP_AH_DESTROY_RAW, OP_UD_SEND, OP_CLEANUP, NR_OPS
+	OP_AH_DESTROY_RAW, OP_UD_SEND, OP_MW_ALLOC, OP_MW_ALLOC_RAW,
+	OP_MW_DEALLOC, OP_MW_DEALLOC_RAW, OP_MW_BIND, OP_POST_LOCAL,
+	OP_CLEANUP, NR_OPS
 };
 
 static const char *const op_names[NR_OPS] = {
@@ -200,11 +228,20 @@ static const char *const op_names[NR_OPS] = {
 	"post_recv", "create_srq", "destroy_srq", "modify_srq", "query_srq",
 	"post_srq_recv", "raw CREATE_SRQ", "raw MODIFY_SRQ", "raw QUERY_SRQ",
 	"raw DESTROY_SRQ", "raw POST_SRQ_RECV", "create_ah", "destroy_ah",
-	"raw CREATE_AH", "raw DESTROY_AH", "UD post_send", "final cleanup",
+	"raw CREATE_AH", "raw DESTROY_AH", "UD post_send", "alloc_mw",
+	"raw ALLOC_MW", "dealloc_mw", "raw DEALLOC_MW", "bind_mw/BIND_MW",
+	"raw POST_LOCAL", "final cleanup",
 };
+
+/* how polled completions of binds (WC_BIND) and LOCAL_INVs (WC_INV) ended */
+enum { WC_BIND, WC_INV, NR_WCK };
+enum { WC_OK, WC_ERR, WC_FLUSH, NR_WCS };
 
 struct stats {
 	uint64_t n[NR_OPS], ok[NR_OPS], err[NR_OPS], unexp[NR_OPS];
+	uint64_t wc[NR_WCK][NR_WCS];
+	/* dereg_mr/rereg_mr refused with EBUSY; the model knew it would be */
+	uint64_t mr_busy, mr_busy_sure;
 	uint64_t iters;
 	int finished;
 };
@@ -243,17 +280,21 @@ account(enum op op, int err, expect_t x, const char *fmt, ...)
 
 /* ---- the model of the context ------------------------------------------- */
 
-enum { T_NONE, T_PD, T_MR, T_DM, T_CQ, T_QP, T_SRQ, T_AH, NR_T };
+enum { T_NONE, T_PD, T_MR, T_DM, T_CQ, T_QP, T_SRQ, T_AH, T_MW, NR_T };
 
 #define MAXH	4096
+#define MW_MRS	8
 
 struct kobj {
 	int type;
-	uint32_t pd;		/* MR: its PD's handle */
+	uint32_t pd;		/* MR, MW: its PD's handle */
 	int dm;			/* MR: DM handle or -1 */
-	uint64_t len;		/* DM: length; user MR: length pinned */
-	uint32_t access;	/* MR: its access flags */
-	uint64_t start;		/* user MR: address (or dma-buf offset) pinned */
+	uint64_t len;		/* DM: length; user MR: length pinned;
+				 * MW: length of the last bind posted */
+	uint32_t access;	/* MR: its access flags; MW: the rights
+				 * of the last bind posted */
+	uint64_t start;		/* user MR: address (or dma-buf offset)
+				 * pinned; MW: the last bind's address */
 	uint64_t iova;		/* user MR: its iova */
 	int wpin;		/* user MR: pinned for writing */
 	int dmabuf;		/* user MR: over a dma-buf */
@@ -267,9 +308,35 @@ struct kobj {
 	uint32_t qkey;		/* UD QP: its Q_Key, as last set */
 	uint64_t posted;	/* SRQ: WQEs ever posted (>= those queued) */
 	int exact;		/* SRQ: posted == queued (no QP took one) */
+	int mw_type;		/* MW: 1 or 2 */
+	uint32_t key;		/* MW: its rkey, as the last bind set it */
+	/*
+	 * MW: the MRs binds were posted to since it was allocated (it may
+	 * be bound to one of them), less those deregistered since; -1: more
+	 * than MW_MRS, any MR.
+	 */
+	int nbound;
+	uint32_t bound[MW_MRS];
+	/*
+	 * MW: what the model knows for sure. Requests naming a window are
+	 * numbered (seq); all went to one QP (post_qp) unless multi. If the
+	 * last one, a bind to MR seq_mr, completed successfully, the window
+	 * is bound to it (sure) until the next request names the window:
+	 * one send queue executes in order.
+	 */
+	uint32_t seq;
+	int64_t seq_mr, sure;
+	uint32_t post_qp;
+	int nposts, multi;
+	unsigned int mwrefs;	/* MR: windows that list it in bound[] */
+	unsigned int mwsure;	/* MR: windows surely bound to it */
 };
 
 static struct kobj tab[MAXH];
+/* live windows that may be bound to any MR (nbound -1) */
+static unsigned int mw_any;
+/* numbers requests that may name a window (wr_id), never twice */
+static uint32_t post_seq;
 /* Bumped whenever the mappings of cmd_fd may have changed. */
 static unsigned int maps_gen;
 static uint32_t freed[16];	/* recently destroyed handles */
@@ -299,11 +366,71 @@ static void kset(uint32_t h, int type)
 	tab[h].srq = -1;
 }
 
+/*
+ * Memory windows and the MRs they may be bound to. A bind executes after
+ * it was posted and its outcome shows only in its completion: the model
+ * knows which MRs a window may be bound to (bound[]), and which one it is
+ * bound to when the last request naming it was a bind that completed
+ * successfully (sure). softhca refuses dereg_mr and rereg_mr (EBUSY) of
+ * an MR a window is bound to.
+ */
+
+/* window @w is surely bound to MR @mr (-1: not known to be bound) */
+static void mw_set_sure(struct kobj *w, int64_t mr)
+{
+	if (w->sure >= 0)
+		tab[w->sure].mwsure--;
+	w->sure = mr;
+	if (mr >= 0)
+		tab[mr].mwsure++;
+}
+
+/* MR @h was deregistered: no window is bound to it, none will be */
+static void mw_forget_mr(uint32_t h)
+{
+	unsigned int i;
+	int k;
+
+	for (i = 0; i < MAXH && (tab[h].mwrefs || tab[h].mwsure); i++) {
+		struct kobj *w = &tab[i];
+
+		if (w->type != T_MW)
+			continue;
+		if (w->sure == h)
+			mw_set_sure(w, -1);
+		if (w->seq_mr == h)
+			w->seq_mr = -1;
+		for (k = 0; k < w->nbound; k++)
+			if (w->bound[k] == h) {
+				w->bound[k] = w->bound[--w->nbound];
+				tab[h].mwrefs--;
+				break;		/* listed once */
+			}
+	}
+}
+
+/* window @h was deallocated: bound to nothing */
+static void mw_gone(uint32_t h)
+{
+	struct kobj *w = &tab[h];
+	int k;
+
+	mw_set_sure(w, -1);
+	if (w->nbound < 0)
+		mw_any--;
+	for (k = 0; k < w->nbound; k++)
+		tab[w->bound[k]].mwrefs--;
+}
+
 static void kdel(uint32_t h)
 {
 	if (h < MAXH) {
 		if (tab[h].type == T_DM || tab[h].type == T_CQ)
 			maps_gen++;
+		if (tab[h].type == T_MR)
+			mw_forget_mr(h);
+		else if (tab[h].type == T_MW)
+			mw_gone(h);
 		tab[h].type = T_NONE;
 	}
 	freed[nfreed++ % 16] = h;
@@ -332,17 +459,108 @@ static unsigned int qp_users(uint32_t h, int as_cq)
 	return n;
 }
 
-/* objects of the model that hold PD @h: MRs, QPs, SRQs and AHs */
+/* objects of the model that hold PD @h: MRs, QPs, SRQs, AHs and MWs */
 static unsigned int pd_users(uint32_t h)
 {
 	unsigned int i, n = 0;
 
 	for (i = 0; i < MAXH; i++)
 		if ((tab[i].type == T_MR || tab[i].type == T_QP ||
-		     tab[i].type == T_SRQ || tab[i].type == T_AH) &&
+		     tab[i].type == T_SRQ || tab[i].type == T_AH ||
+		     tab[i].type == T_MW) &&
 		    tab[i].pd == h)
 			n++;
 	return n;
+}
+
+/* a window allocated: bound to nothing */
+static void mw_created(uint32_t h, uint32_t pd, int type, uint32_t key)
+{
+	kset(h, T_MW);
+	tab[h].pd = pd;
+	tab[h].mw_type = type;
+	tab[h].key = key;
+	tab[h].seq_mr = -1;
+	tab[h].sure = -1;
+}
+
+/*
+ * Request number @seq, naming window @mw (a bind to MR @mr, or -1), was
+ * posted to QP @qp: the window's state is unknown until it completes.
+ */
+static void mw_posted(uint32_t mw, uint32_t qp, int64_t mr, uint32_t seq)
+{
+	struct kobj *w = &tab[mw];
+
+	if (w->nposts++ && w->post_qp != qp)
+		w->multi = 1;
+	w->post_qp = qp;
+	w->seq = seq;
+	w->seq_mr = mr;
+	mw_set_sure(w, -1);
+}
+
+/*
+ * Request number @seq, an invalidation of @key, was posted to QP @qp
+ * (or, remote, to its peer: @qp -1): the windows that may have the key.
+ */
+static void mw_key_posted(int64_t qp, uint32_t key, uint32_t seq)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAXH; i++) {
+		if (tab[i].type != T_MW || tab[i].key != key)
+			continue;
+		mw_posted(i, qp < 0 ? tab[i].post_qp : qp, -1, seq);
+		if (qp < 0)
+			tab[i].multi = 1;
+	}
+}
+
+/* request number @seq, a bind, completed successfully */
+static void mw_bind_done(uint32_t seq)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAXH; i++) {
+		struct kobj *w = &tab[i];
+
+		if (w->type == T_MW && w->seq == seq) {
+			if (!w->multi && w->seq_mr >= 0 &&
+			    ktype(w->seq_mr) == T_MR)
+				mw_set_sure(w, w->seq_mr);
+			return;
+		}
+	}
+}
+
+/* a bind of window @mw to MR @mr was posted */
+static void mw_may_bind(uint32_t mw, uint32_t mr)
+{
+	struct kobj *w = &tab[mw];
+	int k;
+
+	if (w->nbound < 0)
+		return;
+	for (k = 0; k < w->nbound; k++)
+		if (w->bound[k] == mr)
+			return;
+	if (w->nbound < MW_MRS) {
+		w->bound[w->nbound++] = mr;
+		tab[mr].mwrefs++;
+		return;
+	}
+	/* too many to list: any MR from now on */
+	for (k = 0; k < w->nbound; k++)
+		tab[w->bound[k]].mwrefs--;
+	w->nbound = -1;
+	mw_any++;
+}
+
+/* a window may be bound to MR @h */
+static int mr_windows_maybe(uint32_t h)
+{
+	return mw_any || tab[h].mwrefs;
 }
 
 /* QPs of the model on SRQ @h */
@@ -417,6 +635,7 @@ static uint32_t any_handle(int type)
 #define MAX_PD	8
 #define MAX_MR	96
 #define MAX_DM	4
+#define MAX_MW	8
 #define MAX_RAWMAP 4
 
 static struct ibv_context *ctx;
@@ -426,6 +645,7 @@ static struct ibv_pd *pds[MAX_PD];
 static struct ibv_mr *mrs[MAX_MR];
 static int mr_dmabuf[MAX_MR];
 static struct ibv_dm *dms[MAX_DM];
+static struct ibv_mw *mws[MAX_MW];
 static struct { void *addr; size_t len; } rawmaps[MAX_RAWMAP];
 
 /* rdma-core 44's struct verbs_dm (infiniband/driver.h, not installed) */
@@ -661,15 +881,21 @@ static uint32_t rnd_access(void)
 		A_RR, A_LW | A_RELAXED, A_LW | A_ZB, A_RW, A_RA, A_MW, A_ODP,
 		A_HUGE, A_FLUSH_G | A_LW, A_FLUSH_P,
 	};
+	uint32_t a;
 
 	switch (vt_rndn(4)) {
 	case 0: case 1:
-		return good[vt_rndn(sizeof(good) / sizeof(good[0]))];
+		a = good[vt_rndn(sizeof(good) / sizeof(good[0]))];
+		break;
 	case 2:
-		return vt_rnd() & 0x3ff;
+		a = vt_rnd() & 0x3ff;
+		break;
 	default:
-		return vt_rnd();
+		a = vt_rnd();
+		break;
 	}
+	/* the oracle knows pinned registrations, not on-demand paging */
+	return dev_odp ? a & ~A_ODP : a;
 }
 
 /* a range inside memory that can be registered: [a, a + len) */
@@ -915,6 +1141,9 @@ static void op_reg(void)
 		good_range(&a, &len);
 		iova = vt_rndn(4) ? a : rnd_iova(a);
 		access = vt_rndn(4) ? good_access() : rnd_access();
+		/* windows may be bound to some */
+		if (!vt_rndn(3))
+			access |= A_MW;
 	} else {
 		a = rnd_addr();
 		len = rnd_len(a);
@@ -997,6 +1226,42 @@ static void op_reg_raw(void)
 	}
 }
 
+/* a dereg_mr or rereg_mr refused (@err EBUSY): a window was bound to it */
+static void count_busy(int err, expect_t x)
+{
+	if (err != EBUSY)
+		return;
+	st->mr_busy++;
+	if (x == X(EBUSY))
+		st->mr_busy_sure++;
+}
+
+/* the driver's rereg of MR @h, no window bound to it */
+static expect_t rereg_drv_expect(uint32_t h, uint32_t flags, uint64_t start,
+				 uint64_t len, uint64_t iova, uint32_t access)
+{
+	int e;
+
+	if (!(flags & REREG_ACCESS))
+		access = tab[h].access;
+	if (flags & REREG_TRANS)
+		return range_expect(start, len, iova, access);
+	if (flags & REREG_ACCESS) {
+		e = drv_access_err(access);
+		if (e)
+			return X(e);
+		/*
+		 * Write access over a read-only pin: the driver re-pins. A
+		 * dma-buf MR has no pin direction: it changes in place.
+		 */
+		if ((access & A_WRITABLE) && !tab[h].wpin && !tab[h].dmabuf)
+			return range_expect(tab[h].start, tab[h].len,
+					    tab[h].iova, access);
+		return XOK;
+	}
+	return XOK;
+}
+
 /* expected result of a rereg of handle @h (rules of the core, then the driver) */
 static expect_t rereg_expect(uint32_t h, uint32_t flags, uint64_t start,
 			     uint64_t len, uint64_t iova, uint32_t pd,
@@ -1018,24 +1283,11 @@ static expect_t rereg_expect(uint32_t h, uint32_t flags, uint64_t start,
 		return X(e);
 	if ((flags & REREG_PD) && (e = lookup_err(pd, T_PD)))
 		return X(e);
-	if (!(flags & REREG_ACCESS))
-		access = tab[h].access;
-	if (flags & REREG_TRANS)
-		return range_expect(start, len, iova, access);
-	if (flags & REREG_ACCESS) {
-		e = drv_access_err(access);
-		if (e)
-			return X(e);
-		/*
-		 * Write access over a read-only pin: the driver re-pins. A
-		 * dma-buf MR has no pin direction: it changes in place.
-		 */
-		if ((access & A_WRITABLE) && !tab[h].wpin && !tab[h].dmabuf)
-			return range_expect(tab[h].start, tab[h].len,
-					    tab[h].iova, access);
-		return XOK;
-	}
-	return XOK;
+	/* softhca first refuses an MR windows are bound to */
+	if (tab[h].mwsure)
+		return X(EBUSY);
+	return (mr_windows_maybe(h) ? X(EBUSY) : 0) |
+	       rereg_drv_expect(h, flags, start, len, iova, access);
 }
 
 static void rereg_done(uint32_t h, uint32_t flags, uint32_t pd, uint32_t access,
@@ -1107,6 +1359,7 @@ static void op_rereg(void)
 		"(handle %u, flags %#x, pd %d, addr %#llx, len %#llx, access %#x) = %d",
 		h, flags, pd ? (int)pd->handle : -1, (unsigned long long)a,
 		(unsigned long long)len, access, ret);
+	count_busy(err, x);
 	if (!ret)
 		rereg_done(h, flags, pd ? pd->handle : 0, access, a, len, a);
 }
@@ -1158,10 +1411,23 @@ static void op_rereg_raw(void)
 		(unsigned long long)cmd.length,
 		(unsigned long long)cmd.hca_va, cmd.pd_handle,
 		cmd.access_flags, (unsigned long long)cmd.response);
+	count_busy(err, x);
 	if (!err)
 		rereg_done(cmd.mr_handle, cmd.flags, cmd.pd_handle,
 			   cmd.access_flags, cmd.start, cmd.length,
 			   cmd.hca_va);
+}
+
+/* dereg_mr of handle @h: EBUSY while a window is bound to it */
+static expect_t dereg_expect(uint32_t h)
+{
+	int e = lookup_err(h, T_MR);
+
+	if (e)
+		return X(e);
+	if (tab[h].mwsure)
+		return X(EBUSY);
+	return XOK | (mr_windows_maybe(h) ? X(EBUSY) : 0);
 }
 
 static void op_dereg(void)
@@ -1169,28 +1435,33 @@ static void op_dereg(void)
 	unsigned int i = vt_rndn(MAX_MR);
 	struct ibv_mr *mr = mrs[i];
 	uint32_t h;
-	int e, err;
+	expect_t x;
+	int err;
 
 	if (!mr)
 		return;
 	h = mr->handle;
-	e = lookup_err(h, T_MR);
+	x = dereg_expect(h);
 	err = ibv_dereg_mr(mr);
-	account(OP_DEREG, err, X(e), "(handle %u)", h);
+	account(OP_DEREG, err, x, "(handle %u)", h);
+	count_busy(err, x);
 	if (!err)
 		kdel(h);
-	mrs[i] = NULL;	/* on failure it was stale: forget it */
+	if (err != EBUSY)
+		mrs[i] = NULL;	/* on failure it was stale: forget it */
 }
 
 static void op_dereg_raw(void)
 {
 	struct ib_uverbs_dereg_mr cmd;
-	int e, err;
+	expect_t x;
+	int err;
 
 	cmd.mr_handle = any_handle(T_MR);
-	e = lookup_err(cmd.mr_handle, T_MR);
+	x = dereg_expect(cmd.mr_handle);
 	err = raw_cmd(IB_USER_VERBS_CMD_DEREG_MR, &cmd, sizeof(cmd), 0);
-	account(OP_DEREG_RAW, err, X(e), "(handle %u)", cmd.mr_handle);
+	account(OP_DEREG_RAW, err, x, "(handle %u)", cmd.mr_handle);
+	count_busy(err, x);
 	if (!err)
 		kdel(cmd.mr_handle);
 }
@@ -1222,6 +1493,9 @@ static void op_hdr_raw(void)
 		  sizeof(struct ib_uverbs_destroy_srq_resp) },
 		{ IB_USER_VERBS_CMD_POST_SRQ_RECV, sizeof(struct ib_uverbs_post_srq_recv),
 		  sizeof(struct ib_uverbs_post_srq_recv_resp) },
+		{ IB_USER_VERBS_CMD_ALLOC_MW, sizeof(struct ib_uverbs_alloc_mw),
+		  sizeof(struct ib_uverbs_alloc_mw_resp) },
+		{ IB_USER_VERBS_CMD_DEALLOC_MW, sizeof(struct ib_uverbs_dealloc_mw), 0 },
 	};
 	unsigned int c = vt_rndn(sizeof(cmds) / sizeof(cmds[0]));
 	struct {
@@ -1766,6 +2040,12 @@ static int gid_v4(const union ibv_gid *g)
 	return !memcmp(g->raw, v4, sizeof(v4));
 }
 
+/* fe80::/10, not the site-local fec0::/10 */
+static int gid_link_local(const union ibv_gid *g)
+{
+	return g->raw[0] == 0xfe && (g->raw[1] & 0xc0) == 0x80;
+}
+
 static unsigned char gid_valid[256];
 static int gid_list[256], ngids;
 /*
@@ -1791,10 +2071,10 @@ static void find_gid(void)
 		gids[i] = e.gid;
 		gid_valid[i] = 1;
 		gid_list[ngids++] = i;
-		if (gid_v4(&e.gid) || e.gid.raw[0] == 0xfe)
+		if (gid_v4(&e.gid) || gid_link_local(&e.gid))
 			ah_gid_list[nahgids++] = i;
 		/* link-local preferred for connecting */
-		if (gid_index < 0 || gid.raw[0] != 0xfe) {
+		if (gid_index < 0 || !gid_link_local(&gid)) {
 			gid_index = i;
 			gid = e.gid;
 		}
@@ -1852,22 +2132,60 @@ static void op_cq_destroy(void)
 	}
 }
 
+/*
+ * wr_id of the binds and LOCAL_INVs this fuzzer posts: a tag in the upper
+ * half (random wr_ids of other requests have it once in 2^32), the
+ * request's number (post_seq) in the lower one.
+ */
+#define WR_TAG_BIND	0xb1d0b1d0U
+#define WR_TAG_INV	0x1a7a1a7aU
+#define WR_ID(tag, seq)	((uint64_t)(tag) << 32 | (uint32_t)(seq))
+
+/*
+ * A completion of a tagged request: a successful one must have its
+ * opcode; a bind that succeeded tells the model where its window is.
+ * Returns 1 for a wrong opcode.
+ */
+static int wc_tagged(const struct ibv_wc *wc)
+{
+	uint32_t tag = wc->wr_id >> 32;
+	int kind, s;
+
+	if (tag != WR_TAG_BIND && tag != WR_TAG_INV)
+		return 0;
+	kind = tag == WR_TAG_BIND ? WC_BIND : WC_INV;
+	s = wc->status == IBV_WC_SUCCESS ? WC_OK :
+	    wc->status == IBV_WC_WR_FLUSH_ERR ? WC_FLUSH : WC_ERR;
+	st->wc[kind][s]++;
+	if (s != WC_OK)
+		return 0;
+	if (wc->opcode != (kind == WC_BIND ? IBV_WC_BIND_MW : IBV_WC_LOCAL_INV))
+		return 1;
+	if (kind == WC_BIND)
+		mw_bind_done((uint32_t)wc->wr_id);
+	return 0;
+}
+
 static void op_poll(void)
 {
 	struct ibv_wc wc[32];
 	unsigned int i = vt_rndn(MAX_CQ);
-	int n, ne = vt_rndn(33), k, bad = 0;
+	int n, ne = vt_rndn(33), k, bad = 0, badop = 0;
 
 	if (!cqs[i])
 		return;
 	errno = 0;
 	n = ibv_poll_cq(cqs[i], ne, wc);
-	for (k = 0; k < n && k < ne; k++)
+	for (k = 0; k < n && k < ne; k++) {
 		if (wc[k].status > IBV_WC_GENERAL_ERR)
 			bad = 1;
-	account(OP_POLL, n < 0 ? errno : n > ne || bad ? EPROTO : 0, XOK,
-		"(cq %u, %d entries: %d%s)", cqs[i]->handle, ne, n,
-		bad ? ", invalid status" : "");
+		if (wc_tagged(&wc[k]))
+			badop = 1;
+	}
+	account(OP_POLL, n < 0 ? errno : n > ne || bad || badop ? EPROTO : 0, XOK,
+		"(cq %u, %d entries: %d%s%s)", cqs[i]->handle, ne, n,
+		bad ? ", invalid status" : "",
+		badop ? ", a bind or LOCAL_INV completed with another opcode" : "");
 }
 
 static void op_poll_raw(void)
@@ -2183,6 +2501,7 @@ static void op_post_send(void)
 	struct ibv_send_wr wr[3], *bad = NULL;
 	struct ibv_sge sg[3][40];
 	unsigned int n = 1 + vt_rndn(3), k, j;
+	int64_t mw;
 	int err;
 
 	if (!qp)
@@ -2222,6 +2541,21 @@ static void op_post_send(void)
 				(uint64_t)(uintptr_t)mr->addr + vt_rndn(mr->length + 1) : vt_rnd();
 			wr[k].wr.rdma.rkey = mr && vt_rndn(4) ? mr->rkey : (uint32_t)vt_rnd();
 		}
+		/* through a window, inside its last bind's range (mostly) */
+		if (!vt_rndn(6) && (mw = live_of(T_MW)) >= 0) {
+			const struct kobj *w = &tab[mw];
+			uint64_t ra = (w->access & A_ZB ? 0 : w->start) +
+				      vt_rndn(w->len + 1);
+
+			if (wr[k].opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+			    wr[k].opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+				wr[k].wr.atomic.remote_addr = ra & ~7ULL;
+				wr[k].wr.atomic.rkey = w->key;
+			} else {
+				wr[k].wr.rdma.remote_addr = ra;
+				wr[k].wr.rdma.rkey = w->key;
+			}
+		}
 		wr[k].next = k + 1 < n ? &wr[k + 1] : NULL;
 	}
 	err = ibv_post_send(qp, wr, &bad);
@@ -2229,6 +2563,13 @@ static void op_post_send(void)
 	account(OP_POST_SEND, err, XOK | X(EINVAL) | X(ENOMEM) | X(EFAULT) |
 		X(EOPNOTSUPP), "(qp %u, %u WRs, first opcode %d flags %#x sges %d)",
 		qp->handle, n, wr[0].opcode, wr[0].send_flags, wr[0].num_sge);
+	/* invalidations, posted or not, of a key a window may have */
+	for (k = 0; k < n; k++)
+		if (wr[k].opcode == IBV_WR_LOCAL_INV ||
+		    wr[k].opcode == IBV_WR_SEND_WITH_INV)
+			mw_key_posted(wr[k].opcode == IBV_WR_LOCAL_INV ?
+				      (int64_t)qp->handle : -1,
+				      wr[k].invalidate_rkey, ++post_seq);
 }
 
 /*
@@ -3107,7 +3448,15 @@ static int ud_wr_err(const struct kobj *o, const struct ibv_send_wr *w,
 	return 0;
 }
 
-static expect_t ud_send_expect(struct ibv_qp *qp, struct ibv_send_wr *wr)
+/* a request the provider posts alone, through POST_LOCAL */
+static int wr_local(const struct ibv_send_wr *w)
+{
+	return w->opcode == IBV_WR_BIND_MW || w->opcode == IBV_WR_LOCAL_INV;
+}
+
+/* the requests [@wr, @end), which the provider posts in one POST_SEND */
+static expect_t ud_run_expect(struct ibv_qp *qp, struct ibv_send_wr *wr,
+			      struct ibv_send_wr *end)
 {
 	const struct kobj *o = &tab[qp->handle];
 	struct ibv_send_wr *w;
@@ -3115,13 +3464,13 @@ static expect_t ud_send_expect(struct ibv_qp *qp, struct ibv_send_wr *wr)
 	int e;
 
 	/* the core converts the whole chain before softhca sees any */
-	for (w = wr; w; w = w->next) {
+	for (w = wr; w != end; w = w->next) {
 		if (w->opcode != IBV_WR_SEND && w->opcode != IBV_WR_SEND_WITH_IMM)
 			return X(EINVAL);
 		if ((e = lookup_err(w->wr.ud.ah->handle, T_AH)))
 			return X(e);
 	}
-	for (w = wr; w; w = w->next) {
+	for (w = wr; w != end; w = w->next) {
 		e = ud_wr_err(o, w, &x);
 		if (e)
 			return x | X(e);
@@ -3131,6 +3480,30 @@ static expect_t ud_send_expect(struct ibv_qp *qp, struct ibv_send_wr *wr)
 		if (qp->state == IBV_QPS_RTR)
 			x |= X(EINVAL);
 		x |= X(ENOMEM);		/* the send queue may be full */
+	}
+	return x | XOK;
+}
+
+/*
+ * The provider posts a chain in runs: the requests before a memory-window
+ * bind or a LOCAL_INV in one POST_SEND command, each of those alone
+ * (SOFTHCA_IB_METHOD_QP_POST_LOCAL, which a UD QP refuses).
+ */
+static expect_t ud_send_expect(struct ibv_qp *qp, struct ibv_send_wr *wr)
+{
+	struct ibv_send_wr *w = wr, *end;
+	expect_t x = 0, r;
+
+	while (w) {
+		if (wr_local(w))
+			return x | X(EINVAL);
+		for (end = w; end && !wr_local(end); end = end->next)
+			;
+		r = ud_run_expect(qp, w, end);
+		if (!(r & XOK))
+			return x | r;
+		x |= r & ~XOK;
+		w = end;
 	}
 	return x | XOK;
 }
@@ -3218,6 +3591,885 @@ static void op_ud_send(void)
 		wr[0].wr.ud.remote_qkey);
 }
 
+/* ---- memory windows ---------------------------------------------------- */
+
+/* a type for alloc_mw: mostly 1 or 2; the command carries one byte of it */
+static int rnd_mw_type(void)
+{
+	switch (vt_rndn(12)) {
+	case 0: return 0;
+	case 1: return 3 + vt_rndn(253);
+	case 2: return 0x100 | (1 + vt_rndn(2));	/* 1 or 2 in the byte */
+	case 3: return (int)vt_rnd();
+	default: return 1 + vt_rndn(2);
+	}
+}
+
+/* alloc_mw: the core looks the PD up and checks the type, then softhca */
+static expect_t mw_alloc_expect(uint32_t pd, int type, int udata)
+{
+	int e = lookup_err(pd, T_PD);
+
+	if (e)
+		return X(e);
+	if ((uint8_t)type != 1 && (uint8_t)type != 2)
+		return X(EINVAL);
+	if (udata)
+		return X(EINVAL);	/* softhca takes no driver data */
+	return XOK;
+}
+
+static void op_mw_alloc(void)
+{
+	struct ibv_qp *qp = qps[vt_rndn(MAX_QP)];
+	struct ibv_pd *pd;
+	struct ibv_mw *mw;
+	unsigned int i;
+	expect_t x;
+	int type;
+
+	for (i = 0; i < MAX_MW && mws[i]; i++)
+		;
+	if (i == MAX_MW)
+		return;
+	/* mostly on a QP's PD: there it can be bound */
+	pd = qp && vt_rndn(3) ? qp->pd : some_pd();
+	if (!pd)
+		return;
+	type = rnd_mw_type();
+	x = mw_alloc_expect(pd->handle, type, 0);
+	errno = 0;
+	mw = ibv_alloc_mw(pd, (enum ibv_mw_type)type);
+	account(OP_MW_ALLOC, mw ? 0 : errno, x, "(pd %u, type %#x)", pd->handle,
+		type);
+	if (mw) {
+		mw_created(mw->handle, pd->handle, (uint8_t)type, mw->rkey);
+		mws[i] = mw;
+	}
+}
+
+static void op_mw_alloc_raw(void)
+{
+	struct ib_uverbs_alloc_mw cmd;
+	struct {
+		struct ib_uverbs_alloc_mw_resp resp;
+		uint32_t more[4];
+	} out;
+	unsigned int in_x = 0, out_x = 0, i;
+	int bad, err, type, junk = 0;
+	expect_t x;
+
+	if (count_type(T_MW) >= 2 * MAX_MW)
+		return;
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&out, 0, sizeof(out));
+	cmd.response = rnd_resp(&out, &bad);
+	cmd.pd_handle = any_handle(T_PD);
+	type = rnd_mw_type();
+	cmd.mw_type = type;
+	for (i = 0; i < sizeof(cmd.reserved); i++)	/* not checked */
+		cmd.reserved[i] = vt_rndn(4) ? 0 : vt_rnd();
+	if (!vt_rndn(6)) {		/* driver data in or out */
+		in_x = vt_rndn(3);
+		out_x = in_x ? vt_rndn(2) : 1 + vt_rndn(3);
+		junk = vt_rndn(2);
+	}
+	x = mw_alloc_expect(cmd.pd_handle, type, in_x || out_x);
+	/* allocated, then the response fails: it is deallocated again */
+	if (bad && (x & XOK))
+		x = (x & ~XOK) | X(EFAULT);
+	err = raw_cmd_x(IB_USER_VERBS_CMD_ALLOC_MW, &cmd, sizeof(cmd), in_x,
+			junk, sizeof(out.resp) / 4 + out_x);
+	account(OP_MW_ALLOC_RAW, err, x,
+		"(pd %u, type %u, +%u/+%u words, response %#llx)",
+		cmd.pd_handle, cmd.mw_type, in_x, out_x,
+		(unsigned long long)cmd.response);
+	if (!err)
+		mw_created(out.resp.mw_handle, cmd.pd_handle, cmd.mw_type,
+			   out.resp.rkey);
+}
+
+/* ibv_dealloc_mw() of mws[@i]: a bound window is unbound */
+static void mw_dealloc_slot(unsigned int i)
+{
+	uint32_t h;
+	int e, err;
+
+	if (!mws[i])
+		return;
+	h = mws[i]->handle;
+	e = lookup_err(h, T_MW);
+	err = ibv_dealloc_mw(mws[i]);
+	account(OP_MW_DEALLOC, err, X(e), "(handle %u)", h);
+	if (!err)
+		kdel(h);
+	mws[i] = NULL;	/* on failure it was stale: forget it (struct leaked) */
+}
+
+static void op_mw_dealloc(void)
+{
+	mw_dealloc_slot(vt_rndn(MAX_MW));
+}
+
+static void op_mw_dealloc_raw(void)
+{
+	struct ib_uverbs_dealloc_mw cmd;
+	int e, err;
+
+	cmd.mw_handle = any_handle(T_MW);
+	e = lookup_err(cmd.mw_handle, T_MW);
+	err = raw_cmd(IB_USER_VERBS_CMD_DEALLOC_MW, &cmd, sizeof(cmd), 0);
+	account(OP_MW_DEALLOC_RAW, err, X(e), "(handle %u)", cmd.mw_handle);
+	if (!err)
+		kdel(cmd.mw_handle);
+}
+
+/* the QP of handle @h, or NULL */
+static struct ibv_qp *qp_of(uint32_t h)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAX_QP; i++)
+		if (qps[i] && qps[i]->handle == h)
+			return qps[i];
+	return NULL;
+}
+
+/*
+ * Posting a well-formed local request to QP @h: a UD QP takes none, nor
+ * does a QP in RESET, INIT or RTR (one in RTR may be in the error state
+ * by now, which takes them), nor a full send queue (ENOMEM).
+ */
+static expect_t qp_post_expect(uint32_t h)
+{
+	struct ibv_qp *qp = qp_of(h);
+
+	if (!qp)
+		return XOK | X(EINVAL) | X(ENOMEM);
+	if (qp->qp_type == IBV_QPT_UD || qp->state == IBV_QPS_RESET ||
+	    qp->state == IBV_QPS_INIT)
+		return X(EINVAL);
+	if (qp->state == IBV_QPS_RTR)
+		return X(EINVAL) | XOK | X(ENOMEM);
+	return XOK | X(ENOMEM);
+}
+
+/*
+ * SOFTHCA_IB_METHOD_QP_POST_LOCAL once its attributes were looked up:
+ * live QP @qp, window @mw and MR @mr (-1: the attribute is absent), the
+ * request's opcode, flags and length. How the bind itself ends (the
+ * IBTA's rules: PDs, rights, range, key) shows only in its completion.
+ */
+static expect_t local_handler_expect(uint32_t qp, int64_t mw, int64_t mr,
+				     uint32_t opcode, uint32_t flags,
+				     uint64_t length)
+{
+	if (flags & ~SOFTHCA_LOCAL_SEND_FLAGS)
+		return X(EINVAL);
+	switch (opcode) {
+	case SOFTHCA_LOCAL_INV:
+		break;
+	case SOFTHCA_LOCAL_BIND_MW:
+		/* uverbs_attr_get_obj() of an absent attribute */
+		if (mw < 0)
+			return X(ENOENT);
+		/* only a type 1 window is unbound without an MR */
+		if (mr < 0 && (length || tab[mw].mw_type == 2))
+			return X(EINVAL);
+		break;
+	default:
+		return X(EINVAL);
+	}
+	return qp_post_expect(qp);
+}
+
+/* the same with the provider's attributes: QP, WR, then MW and MR if given */
+static expect_t local_expect(uint32_t qp, int64_t mw, int64_t mr,
+			     uint32_t opcode, uint32_t flags, uint64_t length)
+{
+	int e;
+
+	if ((e = lookup_err(qp, T_QP)) ||
+	    (mw >= 0 && (e = lookup_err(mw, T_MW))) ||
+	    (mr >= 0 && (e = lookup_err(mr, T_MR))))
+		return X(e);
+	return local_handler_expect(qp, mw, mr, opcode, flags, length);
+}
+
+/*
+ * A bind of window @mw (with MR @mr, or -1), request number @seq, reached
+ * QP @qp's send queue.
+ */
+static void bind_posted(uint32_t qp, uint32_t mw, int64_t mr, uint64_t addr,
+			uint64_t len, uint32_t access, uint32_t key,
+			uint32_t seq)
+{
+	struct kobj *w = &tab[mw];
+
+	if (mr >= 0 && !len && w->mw_type == 1)
+		mr = -1;		/* an unbind: the MR is not looked at */
+	mw_posted(mw, qp, mr, seq);
+	w->key = key;
+	w->start = addr;
+	w->len = len;
+	w->access = access;
+	if (mr >= 0)
+		mw_may_bind(mw, mr);
+}
+
+/* a window of mws[]: one on @pd if there is one, else any */
+static int some_mw_on(const struct ibv_pd *pd)
+{
+	unsigned int i, start = vt_rndn(MAX_MW);
+	int any = -1;
+
+	for (i = 0; i < MAX_MW; i++) {
+		unsigned int j = (start + i) % MAX_MW;
+
+		if (!mws[j])
+			continue;
+		if (mws[j]->pd == pd)
+			return j;
+		if (any < 0)
+			any = j;
+	}
+	return any;
+}
+
+/* @pd if it is one of pds[] (its struct was not freed), else NULL */
+static struct ibv_pd *pd_listed(struct ibv_pd *pd)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAX_PD; i++)
+		if (pds[i] && pds[i] == pd)
+			return pd;
+	return NULL;
+}
+
+/* an MR of mrs[] on @pd that windows may bind to, or NULL */
+static struct ibv_mr *some_mr_on(const struct ibv_pd *pd)
+{
+	unsigned int i, start = vt_rndn(MAX_MR);
+
+	for (i = 0; i < MAX_MR; i++) {
+		struct ibv_mr *mr = mrs[(start + i) % MAX_MR];
+
+		if (mr && mr->pd == pd && ktype(mr->handle) == T_MR &&
+		    tab[mr->handle].pd == pd->handle &&
+		    (tab[mr->handle].access & A_MW))
+			return mr;
+	}
+	return NULL;
+}
+
+/*
+ * An MR on @pd that windows may bind to: one of mrs[], else a new one in
+ * rw with every right (NULL when there is no room or it fails).
+ */
+static struct ibv_mr *mr_for_binds(struct ibv_pd *pd)
+{
+	const uint32_t access = A_LW | A_RW | A_RR | A_RA | A_MW;
+	struct ibv_mr *mr = some_mr_on(pd);
+	uint64_t len = page * (1 + vt_rndn(8)), a;
+	int slot = mr_slot(), e;
+	expect_t x;
+
+	if (mr || slot < 0 || count_type(T_MR) >= MAX_MR)
+		return mr;
+	a = (uintptr_t)rw + vt_rndn(RW_LEN - len + 1);
+	e = lookup_err(pd->handle, T_PD);
+	x = e ? X(e) : range_expect(a, len, a, access);
+	errno = 0;
+	mr = ibv_reg_mr(pd, (void *)(uintptr_t)a, len, access);
+	account(OP_REG, mr ? 0 : errno, x,
+		"(for windows: pd %u, addr %#llx, len %#llx, access %#x)",
+		pd->handle, (unsigned long long)a, (unsigned long long)len,
+		access);
+	if (mr) {
+		mr_created(mr->handle, pd->handle, -1, access);
+		mr_pinned(mr->handle, a, len, a, 0);
+		mrs[slot] = mr;
+		mr_dmabuf[slot] = 0;
+	}
+	return mr;
+}
+
+/* MR @h's address space: iova and length (a DM MR is zero-based) */
+static void mr_space(uint32_t h, const struct ibv_mr *mr, uint64_t *base,
+		     uint64_t *len)
+{
+	if (ktype(h) == T_MR && tab[h].dm < 0) {
+		*base = tab[h].iova;
+		*len = tab[h].len;
+	} else {
+		*base = ktype(h) == T_MR ? 0 : mr ? (uintptr_t)mr->addr : 0;
+		*len = mr ? mr->length : 0;
+	}
+}
+
+/* a window's range in an MR's [base, base + mlen): mostly inside */
+static void bind_range(uint64_t base, uint64_t mlen, uint64_t *addr,
+		       uint64_t *len)
+{
+	uint64_t off = vt_rndn(mlen + 1);
+
+	*addr = base + off;
+	switch (vt_rndn(12)) {
+	case 0:
+		*len = 0;			/* unbinds a type 1 window */
+		break;
+	case 1:
+		*len = mlen - off + 1;		/* one byte beyond the MR */
+		break;
+	case 2:
+		*len = -*addr + vt_rndn(2);	/* to 2^64, or wrapping */
+		break;
+	case 3:
+		*addr = base - 1 - vt_rndn(page);	/* before the MR */
+		*len = 1 + vt_rndn(2 * page);
+		break;
+	case 4:
+		*addr = vt_rnd();
+		*len = vt_rndn(2) ? vt_rnd() : 1 + vt_rndn(page);
+		break;
+	default:
+		*len = off < mlen ? 1 + vt_rndn(mlen - off) : 0;
+		break;
+	}
+}
+
+/* rights a window grants: mostly remote ones */
+static uint32_t rnd_mw_access(void)
+{
+	static const uint32_t good[] = {
+		A_RR, A_RW, A_RR | A_RW, A_RA, A_RR | A_RW | A_RA, 0,
+		A_RR | A_ZB, A_RW | A_ZB, A_LW | A_RR,
+	};
+
+	switch (vt_rndn(8)) {
+	case 0:
+		return vt_rnd() & 0x3f;		/* MW_BIND, ZERO_BASED, ... */
+	case 1:
+		return vt_rnd();
+	default:
+		return good[vt_rndn(sizeof(good) / sizeof(good[0]))];
+	}
+}
+
+/* send_flags of a local request: SOFTHCA_LOCAL_SEND_FLAGS, or others */
+static uint32_t rnd_local_flags(void)
+{
+	switch (vt_rndn(8)) {
+	case 0:
+		return vt_rnd() & (IBV_SEND_FENCE | IBV_SEND_SIGNALED |
+				   IBV_SEND_SOLICITED | IBV_SEND_INLINE);
+	case 1:
+		return vt_rnd();
+	case 2:
+		return 0;
+	default:
+		return IBV_SEND_SIGNALED | (vt_rndn(4) ? 0 : IBV_SEND_FENCE);
+	}
+}
+
+/*
+ * An RC or UC QP in the error state (a request failed, a bind refused
+ * among them) back to RTS, at times: binds complete in error meanwhile.
+ */
+static void qp_revive(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	int err;
+
+	if (qp->qp_type == IBV_QPT_UD || vt_rndn(2))
+		return;
+	/* (libibverbs notes the state it reads in qp->state) */
+	err = ibv_query_qp(qp, &a, IBV_QP_STATE, &ia);
+	account(OP_QP_MODIFY, err, XOK, "(qp %u, query)", qp->handle);
+	if (err || a.qp_state != IBV_QPS_ERR)
+		return;
+	memset(&a, 0, sizeof(a));
+	a.qp_state = IBV_QPS_RESET;
+	err = ibv_modify_qp(qp, &a, IBV_QP_STATE);
+	account(OP_QP_MODIFY, err, XOK, "(qp %u, ERR to RESET)", qp->handle);
+	if (!err)
+		qp_connect(qp);
+}
+
+/* a chain's outcome: @first's, then @next's if @first may succeed */
+static expect_t expect_then(expect_t first, expect_t next)
+{
+	return first & XOK ? (first & ~XOK) | next : first;
+}
+
+/*
+ * Binds of the process' windows to its MRs on one of its QPs: mostly as
+ * an application makes them - a window, MR and QP of one PD, a range
+ * inside an MR registered with MW_BIND (one is registered if need be),
+ * remote rights, ibv_bind_mw() for a type 1 window and IBV_WR_BIND_MW
+ * for a type 2 one, after a LOCAL_INV of its key at times (a bound type
+ * 2 window is invalidated before it binds again) - else with any MR,
+ * range, rights, flags, key and API; at times followed by a LOCAL_INV of
+ * the new key. The provider and the kernel refuse some at once; whether
+ * the others bind shows in their completions (op_poll()): the model
+ * notes the MR the window may now be bound to.
+ */
+static void op_mw_bind(void)
+{
+	static const uint32_t rights[] = {
+		A_RR, A_RW, A_RR | A_RW, A_RA, A_RR | A_RW | A_RA,
+	};
+	struct ibv_qp *qp = qps[vt_rndn(MAX_QP)];
+	struct ibv_send_wr wr[3], *bad = NULL;
+	int good = vt_rndn(4) != 0, j, k, err, api1, type, n = 0, b = 0;
+	uint64_t base = 0, mlen = 0, addr, len;
+	uint32_t access, flags, h, key;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+	struct ibv_mw *mw;
+	int64_t mra;
+	expect_t x;
+
+	if (!qp)
+		return;
+	j = some_mw_on(good || vt_rndn(2) ? qp->pd : NULL);
+	if (j < 0)
+		return;
+	qp_revive(qp);
+	mw = mws[j];
+	h = mw->handle;
+	type = ktype(h) == T_MW ? tab[h].mw_type : (int)mw->type;
+	if (good) {
+		/* (a stale window's PD may be gone, its struct freed) */
+		pd = mw->pd == qp->pd ? qp->pd : pd_listed(mw->pd);
+		mr = pd ? mr_for_binds(pd) : NULL;
+	} else {
+		mr = mrs[vt_rndn(MAX_MR)];
+	}
+	if (mr)
+		mr_space(mr->handle, mr, &base, &mlen);
+	if (good && mr && mlen) {
+		uint64_t off = vt_rndn(mlen);
+
+		addr = base + off;
+		len = 1 + vt_rndn(mlen - off);
+		access = rights[vt_rndn(sizeof(rights) / sizeof(rights[0]))];
+		if (type == 2 && !vt_rndn(4))
+			access |= A_ZB;
+		flags = IBV_SEND_SIGNALED | (vt_rndn(4) ? 0 : IBV_SEND_FENCE);
+		api1 = mw->type == IBV_MW_TYPE_1;
+		key = ibv_inc_rkey(mw->rkey);
+	} else {
+		bind_range(base, mlen, &addr, &len);
+		access = rnd_mw_access();
+		flags = rnd_local_flags();
+		/* mostly the API of the window's type */
+		api1 = vt_rndn(8) ? mw->type == IBV_MW_TYPE_1 : (int)vt_rndn(2);
+		key = vt_rndn(8) ? ibv_inc_rkey(mw->rkey) :
+		      vt_rndn(2) ? mw->rkey : (uint32_t)vt_rnd();
+	}
+	if (api1) {
+		uint32_t seq = ++post_seq;
+		struct ibv_mw_bind bind = {
+			.wr_id = WR_ID(WR_TAG_BIND, seq),
+			.send_flags = flags,
+			.bind_info = {
+				.mr = mr, .addr = addr, .length = len,
+				.mw_access_flags = access,
+			},
+		};
+
+		/* libibverbs, the provider, then the kernel */
+		mra = mr && len ? (int64_t)mr->handle : -1;
+		if (mw->type != IBV_MW_TYPE_1 || (!mr && (addr || len)))
+			x = X(EINVAL);
+		else if (mr && mr->pd != mw->pd)
+			x = X(EPERM);
+		else
+			x = local_expect(qp->handle, h, mra,
+					 SOFTHCA_LOCAL_BIND_MW, flags, len);
+		key = ibv_inc_rkey(mw->rkey);	/* what the provider gives */
+		err = ibv_bind_mw(qp, mw, &bind);
+		if (!err)
+			bind_posted(qp->handle, h, mra, addr, len, access, key,
+				    seq);
+	} else {
+		memset(wr, 0, sizeof(wr));
+		x = XOK;
+		/* invalidated first: its key as last bound */
+		if (good && type == 2 && vt_rndn(2)) {
+			wr[n].wr_id = WR_ID(WR_TAG_INV, ++post_seq);
+			wr[n].opcode = IBV_WR_LOCAL_INV;
+			wr[n].send_flags = IBV_SEND_SIGNALED;
+			wr[n++].invalidate_rkey = mw->rkey;
+			x = qp_post_expect(qp->handle);
+		}
+		b = n;
+		wr[n].wr_id = WR_ID(WR_TAG_BIND, ++post_seq);
+		wr[n].opcode = IBV_WR_BIND_MW;
+		wr[n].send_flags = flags;
+		wr[n].bind_mw.mw = mw;
+		wr[n].bind_mw.rkey = key;	/* its index must be the window's */
+		wr[n].bind_mw.bind_info.mr = mr;
+		wr[n].bind_mw.bind_info.addr = addr;
+		wr[n].bind_mw.bind_info.length = len;
+		wr[n++].bind_mw.bind_info.mw_access_flags = access;
+		mra = mr ? (int64_t)mr->handle : -1;
+		if (mw->type != IBV_MW_TYPE_2 || !mr)
+			x = expect_then(x, X(EINVAL));	/* refused by the provider */
+		else
+			x = expect_then(x, local_expect(qp->handle, h, mra,
+						 SOFTHCA_LOCAL_BIND_MW, flags,
+						 len));
+		/* then the new key invalidated */
+		if (!vt_rndn(4)) {
+			wr[n].wr_id = WR_ID(WR_TAG_INV, ++post_seq);
+			wr[n].opcode = IBV_WR_LOCAL_INV;
+			wr[n].send_flags = IBV_SEND_SIGNALED;
+			wr[n++].invalidate_rkey = key;
+			x = expect_then(x, qp_post_expect(qp->handle));
+		}
+		for (k = 0; k + 1 < n; k++)
+			wr[k].next = &wr[k + 1];
+		err = ibv_post_send(qp, wr, &bad);
+		/* those before bad_wr were posted */
+		for (k = 0; k < n && (!err || &wr[k] < bad); k++) {
+			if (k == b)
+				bind_posted(qp->handle, h, mra, addr, len,
+					    access, key, wr[k].wr_id);
+			else
+				mw_key_posted(qp->handle,
+					      wr[k].invalidate_rkey,
+					      wr[k].wr_id);
+		}
+	}
+	account(OP_MW_BIND, err, x,
+		"(%s%s%s, qp %u type %d state %d, window %u type %d, mr %d, addr %#llx, length %#llx, rights %#x, flags %#x, key %#x)",
+		b ? "LOCAL_INV + " : "",
+		api1 ? "ibv_bind_mw" : "IBV_WR_BIND_MW",
+		n > b + 1 ? " + LOCAL_INV" : "", qp->handle, qp->qp_type,
+		qp->state, h, type, mr ? (int)mr->handle : -1,
+		(unsigned long long)addr, (unsigned long long)len, access,
+		flags, key);
+	/* deallocated while the bind may still be executing */
+	if (!err && !vt_rndn(8))
+		mw_dealloc_slot(j);
+}
+
+/* a value for an idr attribute: mostly a handle, else beyond 32 bits */
+static uint64_t rnd_attr_handle(int type)
+{
+	uint64_t h = any_handle(type);
+
+	switch (vt_rndn(24)) {
+	case 0:
+		return h | 1ULL << 63;		/* negative: refused */
+	case 1:
+		return h | (1 + vt_rndn(0x7fffffff)) << 32;
+	default:
+		return h;
+	}
+}
+
+/* uverbs' lookup of idr attribute value @v as an object of @type */
+static int attr_lookup_err(uint64_t v, int type)
+{
+	if ((int64_t)v < 0)
+		return EINVAL;
+	if (v > UINT32_MAX)
+		return ENOENT;
+	return lookup_err(v, type);
+}
+
+/* the attributes of POST_LOCAL by their index (softhca_ib_post_local_attrs) */
+#define LA(id)	((id) - SOFTHCA_IB_ATTR_POST_LOCAL_QP)
+#define LA_QP	LA(SOFTHCA_IB_ATTR_POST_LOCAL_QP)
+#define LA_MW	LA(SOFTHCA_IB_ATTR_POST_LOCAL_MW)
+#define LA_MR	LA(SOFTHCA_IB_ATTR_POST_LOCAL_MR)
+#define LA_WR	LA(SOFTHCA_IB_ATTR_POST_LOCAL_WR)
+
+static int local_attr_index(uint16_t id)
+{
+	return id >= SOFTHCA_IB_ATTR_POST_LOCAL_QP &&
+	       id <= SOFTHCA_IB_ATTR_POST_LOCAL_WR ?
+	       id - SOFTHCA_IB_ATTR_POST_LOCAL_QP : -1;
+}
+
+/*
+ * SOFTHCA_IB_METHOD_QP_POST_LOCAL as a raw ioctl, as the provider's
+ * shca_post_local() makes it, then garbled: any QP, MW and MR handle,
+ * attributes missing, repeated, unknown (mandatory or not) or in another
+ * order, a work request that is short, long (zeroes or not beyond the
+ * struct) or unreadable, any opcode, flags, key, range and rights, and a
+ * header with a wrong length, reserved bits, driver id or method. The
+ * core checks the header, then each attribute in order (the lookups
+ * included), then that QP and WR are there; then the handler runs.
+ */
+static void op_post_local(void)
+{
+	static const uint16_t unknown[] = {
+		SOFTHCA_IB_ATTR_POST_LOCAL_WR + 1,
+		SOFTHCA_IB_ATTR_POST_LOCAL_WR + 7, 0, 1, 5, 0xffff,
+	};
+	static const int types[] = {
+		[LA_QP] = T_QP, [LA_MW] = T_MW, [LA_MR] = T_MR, [LA_WR] = T_NONE,
+	};
+	/* the provider's order */
+	static const int order[] = { LA_QP, LA_WR, LA_MW, LA_MR };
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr[8];
+	} cmd;
+	struct {
+		struct softhca_local_wr wr;
+		uint64_t more[2];
+	} buf;
+	uint64_t val[4], base = 0, mlen = 0, addr, len, wr_ptr;
+	unsigned int n = 0, i, k, has = 0, seen = 0;
+	uint16_t wr_len = sizeof(buf.wr);
+	uint32_t seq;
+	int wr_bad = 0, junk = 0, e, err;
+	char desc[160];
+	size_t dl = 0;
+	expect_t x;
+
+	memset(&cmd, 0, sizeof(cmd));
+	memset(&buf, 0, sizeof(buf));
+
+	/* the request, and the attributes that come with it */
+	buf.wr.opcode = vt_rndn(8) ? (vt_rndn(4) ? SOFTHCA_LOCAL_BIND_MW :
+				      SOFTHCA_LOCAL_INV) :
+			vt_rndn(2) ? vt_rndn(4) : (uint32_t)vt_rnd();
+	if (vt_rndn(16))
+		has |= 1U << LA_QP;
+	if (vt_rndn(16))
+		has |= 1U << LA_WR;
+	if (buf.wr.opcode == SOFTHCA_LOCAL_BIND_MW ? vt_rndn(8) : !vt_rndn(4))
+		has |= 1U << LA_MW;
+	if (vt_rndn(4))
+		has |= 1U << LA_MR;
+	for (i = 0; i < 4; i++)
+		val[i] = types[i] != T_NONE && (has & 1U << i) ?
+			 rnd_attr_handle(types[i]) : 0;
+	seq = ++post_seq;
+	buf.wr.wr_id = WR_ID(buf.wr.opcode == SOFTHCA_LOCAL_INV ? WR_TAG_INV :
+			     WR_TAG_BIND, seq);
+	buf.wr.send_flags = rnd_local_flags();
+	if ((has & 1U << LA_MR) && val[LA_MR] < MAXH)
+		mr_space(val[LA_MR], NULL, &base, &mlen);
+	bind_range(base, mlen, &addr, &len);
+	buf.wr.addr = addr;
+	buf.wr.length = len;
+	buf.wr.access = rnd_mw_access();
+	if (buf.wr.opcode == SOFTHCA_LOCAL_INV) {
+		int64_t w = live_of(T_MW);
+		struct ibv_mr *mr = mrs[vt_rndn(MAX_MR)];
+
+		buf.wr.key = w >= 0 && vt_rndn(2) ? tab[w].key :
+			     mr && vt_rndn(2) ? mr->lkey : (uint32_t)vt_rnd();
+	} else if (val[LA_MW] < MAXH && ktype(val[LA_MW]) == T_MW &&
+		   vt_rndn(8)) {
+		buf.wr.key = ibv_inc_rkey(tab[val[LA_MW]].key);
+	} else {
+		buf.wr.key = vt_rnd();
+	}
+	wr_ptr = (uintptr_t)&buf;
+	switch (vt_rndn(24)) {
+	case 0:			/* short */
+		wr_len = vt_rndn(sizeof(buf.wr));
+		break;
+	case 1:			/* longer, zeroes beyond */
+		wr_len = sizeof(buf.wr) + 8 * (1 + vt_rndn(2));
+		break;
+	case 2:			/* longer, not zeroes beyond */
+		wr_len = sizeof(buf.wr) + 8 * (1 + vt_rndn(2));
+		buf.more[vt_rndn((wr_len - sizeof(buf.wr)) / 8)] = vt_rnd() | 1;
+		junk = 1;
+		break;
+	case 3:			/* unreadable */
+		wr_ptr = vt_rndn(2) ? (uintptr_t)arena : 0xffff888000000000ULL;
+		wr_bad = 1;
+		if (vt_rndn(2))
+			wr_len = sizeof(buf.wr) + 8;
+		break;
+	default:
+		break;
+	}
+
+	/* the attributes, in the provider's order */
+	for (i = 0; i < 4; i++) {
+		struct ib_uverbs_attr *a = &cmd.attr[n];
+
+		if (!(has & 1U << order[i]))
+			continue;
+		a->attr_id = SOFTHCA_IB_ATTR_POST_LOCAL_QP + order[i];
+		a->flags = UVERBS_ATTR_F_MANDATORY;
+		if (order[i] == LA_WR) {
+			a->len = wr_len;
+			a->attr_data.reserved = vt_rndn(32) ? 0 : 1 + vt_rndn(0xffff);
+			a->data = wr_ptr;
+		} else {
+			a->data = val[order[i]];
+			/* an idr attribute has neither length nor reserved bits */
+			if (!vt_rndn(48)) {
+				if (vt_rndn(2))
+					a->len = 1 + vt_rndn(64);
+				else
+					a->attr_data.reserved = 1 + vt_rndn(0xffff);
+			}
+		}
+		n++;
+	}
+	/* in another order, repeated, unknown */
+	if (n > 1 && !vt_rndn(8))
+		for (i = n - 1; i > 0; i--) {
+			struct ib_uverbs_attr t = cmd.attr[i];
+
+			k = vt_rndn(i + 1);
+			cmd.attr[i] = cmd.attr[k];
+			cmd.attr[k] = t;
+		}
+	if (n && !vt_rndn(24)) {
+		cmd.attr[n] = cmd.attr[vt_rndn(n)];
+		n++;
+	}
+	if (!vt_rndn(16)) {
+		k = vt_rndn(n + 1);
+		memmove(&cmd.attr[k + 1], &cmd.attr[k],
+			(n - k) * sizeof(cmd.attr[0]));
+		memset(&cmd.attr[k], 0, sizeof(cmd.attr[k]));
+		cmd.attr[k].attr_id =
+			unknown[vt_rndn(sizeof(unknown) / sizeof(unknown[0]))];
+		cmd.attr[k].flags = vt_rndn(2) ? UVERBS_ATTR_F_MANDATORY : 0;
+		cmd.attr[k].data = vt_rnd();
+		n++;
+	}
+
+	cmd.hdr.length = sizeof(cmd.hdr) + n * sizeof(cmd.attr[0]);
+	cmd.hdr.object_id = UVERBS_OBJECT_QP;
+	cmd.hdr.method_id = SOFTHCA_IB_METHOD_QP_POST_LOCAL;
+	cmd.hdr.num_attrs = n;
+	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	switch (vt_rndn(48)) {
+	case 0:
+		cmd.hdr.length = vt_rndn(2) ? cmd.hdr.length + sizeof(cmd.attr[0]) :
+				 cmd.hdr.length - sizeof(cmd.attr[0]);
+		break;
+	case 1:
+		cmd.hdr.reserved1 = 1ULL << vt_rndn(64);
+		break;
+	case 2:
+		cmd.hdr.reserved2 = 1 + vt_rndn(0xffffffff);
+		break;
+	case 3:
+		cmd.hdr.driver_id = 1 + vt_rndn(32);
+		break;
+	case 4:
+		cmd.hdr.method_id += 1 + vt_rndn(3);
+		break;
+	default:
+		break;
+	}
+
+	/* ib_uverbs_ioctl(), ib_uverbs_cmd_verbs(), ib_uverbs_run_method() */
+	if (cmd.hdr.length != sizeof(cmd.hdr) + n * sizeof(cmd.attr[0])) {
+		x = X(EINVAL);
+		goto run;
+	}
+	if (cmd.hdr.reserved1 || cmd.hdr.reserved2) {
+		x = X(EPROTONOSUPPORT);
+		goto run;
+	}
+	if (cmd.hdr.driver_id != RDMA_DRIVER_UNKNOWN) {
+		x = X(EINVAL);
+		goto run;
+	}
+	if (cmd.hdr.method_id != SOFTHCA_IB_METHOD_QP_POST_LOCAL) {
+		x = X(EPROTONOSUPPORT);
+		goto run;
+	}
+	for (i = 0; i < n; i++) {
+		const struct ib_uverbs_attr *a = &cmd.attr[i];
+		int ai = local_attr_index(a->attr_id);
+
+		if (ai < 0) {
+			if (a->flags & UVERBS_ATTR_F_MANDATORY) {
+				x = X(EPROTONOSUPPORT);
+				goto run;
+			}
+			continue;
+		}
+		if (seen & 1U << ai) {
+			x = X(EINVAL);		/* given twice */
+			goto run;
+		}
+		if (ai == LA_WR) {
+			/* beyond the struct: zeroes only (UVERBS_ATTR_STRUCT) */
+			if (a->len > sizeof(buf.wr) && (junk || wr_bad)) {
+				x = X(EOPNOTSUPP);
+				goto run;
+			}
+			e = a->len < sizeof(buf.wr) || a->attr_data.reserved ?
+			    EINVAL : 0;
+		} else {
+			e = a->attr_data.reserved || a->len ? EINVAL :
+			    attr_lookup_err(a->data, types[ai]);
+		}
+		if (e) {
+			x = X(e);
+			goto run;
+		}
+		seen |= 1U << ai;
+	}
+	if (!(seen & 1U << LA_QP) || !(seen & 1U << LA_WR)) {
+		x = X(EINVAL);			/* a mandatory one is missing */
+		goto run;
+	}
+	/* the handler: uverbs_copy_from() of the request, then its checks */
+	if (wr_len > sizeof(buf.wr))
+		x = X(EINVAL);
+	else if (wr_bad)
+		x = X(EFAULT);
+	else
+		x = local_handler_expect(val[LA_QP],
+					 seen & 1U << LA_MW ? (int64_t)val[LA_MW] : -1,
+					 seen & 1U << LA_MR ? (int64_t)val[LA_MR] : -1,
+					 buf.wr.opcode, buf.wr.send_flags,
+					 buf.wr.length);
+run:
+	err = ioctl(cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+	for (i = 0; i < n && dl < sizeof(desc); i++) {
+		const struct ib_uverbs_attr *a = &cmd.attr[i];
+		int ai = local_attr_index(a->attr_id);
+
+		dl += snprintf(desc + dl, sizeof(desc) - dl, "%s%s", i ? " " : "",
+			       ai == LA_QP ? "QP" : ai == LA_MW ? "MW" :
+			       ai == LA_MR ? "MR" : ai == LA_WR ? "WR" : "?");
+		if (dl < sizeof(desc) && ai != LA_WR)
+			dl += snprintf(desc + dl, sizeof(desc) - dl, "=%#llx",
+				       (unsigned long long)a->data);
+	}
+	account(OP_POST_LOCAL, err, x,
+		"(hdr length %u method %#x driver %u reserved %#llx/%#x; attrs %s; wr %u bytes at %#llx%s: opcode %u flags %#x key %#x addr %#llx length %#llx rights %#x)",
+		cmd.hdr.length, cmd.hdr.method_id, cmd.hdr.driver_id,
+		(unsigned long long)cmd.hdr.reserved1, cmd.hdr.reserved2,
+		n ? desc : "none", wr_len, (unsigned long long)wr_ptr,
+		junk ? " and junk" : "", buf.wr.opcode, buf.wr.send_flags,
+		buf.wr.key, (unsigned long long)buf.wr.addr,
+		(unsigned long long)buf.wr.length, buf.wr.access);
+	if (err)
+		return;
+	if (buf.wr.opcode == SOFTHCA_LOCAL_BIND_MW)
+		bind_posted(val[LA_QP], val[LA_MW],
+			    seen & 1U << LA_MR ? (int64_t)val[LA_MR] : -1,
+			    buf.wr.addr, buf.wr.length, buf.wr.access,
+			    buf.wr.key, seq);
+	else
+		mw_key_posted(val[LA_QP], buf.wr.key, seq);
+}
+
 static const struct {
 	void (*fn)(void);
 	unsigned int weight;
@@ -3236,7 +4488,9 @@ static const struct {
 	{ op_srq_modify_raw, 1 }, { op_srq_query_raw, 1 },
 	{ op_srq_destroy_raw, 1 }, { op_srq_post_raw, 2 }, { op_ah_create, 1 },
 	{ op_ah_destroy, 1 }, { op_ah_create_raw, 1 }, { op_ah_destroy_raw, 1 },
-	{ op_ud_send, 3 },
+	{ op_ud_send, 3 }, { op_mw_alloc, 2 }, { op_mw_alloc_raw, 2 },
+	{ op_mw_dealloc, 2 }, { op_mw_dealloc_raw, 2 }, { op_mw_bind, 5 },
+	{ op_post_local, 5 },
 };
 
 /*
@@ -3263,6 +4517,7 @@ static void cleanup(void)
 	struct ib_uverbs_destroy_srq_resp dsrq_resp;
 	struct ib_uverbs_destroy_srq dsrq = {};
 	struct ib_uverbs_destroy_ah dah;
+	struct ib_uverbs_dealloc_mw dmw;
 	unsigned int i;
 	int err;
 
@@ -3290,6 +4545,12 @@ static void cleanup(void)
 			err = raw_cmd(IB_USER_VERBS_CMD_DESTROY_AH, &dah,
 				      sizeof(dah), 0);
 			account(OP_CLEANUP, err, XOK, "(raw DESTROY_AH %u)", i);
+		} else if (tab[i].type == T_MW) {
+			/* no bind can execute any more: every MR is free after */
+			dmw.mw_handle = i;
+			err = raw_cmd(IB_USER_VERBS_CMD_DEALLOC_MW, &dmw,
+				      sizeof(dmw), 0);
+			account(OP_CLEANUP, err, XOK, "(raw DEALLOC_MW %u)", i);
 		} else {
 			continue;
 		}
@@ -3416,6 +4677,13 @@ static int child(const char *name, uint64_t seed, uint64_t iters, int mode,
 	setup_memory();
 	ctx = vt_open(name);
 	cmd_fd = ctx->cmd_fd;
+	{
+		struct ibv_query_device_ex_input in = { 0 };
+		struct ibv_device_attr_ex ax;
+
+		dev_odp = !ibv_query_device_ex(ctx, &in, &ax) &&
+			  (ax.odp_caps.general_caps & IBV_ODP_SUPPORT);
+	}
 	find_gid();
 	setup_ud();
 	for (i = 0; i < sizeof(ops) / sizeof(ops[0]); i++)
@@ -3576,6 +4844,26 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < procs; i++)
 		tot_iters += all[i].iters;
+	{
+		static const char *const kind[NR_WCK] = { "binds", "LOCAL_INVs" };
+		uint64_t wc[NR_WCK][NR_WCS] = {}, busy = 0, sure = 0;
+		int s;
+
+		for (i = 0; i < procs; i++) {
+			busy += all[i].mr_busy;
+			sure += all[i].mr_busy_sure;
+			for (op = 0; op < NR_WCK; op++)
+				for (s = 0; s < NR_WCS; s++)
+					wc[op][s] += all[i].wc[op][s];
+		}
+		for (op = 0; op < NR_WCK; op++)
+			vt_info("%s of the fuzzer polled: %llu succeeded, %llu failed, %llu flushed",
+				kind[op], (unsigned long long)wc[op][WC_OK],
+				(unsigned long long)wc[op][WC_ERR],
+				(unsigned long long)wc[op][WC_FLUSH]);
+		vt_info("dereg_mr/rereg_mr refused with EBUSY (a window bound): %llu, %llu of them when the model knew a bind had succeeded",
+			(unsigned long long)busy, (unsigned long long)sure);
+	}
 	vt_info("%llu iterations in %d processes, %llu calls, %llu unexpected results, %.1f s",
 		(unsigned long long)tot_iters, procs, (unsigned long long)tot_n,
 		(unsigned long long)tot_unexp,
