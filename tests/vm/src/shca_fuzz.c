@@ -154,7 +154,7 @@ static int core_access_err(uint32_t a)
 		return EINVAL;
 	if (a & ~IB_ACCESS_SUPP)
 		return EINVAL;
-	if (a & A_ODP)
+	if ((a & A_ODP) && !dev_odp)
 		return odp_errno;
 	if (a & (A_FLUSH_G | A_FLUSH_P))
 		return EOPNOTSUPP;
@@ -242,6 +242,7 @@ struct stats {
 	uint64_t wc[NR_WCK][NR_WCS];
 	/* dereg_mr/rereg_mr refused with EBUSY; the model knew it would be */
 	uint64_t mr_busy, mr_busy_sure;
+	uint64_t odp_regs;	/* on-demand paging registrations made */
 	uint64_t iters;
 	int finished;
 };
@@ -298,6 +299,7 @@ struct kobj {
 	uint64_t iova;		/* user MR: its iova */
 	int wpin;		/* user MR: pinned for writing */
 	int dmabuf;		/* user MR: over a dma-buf */
+	int odp;		/* user MR: on-demand paging, nothing pinned */
 	uint32_t scq, rcq;	/* QP: its CQs' handles (and pd: its PD's) */
 	int srq;		/* QP: its SRQ's handle or -1 */
 	uint32_t max_wr;	/* SRQ: WQEs it holds */
@@ -799,6 +801,40 @@ static expect_t range_expect(uint64_t a, uint64_t len, uint64_t iova,
 	return mem_expect(a, len, access);
 }
 
+/*
+ * An on-demand paging registration (the device has ODP): softhca's rules
+ * (shca_reg_odp_mr()), then the core's ib_umem_odp_get(), which looks at
+ * no page - the memory behind the range does not matter - but may find
+ * the range too large to track (ENOMEM) or to round (EOVERFLOW).
+ * HUGETLB goes with ODP (a range without huge pages registers and its
+ * accesses fail). Start 0 and length SIZE_MAX: implicit ODP at iova 0.
+ */
+static expect_t odp_expect(uint64_t a, uint64_t len, uint64_t iova,
+			   uint32_t access)
+{
+	int e = drv_access_err(access & ~(A_ODP | A_HUGE));
+
+	if (!a && len == UINT64_MAX) {
+		if (iova || (access & A_HUGE))
+			return X(EINVAL);
+		return e ? X(e) : XOK | X(ENOMEM);
+	}
+	if (e)
+		return X(e);
+	if (!len || len > MAX_MR_SIZE || a + len < a || iova + len < iova)
+		return X(EINVAL);
+	return XOK | X(ENOMEM) | X(EOVERFLOW);
+}
+
+/* pinned or on-demand paging, as @access says */
+static expect_t reg_expect(uint64_t a, uint64_t len, uint64_t iova,
+			   uint32_t access)
+{
+	if (dev_odp && (access & A_ODP))
+		return odp_expect(a, len, iova, access);
+	return range_expect(a, len, iova, access);
+}
+
 static uint64_t rnd_addr(void)
 {
 	static const uint64_t kernel[] = {
@@ -894,8 +930,7 @@ static uint32_t rnd_access(void)
 		a = vt_rnd();
 		break;
 	}
-	/* the oracle knows pinned registrations, not on-demand paging */
-	return dev_odp ? a & ~A_ODP : a;
+	return a;
 }
 
 /* a range inside memory that can be registered: [a, a + len) */
@@ -1124,6 +1159,9 @@ static void mr_pinned(uint32_t h, uint64_t start, uint64_t len, uint64_t iova,
 	tab[h].iova = iova;
 	tab[h].wpin = !!(tab[h].access & A_WRITABLE);
 	tab[h].dmabuf = dmabuf;
+	tab[h].odp = dev_odp && (tab[h].access & A_ODP);
+	if (st)
+		st->odp_regs += tab[h].odp;
 }
 
 static void op_reg(void)
@@ -1159,7 +1197,7 @@ static void op_reg(void)
 	else if ((e = lookup_err(pd->handle, T_PD)))
 		x = X(e);
 	else
-		x = range_expect(a, len, iova, access);
+		x = reg_expect(a, len, iova, access);
 	errno = 0;
 	mr = ibv_reg_mr_iova2(pd, (void *)(uintptr_t)a, len, iova, access);
 	account(OP_REG, mr ? 0 : errno, x,
@@ -1208,8 +1246,8 @@ static void op_reg_raw(void)
 	else if ((e = lookup_err(cmd.pd_handle, T_PD)))
 		x = X(e);
 	else
-		x = range_expect(cmd.start, cmd.length, cmd.hca_va,
-				 cmd.access_flags);
+		x = reg_expect(cmd.start, cmd.length, cmd.hca_va,
+			       cmd.access_flags);
 	/* the MR is created, then the response fails: it is destroyed again */
 	if (bad && (x & XOK))
 		x = (x & ~XOK) | X(EFAULT);
@@ -1245,7 +1283,14 @@ static expect_t rereg_drv_expect(uint32_t h, uint32_t flags, uint64_t start,
 	if (!(flags & REREG_ACCESS))
 		access = tab[h].access;
 	if (flags & REREG_TRANS)
-		return range_expect(start, len, iova, access);
+		return reg_expect(start, len, iova, access);
+	/* In or out of on-demand paging: a new MR over the same range. */
+	if (dev_odp && ((access & A_ODP) || tab[h].odp)) {
+		if (!tab[h].odp && tab[h].dmabuf)
+			return X(EOPNOTSUPP);
+		return reg_expect(tab[h].start, tab[h].len, tab[h].iova,
+				  access);
+	}
 	if (flags & REREG_ACCESS) {
 		e = drv_access_err(access);
 		if (e)
@@ -1301,6 +1346,7 @@ static void rereg_done(uint32_t h, uint32_t flags, uint32_t pd, uint32_t access,
 		mr_pinned(h, start, len, iova, 0);
 	else if (tab[h].access & A_WRITABLE)
 		tab[h].wpin = 1;	/* an upgrade re-pinned for writing */
+	tab[h].odp = dev_odp && (tab[h].access & A_ODP);
 }
 
 static uint32_t rnd_rereg_flags(void)
@@ -4846,12 +4892,13 @@ int main(int argc, char **argv)
 		tot_iters += all[i].iters;
 	{
 		static const char *const kind[NR_WCK] = { "binds", "LOCAL_INVs" };
-		uint64_t wc[NR_WCK][NR_WCS] = {}, busy = 0, sure = 0;
+		uint64_t wc[NR_WCK][NR_WCS] = {}, busy = 0, sure = 0, odp = 0;
 		int s;
 
 		for (i = 0; i < procs; i++) {
 			busy += all[i].mr_busy;
 			sure += all[i].mr_busy_sure;
+			odp += all[i].odp_regs;
 			for (op = 0; op < NR_WCK; op++)
 				for (s = 0; s < NR_WCS; s++)
 					wc[op][s] += all[i].wc[op][s];
@@ -4863,6 +4910,8 @@ int main(int argc, char **argv)
 				(unsigned long long)wc[op][WC_FLUSH]);
 		vt_info("dereg_mr/rereg_mr refused with EBUSY (a window bound): %llu, %llu of them when the model knew a bind had succeeded",
 			(unsigned long long)busy, (unsigned long long)sure);
+		vt_info("on-demand paging MRs registered: %llu",
+			(unsigned long long)odp);
 	}
 	vt_info("%llu iterations in %d processes, %llu calls, %llu unexpected results, %.1f s",
 		(unsigned long long)tot_iters, procs, (unsigned long long)tot_n,
