@@ -30,8 +30,11 @@
 # 120000: about 70 s under TCG), FUZZ_PROCS (default 6) and FUZZ_SECS
 # (time budget, default 100 s: a busy host runs fewer iterations instead
 # of failing on time; 0 for none) change the run when set in the guest
-# (scripts/vm.sh --shell, then sh /tests/95-fuzz.sh); the same seed gives
-# the same sequence of operations.
+# (scripts/vm.sh --shell, then sh /tests/95-fuzz.sh, or scripts/vm.sh
+# --env NAME=VALUE 95); the same seed gives the same sequence of
+# operations. FUZZ_ODP=1 adds on-demand paging registrations (off by
+# default: see the 95-fuzz row of Documentation/testing.rst).
+# shca_fuzz reads FUZZ_ODP from its environment.
 # About 65 s of fuzzing under TCG on a quiet host; the bounds leave room
 # for a busy one.
 # vm-test-timeout: 200

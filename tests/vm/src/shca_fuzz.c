@@ -136,6 +136,7 @@ static uint32_t ib_access_supp = A_HUGE | A_OPTIONAL | ((A_FLUSH_P << 1) - 1);
 static int odp_errno = EOPNOTSUPP;
 /* the device pages on demand: ON_DEMAND is not asked for (rnd_access()) */
 static int dev_odp;
+static int fuzz_odp;	/* FUZZ_ODP=1: on-demand paging registrations too */
 #define SHCA_ACCESS	(A_LW | A_RW | A_RR | A_RA | A_MW | A_ZB)
 #define A_WRITABLE	(A_LW | A_RW | A_RA | A_MW)	/* ib_access_writable() */
 
@@ -930,7 +931,13 @@ static uint32_t rnd_access(void)
 		a = vt_rnd();
 		break;
 	}
-	return a;
+	/*
+	 * On-demand paging only with FUZZ_ODP=1 for now: with it, 2 runs of
+	 * 6 (seed 1) saw a raw REREG_MR adding write access to a pinned MR
+	 * get EFAULT where the model says read-write memory; not explained
+	 * yet (see the issue 12 note of stop 13).
+	 */
+	return dev_odp && !fuzz_odp ? a & ~A_ODP : a;
 }
 
 /* a range inside memory that can be registered: [a, a + len) */
@@ -1452,11 +1459,15 @@ static void op_rereg_raw(void)
 	err = raw_cmd(IB_USER_VERBS_CMD_REREG_MR, &cmd, sizeof(cmd),
 		      sizeof(resp) / 4);
 	account(OP_REREG_RAW, err, x,
-		"(handle %u, flags %#x, start %#llx, len %#llx, hca_va %#llx, pd %u, access %#x, response %#llx)",
+		"(handle %u, flags %#x, start %#llx, len %#llx, hca_va %#llx, pd %u, access %#x, response %#llx; model: start %#llx len %#llx access %#x wpin %d odp %d)",
 		cmd.mr_handle, cmd.flags, (unsigned long long)cmd.start,
 		(unsigned long long)cmd.length,
 		(unsigned long long)cmd.hca_va, cmd.pd_handle,
-		cmd.access_flags, (unsigned long long)cmd.response);
+		cmd.access_flags, (unsigned long long)cmd.response,
+		(unsigned long long)tab[cmd.mr_handle % MAXH].start,
+		(unsigned long long)tab[cmd.mr_handle % MAXH].len,
+		tab[cmd.mr_handle % MAXH].access, tab[cmd.mr_handle % MAXH].wpin,
+		tab[cmd.mr_handle % MAXH].odp);
 	count_busy(err, x);
 	if (!err)
 		rereg_done(cmd.mr_handle, cmd.flags, cmd.pd_handle,
@@ -4727,6 +4738,7 @@ static int child(const char *name, uint64_t seed, uint64_t iters, int mode,
 		struct ibv_query_device_ex_input in = { 0 };
 		struct ibv_device_attr_ex ax;
 
+		fuzz_odp = getenv("FUZZ_ODP") && atoi(getenv("FUZZ_ODP"));
 		dev_odp = !ibv_query_device_ex(ctx, &in, &ax) &&
 			  (ax.odp_caps.general_caps & IBV_ODP_SUPPORT);
 	}
