@@ -1345,15 +1345,20 @@ static expect_t rereg_expect(uint32_t h, uint32_t flags, uint64_t start,
 static void rereg_done(uint32_t h, uint32_t flags, uint32_t pd, uint32_t access,
 		       uint64_t start, uint64_t len, uint64_t iova)
 {
+	int was_odp = tab[h].odp;
+
 	if (flags & REREG_PD)
 		tab[h].pd = pd;
 	if (flags & REREG_ACCESS)
 		tab[h].access = access;
+	tab[h].odp = dev_odp && (tab[h].access & A_ODP);
 	if (flags & REREG_TRANS)
 		mr_pinned(h, start, len, iova, 0);
+	else if (was_odp || tab[h].odp)
+		/* a new MR over the range: pinned as its access says */
+		tab[h].wpin = !!(tab[h].access & A_WRITABLE);
 	else if (tab[h].access & A_WRITABLE)
 		tab[h].wpin = 1;	/* an upgrade re-pinned for writing */
-	tab[h].odp = dev_odp && (tab[h].access & A_ODP);
 }
 
 static uint32_t rnd_rereg_flags(void)
