@@ -870,12 +870,84 @@ static int shca_destroy_cq(struct ibv_cq *ibcq)
 #define SHCA_QP_INIT_ATTR_MASK	(IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS | \
 				 IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
 
+struct shca_create_qp_cmd {
+	struct ibv_create_qp ibv_cmd;
+	struct softhca_create_qp drv;
+};
+
+struct shca_create_qp_resp {
+	struct ib_uverbs_create_qp_resp ibv_resp;
+	struct softhca_create_qp_resp drv;
+};
+
+/* Map a ring the kernel granted; EPROTO if its geometry makes no sense. */
+static int shca_wq_map(struct ibv_context *ibctx, struct shca_wq *wq,
+		       uint64_t offset, uint32_t size, uint32_t slots,
+		       uint32_t slot_size, size_t min_slot, uint32_t max_sge)
+{
+	if (!slots || (slots & (slots - 1)) || slot_size < min_slot ||
+	    (slot_size - min_slot) / sizeof(struct ib_uverbs_sge) < max_sge ||
+	    size < SOFTHCA_WQ_RING_HDR + (uint64_t)slots * slot_size)
+		return EPROTO;
+	wq->ring = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED,
+			ibctx->cmd_fd, (off_t)offset);
+	if (wq->ring == MAP_FAILED) {
+		wq->ring = NULL;
+		return errno;
+	}
+	wq->map_len = size;
+	wq->slots = slots;
+	wq->slot_size = slot_size;
+	wq->max_sge = max_sge;
+	wq->prod = wq->ring->consumer;
+	wq->reset = true;
+	pthread_mutex_init(&wq->lock, NULL);
+	return 0;
+}
+
+static void shca_wq_unmap(struct shca_wq *wq)
+{
+	if (!wq->ring)
+		return;
+	munmap(wq->ring, wq->map_len);
+	pthread_mutex_destroy(&wq->lock);
+	wq->ring = NULL;
+}
+
+/* The rings the kernel granted in @r; on failure none stays mapped. */
+static int shca_qp_map_rings(struct ibv_context *ibctx, struct shca_qp *qp,
+			     const struct softhca_create_qp_resp *r,
+			     const struct ibv_qp_cap *cap)
+{
+	int err;
+
+	if (r->flags & SOFTHCA_QP_SQ_RING) {
+		err = shca_wq_map(ibctx, &qp->sq, r->sq_mmap_offset,
+				  r->sq_mmap_size, r->sq_slots, r->sq_slot_size,
+				  sizeof(struct softhca_swqe), cap->max_send_sge);
+		if (err)
+			return err;
+		qp->sq.max_wr = cap->max_send_wr;
+	}
+	if (r->flags & SOFTHCA_QP_RQ_RING) {
+		err = shca_wq_map(ibctx, &qp->rq, r->rq_mmap_offset,
+				  r->rq_mmap_size, r->rq_slots, r->rq_slot_size,
+				  sizeof(struct softhca_rwqe), cap->max_recv_sge);
+		if (err) {
+			shca_wq_unmap(&qp->sq);
+			return err;
+		}
+		qp->rq.max_wr = cap->max_recv_wr;
+	}
+	return 0;
+}
+
 static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 					struct ibv_qp_init_attr_ex *attr)
 {
-	struct ib_uverbs_create_qp_resp resp;
+	struct shca_create_qp_resp resp;
 	struct ibv_qp_init_attr_ex attr_ex;
-	struct ibv_create_qp cmd;
+	struct shca_create_qp_cmd cmd;
 	struct shca_allocator a;
 	struct shca_qp *qp;
 	int err;
@@ -916,9 +988,18 @@ static struct ibv_qp *shca_create_qp_ex(struct ibv_context *ibctx,
 	attr_ex.comp_mask &= ~(IBV_QP_INIT_ATTR_CREATE_FLAGS |
 			       IBV_QP_INIT_ATTR_SEND_OPS_FLAGS);
 	memset(&cmd, 0, sizeof(cmd));
-	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &attr_ex, &cmd, sizeof(cmd),
-				   &resp, sizeof(resp));
+	memset(&resp, 0, sizeof(resp));
+	cmd.drv.flags = to_shca_ctx(ibctx)->rings;
+	err = ibv_cmd_create_qp_ex(ibctx, &qp->vqp, &attr_ex, &cmd.ibv_cmd,
+				   sizeof(cmd), &resp.ibv_resp, sizeof(resp));
 	if (err) {
+		shca_pd_free(qp, SHCA_RES_TYPE_QP, a);
+		errno = err;
+		return NULL;
+	}
+	err = shca_qp_map_rings(ibctx, qp, &resp.drv, &attr_ex.cap);
+	if (err) {
+		ibv_cmd_destroy_qp(&qp->vqp.qp);
 		shca_pd_free(qp, SHCA_RES_TYPE_QP, a);
 		errno = err;
 		return NULL;
@@ -965,11 +1046,17 @@ static int shca_query_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 static int shca_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			  int attr_mask)
 {
+	struct shca_wq *rq = &to_shca_qp(ibqp)->rq;
 	struct ibv_modify_qp cmd;
 	int err;
 
 	memset(&cmd, 0, sizeof(cmd));
 	err = ibv_cmd_modify_qp(ibqp, attr, attr_mask, &cmd, sizeof(cmd));
+	if (!err && (attr_mask & IBV_QP_STATE) && rq->ring) {
+		pthread_mutex_lock(&rq->lock);
+		rq->reset = attr->qp_state == IBV_QPS_RESET;
+		pthread_mutex_unlock(&rq->lock);
+	}
 	/* RESET empties the queues, and so the QP's completions. */
 	if (!err && (attr_mask & IBV_QP_STATE) &&
 	    attr->qp_state == IBV_QPS_RESET)
@@ -986,10 +1073,172 @@ static int shca_destroy_qp(struct ibv_qp *ibqp)
 		return err;
 	/* The kernel produces nothing for the QP any more. */
 	shca_qp_clean_cqs(ibqp);
+	shca_wq_unmap(&to_shca_qp(ibqp)->sq);
+	shca_wq_unmap(&to_shca_qp(ibqp)->rq);
 	shca_qp_ex_fini(to_shca_qp(ibqp));
 	shca_pd_free(to_shca_qp(ibqp), SHCA_RES_TYPE_QP,
 		     to_shca_qp(ibqp)->alloc);
 	return 0;
+}
+
+/* Ring a mapped queue's doorbell (SOFTHCA_IB_METHOD_QP_DOORBELL). */
+static int shca_doorbell(struct ibv_qp *qp, uint32_t queue, uint32_t producer)
+{
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr[3];
+	} cmd;
+	uint16_t n = 0;
+
+	memset(&cmd, 0, sizeof(cmd));
+	cmd.attr[n].attr_id = SOFTHCA_IB_ATTR_DOORBELL_QP;
+	cmd.attr[n++].data = qp->handle;
+	cmd.attr[n].attr_id = SOFTHCA_IB_ATTR_DOORBELL_QUEUE;
+	cmd.attr[n].len = sizeof(queue);
+	memcpy(&cmd.attr[n++].data, &queue, sizeof(queue));
+	if (queue == SOFTHCA_DB_SQ) {
+		cmd.attr[n].attr_id = SOFTHCA_IB_ATTR_DOORBELL_PRODUCER;
+		cmd.attr[n].len = sizeof(producer);
+		memcpy(&cmd.attr[n++].data, &producer, sizeof(producer));
+	}
+	for (uint16_t i = 0; i < n; i++)
+		cmd.attr[i].flags = UVERBS_ATTR_F_MANDATORY;
+	cmd.hdr.length = sizeof(cmd.hdr) + n * sizeof(cmd.attr[0]);
+	cmd.hdr.object_id = UVERBS_OBJECT_QP;
+	cmd.hdr.method_id = SOFTHCA_IB_METHOD_QP_DOORBELL;
+	cmd.hdr.num_attrs = n;
+	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	return ioctl(qp->context->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+}
+
+/*
+ * A request a send-ring slot holds: everything but binds and LOCAL_INV
+ * (shca_post_one_local()), within the slot's SGEs.
+ */
+static bool shca_wr_fits_ring(const struct shca_wq *sq,
+			      const struct ibv_send_wr *wr)
+{
+	return !shca_wr_is_local(wr) && wr->num_sge >= 0 &&
+	       (uint32_t)wr->num_sge <= sq->max_sge;
+}
+
+static void shca_swqe_write(struct softhca_swqe *s,
+			    const struct ibv_send_wr *wr)
+{
+	s->wr_id = wr->wr_id;
+	s->opcode = wr->opcode;
+	s->send_flags = wr->send_flags;
+	s->num_sge = wr->num_sge;
+	s->ex = 0;
+	if (wr->opcode == IBV_WR_SEND_WITH_IMM ||
+	    wr->opcode == IBV_WR_RDMA_WRITE_WITH_IMM)
+		s->ex = wr->imm_data;
+	else if (wr->opcode == IBV_WR_SEND_WITH_INV)
+		s->ex = wr->invalidate_rkey;
+	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+		s->remote_addr = wr->wr.atomic.remote_addr;
+		s->compare_add = wr->wr.atomic.compare_add;
+		s->swap = wr->wr.atomic.swap;
+		s->rkey = wr->wr.atomic.rkey;
+	} else {
+		s->remote_addr = wr->wr.rdma.remote_addr;
+		s->rkey = wr->wr.rdma.rkey;
+	}
+	for (int i = 0; i < wr->num_sge; i++) {
+		s->sge[i].addr = wr->sg_list[i].addr;
+		s->sge[i].length = wr->sg_list[i].length;
+		s->sge[i].lkey = wr->sg_list[i].lkey;
+	}
+}
+
+/*
+ * Ring the send doorbell for the @n slots written since the kernel's
+ * consumer, the first holding @first. On a refusal the kernel's consumer
+ * names the refused slot: *@bad_wr is its request, and the slots after
+ * it are forgotten (the producer goes back to the consumer).
+ */
+static int shca_sq_ring(struct ibv_qp *ibqp, struct ibv_send_wr *first,
+			uint32_t n, struct ibv_send_wr **bad_wr)
+{
+	struct shca_wq *sq = &to_shca_qp(ibqp)->sq;
+	uint32_t cons, taken;
+	int err;
+
+	if (!n)
+		return 0;
+	err = shca_doorbell(ibqp, SOFTHCA_DB_SQ, sq->prod);
+	if (!err)
+		return 0;
+	cons = __atomic_load_n(&sq->ring->consumer, __ATOMIC_ACQUIRE);
+	taken = cons - (sq->prod - n);
+	if (taken > n)
+		taken = 0;
+	for (*bad_wr = first; taken--; *bad_wr = (*bad_wr)->next)
+		;
+	sq->prod = cons;
+	return err;
+}
+
+/* One request the send ring cannot carry, by the system call path. */
+static int shca_post_send_cmd(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			      struct ibv_send_wr **bad_wr)
+{
+	struct ibv_send_wr *next = wr->next;
+	int err;
+
+	if (shca_wr_is_local(wr)) {
+		err = shca_post_one_local(ibqp, wr);
+		if (err)
+			*bad_wr = wr;
+		return err;
+	}
+	/* The request alone: the caller's chain is restored at once. */
+	wr->next = NULL;
+	err = ibv_cmd_post_send(ibqp, wr, bad_wr);
+	wr->next = next;
+	return err;
+}
+
+/*
+ * The send ring: requests are written into slots and handed over with one
+ * doorbell per call (or per ring full); the kernel takes them during
+ * the doorbell, inline data included, so buffers may be reused as soon as
+ * post_send returns. Requests a slot cannot hold go by the system call
+ * path, in order.
+ */
+static int shca_post_send_ring(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
+			       struct ibv_send_wr **bad_wr)
+{
+	struct shca_wq *sq = &to_shca_qp(ibqp)->sq;
+	struct ibv_send_wr *first = wr;
+	uint32_t n = 0;
+	int err = 0;
+
+	pthread_mutex_lock(&sq->lock);
+	for (; wr; wr = wr->next) {
+		if (!shca_wr_fits_ring(sq, wr) || n == sq->slots) {
+			err = shca_sq_ring(ibqp, first, n, bad_wr);
+			n = 0;
+			first = wr;
+			if (err)
+				break;
+		}
+		if (!shca_wr_fits_ring(sq, wr)) {
+			err = shca_post_send_cmd(ibqp, wr, bad_wr);
+			if (err)
+				break;
+			first = wr->next;
+			continue;
+		}
+		shca_swqe_write(shca_wq_slot(sq, sq->prod), wr);
+		sq->prod++;
+		n++;
+	}
+	if (!err)
+		err = shca_sq_ring(ibqp, first, n, bad_wr);
+	pthread_mutex_unlock(&sq->lock);
+	return err;
 }
 
 /**
@@ -998,12 +1247,12 @@ static int shca_destroy_qp(struct ibv_qp *ibqp)
  * @wr: the chain
  * @bad_wr: set to the first request not posted
  *
- * Work requests go to the kernel as they are, one command per run of
- * requests the POST_SEND command carries, and one per memory-window bind
- * or local invalidation (shca_post_local()), in order. The kernel
- * validates them and copies inline data from this process' memory while
- * the command runs, so the caller may reuse an inline buffer as soon as
- * post_send returns.
+ * With a send ring (shca_post_send_ring()) one doorbell per call;
+ * without, one command per run of requests the POST_SEND command
+ * carries, and one per memory-window bind or local invalidation
+ * (shca_post_local()), in order. Either way the kernel validates the
+ * requests and copies inline data from this process' memory before
+ * post_send returns, so the caller may reuse an inline buffer at once.
  *
  * Return: 0 or an errno; the requests before *@bad_wr were posted.
  */
@@ -1013,13 +1262,13 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	struct ibv_send_wr *last, *next;
 	int err;
 
+	if (to_shca_qp(ibqp)->sq.ring)
+		return shca_post_send_ring(ibqp, wr, bad_wr);
 	while (wr) {
 		if (shca_wr_is_local(wr)) {
-			err = shca_post_one_local(ibqp, wr);
-			if (err) {
-				*bad_wr = wr;
+			err = shca_post_send_cmd(ibqp, wr, bad_wr);
+			if (err)
 				return err;
-			}
 			wr = wr->next;
 			continue;
 		}
@@ -1040,9 +1289,67 @@ int shca_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 	return 0;
 }
 
+/*
+ * The receive ring: a receive is a slot and a producer store, with a
+ * doorbell only when the kernel asked for one (a sender found the queue
+ * empty, or the QP is in the error state and the receive must be
+ * flushed). The kernel checks every slot again.
+ */
+static int shca_post_recv_ring(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
+			       struct ibv_recv_wr **bad_wr)
+{
+	struct shca_wq *rq = &to_shca_qp(ibqp)->rq;
+	uint32_t cons, start;
+	int err = 0;
+
+	pthread_mutex_lock(&rq->lock);
+	start = rq->prod;
+	cons = __atomic_load_n(&rq->ring->consumer, __ATOMIC_ACQUIRE);
+	for (; wr; wr = wr->next) {
+		struct softhca_rwqe *s;
+
+		if (rq->reset || wr->num_sge < 0 ||
+		    (uint32_t)wr->num_sge > rq->max_sge) {
+			err = EINVAL;
+			break;
+		}
+		if (rq->prod - cons >= rq->max_wr) {
+			cons = __atomic_load_n(&rq->ring->consumer,
+					       __ATOMIC_ACQUIRE);
+			if (rq->prod - cons >= rq->max_wr) {
+				err = ENOMEM;
+				break;
+			}
+		}
+		s = shca_wq_slot(rq, rq->prod);
+		s->wr_id = wr->wr_id;
+		s->num_sge = wr->num_sge;
+		for (int i = 0; i < wr->num_sge; i++) {
+			s->sge[i].addr = wr->sg_list[i].addr;
+			s->sge[i].length = wr->sg_list[i].length;
+			s->sge[i].lkey = wr->sg_list[i].lkey;
+		}
+		rq->prod++;
+	}
+	if (rq->prod != start) {
+		__atomic_store_n(&rq->ring->producer, rq->prod,
+				 __ATOMIC_RELEASE);
+		/* The producer before the flag; pairs with the kernel's. */
+		__atomic_thread_fence(__ATOMIC_SEQ_CST);
+		if (__atomic_load_n(&rq->ring->doorbell, __ATOMIC_RELAXED))
+			shca_doorbell(ibqp, SOFTHCA_DB_RQ, 0);
+	}
+	pthread_mutex_unlock(&rq->lock);
+	if (err)
+		*bad_wr = wr;
+	return err;
+}
+
 static int shca_post_recv(struct ibv_qp *ibqp, struct ibv_recv_wr *wr,
 			  struct ibv_recv_wr **bad_wr)
 {
+	if (to_shca_qp(ibqp)->rq.ring)
+		return shca_post_recv_ring(ibqp, wr, bad_wr);
 	return ibv_cmd_post_recv(ibqp, wr, bad_wr);
 }
 
@@ -1240,6 +1547,10 @@ static struct verbs_context *shca_alloc_context(struct ibv_device *ibdev,
 	}
 	ctx->page_size = page;
 	pthread_mutex_init(&ctx->pd_lock, NULL);
+	/* SOFTHCA_RINGS=0: every post is a system call (benchmarks). */
+	ctx->rings = SOFTHCA_QP_SQ_RING | SOFTHCA_QP_RQ_RING;
+	if (getenv("SOFTHCA_RINGS") && !strcmp(getenv("SOFTHCA_RINGS"), "0"))
+		ctx->rings = 0;
 
 	memset(&cmd, 0, sizeof(cmd));
 	err = shca_cmd_get_context(&ctx->vctx, &cmd, sizeof(cmd), &resp,

@@ -30,6 +30,7 @@ struct shca_context {
 	size_t page_size;
 	pthread_mutex_t pd_lock;	/* protects @parents */
 	struct shca_parent *parents;	/* the parent domains of this context */
+	uint32_t rings;			/* SOFTHCA_QP_* rings QPs ask for */
 };
 
 static_assert(offsetof(struct shca_context, vctx) == 0,
@@ -135,8 +136,36 @@ struct shca_wr_batch {
 	bool open;
 };
 
+/*
+ * A work queue mapped from the kernel (struct softhca_wq_ring), or none
+ * (@ring NULL): then the queue's verbs are system calls.
+ */
+struct shca_wq {
+	struct softhca_wq_ring *ring;
+	size_t map_len;
+	uint32_t slots;			/* a power of two */
+	uint32_t slot_size;
+	uint32_t max_wr;		/* receive ring: requests outstanding */
+	uint32_t max_sge;		/* SGEs a slot holds */
+	uint32_t prod;			/* next slot to write; under @lock */
+	pthread_mutex_t lock;		/* serialises posters */
+	/*
+	 * Receive ring: the QP is in RESET (created, or moved there by
+	 * modify_qp; nothing else moves a QP to RESET), where posting a
+	 * receive is an error, as the kernel's POST_RECV says.
+	 */
+	bool reset;
+};
+
+static inline void *shca_wq_slot(const struct shca_wq *wq, uint32_t idx)
+{
+	return (uint8_t *)wq->ring + SOFTHCA_WQ_RING_HDR +
+	       (size_t)(idx & (wq->slots - 1)) * wq->slot_size;
+}
+
 struct shca_qp {
 	struct verbs_qp vqp;
+	struct shca_wq sq, rq;		/* mapped send and receive rings */
 	struct shca_allocator alloc;	/* of this structure */
 	/*
 	 * The ibv_qp_ex work-request API (IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;

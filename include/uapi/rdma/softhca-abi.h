@@ -6,13 +6,16 @@
  * Everything not listed here uses the RDMA core's generic uverbs commands
  * unchanged. Completion queues of a process are rings in memory it maps
  * (struct softhca_cq_ring): completions reach it as numbers, never as
- * kernel pointers, and polling needs no system call.
+ * kernel pointers, and polling needs no system call. Work queues may be
+ * mapped rings too (struct softhca_wq_ring): posting a receive needs no
+ * system call, posting sends one doorbell per batch.
  */
 #ifndef SOFTHCA_ABI_USER_H
 #define SOFTHCA_ABI_USER_H
 
 #include <linux/types.h>
 #include <rdma/ib_user_ioctl_cmds.h>
+#include <rdma/ib_user_verbs.h>
 
 /*
  * ib_device_ops.uverbs_abi_ver. The provider accepts exactly this
@@ -64,6 +67,7 @@ enum softhca_ib_alloc_dm_attrs {
  */
 enum softhca_ib_qp_methods {
 	SOFTHCA_IB_METHOD_QP_POST_LOCAL = (1U << UVERBS_ID_NS_SHIFT),
+	SOFTHCA_IB_METHOD_QP_DOORBELL,
 };
 
 enum softhca_ib_post_local_attrs {
@@ -101,6 +105,178 @@ struct softhca_local_wr {
 	__u32 send_flags;
 	__u32 key;
 	__u32 access;
+};
+
+/*
+ * Mapped work queues. A process asks for them in create_qp's driver data
+ * (struct softhca_create_qp); the response (struct softhca_create_qp_resp)
+ * says which it got and where to map them:
+ *
+ *   mmap(NULL, mmap_size, PROT_READ | PROT_WRITE, MAP_SHARED, cmd_fd,
+ *        mmap_offset)
+ *
+ * Each ring is a struct softhca_wq_ring header followed by @slots slots
+ * of @slot_size bytes; work request n lives in slot n & (slots - 1).
+ * Counters are free-running 32-bit numbers. Everything the process writes
+ * is read by the kernel once, into its own memory, and validated there:
+ * a ring with impossible indices or a malformed slot costs the process
+ * that QP, nothing else.
+ *
+ * Receive ring (SOFTHCA_QP_RQ_RING; QPs without an SRQ): ibv_post_recv
+ * writes struct softhca_rwqe slots and then, with release ordering,
+ * @producer; no system call. The kernel takes them when a message needs
+ * one and publishes in @consumer how many it has taken (completed or
+ * being filled), so producer - consumer is at most max_recv_wr. After
+ * writing @producer, the process must read @doorbell (with a full barrier
+ * between the two) and, if it is not zero, ring SOFTHCA_DB_RQ: the kernel
+ * sets it while the QP is in the error state (receives posted then are
+ * flushed by the doorbell) and when a sender found the queue empty (the
+ * doorbell ends its RNR wait). A producer more than max_recv_wr ahead of
+ * @consumer, or behind requests already taken, or a slot with more than
+ * max_recv_sge entries puts the QP in the error state with
+ * IB_EVENT_QP_FATAL, and the ring is not read again. Moving the QP to
+ * RESET drops what was posted: @consumer becomes the current @producer.
+ *
+ * Send ring (SOFTHCA_QP_SQ_RING; RC and UC QPs): ibv_post_send writes
+ * struct softhca_swqe slots and rings SOFTHCA_DB_SQ with the new
+ * producer value as SOFTHCA_IB_ATTR_DOORBELL_PRODUCER (the header's
+ * @producer is not read). The kernel posts the slots in order, as
+ * POST_SEND would (the same checks; inline data is copied from the
+ * addresses in the SGEs while the doorbell runs), and publishes in
+ * @consumer how many slots it has taken. It stops at the first request
+ * it refuses and returns that errno: the requests before it were posted,
+ * slot @consumer is the refused one. A producer more than @slots ahead of
+ * @consumer is refused with EINVAL and nothing is posted. Memory-window
+ * binds go through SOFTHCA_IB_METHOD_QP_POST_LOCAL after a doorbell.
+ */
+enum softhca_create_qp_flags {
+	SOFTHCA_QP_RQ_RING = 1 << 0,
+	SOFTHCA_QP_SQ_RING = 1 << 1,
+};
+
+/**
+ * struct softhca_create_qp - driver data of the create_qp command
+ * @flags: SOFTHCA_QP_* rings asked for
+ * @reserved: zero
+ */
+struct softhca_create_qp {
+	__u32 flags;
+	__u32 reserved;
+};
+
+/**
+ * struct softhca_create_qp_resp - driver data of the create_qp response
+ * @rq_mmap_offset: receive ring: mmap() offset on the uverbs file
+ * @sq_mmap_offset: send ring: mmap() offset on the uverbs file
+ * @rq_mmap_size: receive ring: bytes to map
+ * @sq_mmap_size: send ring: bytes to map
+ * @rq_slots: receive ring: slots (a power of two)
+ * @sq_slots: send ring: slots (a power of two)
+ * @rq_slot_size: receive ring: bytes per slot
+ * @sq_slot_size: send ring: bytes per slot
+ * @flags: SOFTHCA_QP_* rings granted (the others' fields are zero)
+ * @reserved: zero
+ */
+struct softhca_create_qp_resp {
+	__aligned_u64 rq_mmap_offset;
+	__aligned_u64 sq_mmap_offset;
+	__u32 rq_mmap_size;
+	__u32 sq_mmap_size;
+	__u32 rq_slots;
+	__u32 sq_slots;
+	__u32 rq_slot_size;
+	__u32 sq_slot_size;
+	__u32 flags;
+	__u32 reserved;
+};
+
+/**
+ * struct softhca_wq_ring - header of a mapped work queue
+ * @producer: receive ring: requests the process has written
+ *	(free-running); written only by the process
+ * @reserved0: keeps the kernel's fields on their own cache line
+ * @consumer: slots the kernel has taken (free-running); written only by
+ *	the kernel
+ * @doorbell: receive ring: non-zero when the process must ring
+ *	SOFTHCA_DB_RQ after writing @producer; written only by the kernel
+ * @reserved1: pads the header to SOFTHCA_WQ_RING_HDR bytes
+ */
+struct softhca_wq_ring {
+	__u32 producer;
+	__u32 reserved0[15];
+	__u32 consumer;
+	__u32 doorbell;
+	__u32 reserved1[14];
+};
+
+/* Slot 0 of a mapped work queue starts this many bytes into the mapping. */
+#define SOFTHCA_WQ_RING_HDR	128
+
+/**
+ * struct softhca_rwqe - a slot of a receive ring
+ * @wr_id: the work request's cookie
+ * @num_sge: entries of @sge (at most max_recv_sge)
+ * @reserved: ignored
+ * @sge: the scatter list
+ */
+struct softhca_rwqe {
+	__aligned_u64 wr_id;
+	__u32 num_sge;
+	__u32 reserved;
+	struct ib_uverbs_sge sge[];
+};
+
+/**
+ * struct softhca_swqe - a slot of a send ring
+ * @wr_id: the work request's cookie
+ * @opcode: IBV_WR_* (enum ib_uverbs_wr_opcode): SEND, SEND_WITH_IMM,
+ *	SEND_WITH_INV, RDMA_WRITE, RDMA_WRITE_WITH_IMM, RDMA_READ,
+ *	ATOMIC_CMP_AND_SWP, ATOMIC_FETCH_AND_ADD, LOCAL_INV
+ * @send_flags: IBV_SEND_FENCE, SIGNALED, SOLICITED, INLINE
+ * @num_sge: entries of @sge (at most max_send_sge)
+ * @ex: immediate data (network byte order) or the rkey to invalidate
+ * @remote_addr: RDMA and atomic operations: the remote address
+ * @compare_add: atomics: compare (CMP_AND_SWP) or add (FETCH_AND_ADD)
+ * @swap: CMP_AND_SWP: the swap value
+ * @rkey: RDMA and atomic operations: the remote key
+ * @reserved: ignored
+ * @sge: the gather list; with IBV_SEND_INLINE the bytes are copied from
+ *	these addresses of the process while the doorbell runs
+ */
+struct softhca_swqe {
+	__aligned_u64 wr_id;
+	__u32 opcode;
+	__u32 send_flags;
+	__u32 num_sge;
+	__u32 ex;
+	__aligned_u64 remote_addr;
+	__aligned_u64 compare_add;
+	__aligned_u64 swap;
+	__u32 rkey;
+	__u32 reserved;
+	struct ib_uverbs_sge sge[];
+};
+
+/* SOFTHCA_IB_ATTR_DOORBELL_QUEUE */
+enum softhca_doorbell_queue {
+	SOFTHCA_DB_SQ = 0,
+	SOFTHCA_DB_RQ = 1,
+};
+
+/*
+ * SOFTHCA_IB_METHOD_QP_DOORBELL of UVERBS_OBJECT_QP: a mapped work queue
+ * has new requests. Attributes:
+ *   SOFTHCA_IB_ATTR_DOORBELL_QP        the QP (idr handle, mandatory)
+ *   SOFTHCA_IB_ATTR_DOORBELL_QUEUE     __u32, enum softhca_doorbell_queue
+ *	(mandatory)
+ *   SOFTHCA_IB_ATTR_DOORBELL_PRODUCER  __u32, SOFTHCA_DB_SQ: the send
+ *	ring's producer (mandatory there, ignored for the receive ring)
+ * EINVAL for a QP without that ring; the rest as described above.
+ */
+enum softhca_ib_doorbell_attrs {
+	SOFTHCA_IB_ATTR_DOORBELL_QP = (1U << UVERBS_ID_NS_SHIFT),
+	SOFTHCA_IB_ATTR_DOORBELL_QUEUE,
+	SOFTHCA_IB_ATTR_DOORBELL_PRODUCER,
 };
 
 /* struct softhca_cqe.flags */

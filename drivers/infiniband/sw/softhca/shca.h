@@ -634,10 +634,12 @@ struct shca_span {
  * enum shca_mmap_kind - what a user mapping of the uverbs file shows
  * @SHCA_MMAP_DM: a range of the device-memory arena
  * @SHCA_MMAP_CQ: the completion ring of a user CQ
+ * @SHCA_MMAP_WQ: a mapped send or receive ring of a user QP
  */
 enum shca_mmap_kind {
 	SHCA_MMAP_DM,
 	SHCA_MMAP_CQ,
+	SHCA_MMAP_WQ,
 };
 
 /**
@@ -647,7 +649,7 @@ enum shca_mmap_kind {
  *	call uses it
  * @kind: see enum shca_mmap_kind
  * @sdev: owning device
- * @addr: DM: kernel virtual address of the arena range; CQ: the
+ * @addr: DM: kernel virtual address of the arena range; CQ, WQ: the
  *	vmalloc()ed ring
  * @size: its length, a multiple of PAGE_SIZE
  */
@@ -880,6 +882,25 @@ struct shca_qp_link {
 };
 
 /**
+ * struct shca_uring - a work queue a process maps (see softhca-abi.h)
+ * @ring: the vmalloc_user()ed header and slots; NULL without a ring. The
+ *	kernel writes only @ring's consumer and doorbell fields and reads
+ *	every other byte once, with READ_ONCE(), before validating it
+ * @mmap: the mmap entry that owns @ring
+ * @slot_size: bytes per slot
+ * @cons: send ring: slots taken (the consumer the kernel publishes);
+ *	under the QP's @post_mutex
+ * @dead: receive ring: found corrupt; never read again (QP's @lock)
+ */
+struct shca_uring {
+	struct softhca_wq_ring *ring;
+	struct shca_mmap_entry *mmap;
+	u32 slot_size;
+	u32 cons;
+	bool dead;
+};
+
+/**
  * struct shca_qp - a queue pair (RC, UD or the GSI QP)
  * @ibqp: the core object; first member (INIT_RDMA_OBJ_SIZE)
  * @sdev: owning device
@@ -905,6 +926,10 @@ struct shca_qp_link {
  * @state: the QP state
  * @sq: send queue
  * @rq: receive queue
+ * @usq: user QPs: the send ring the process maps, if it asked for one
+ * @urq: user QPs: the receive ring the process maps, if it asked for
+ *	one; its requests are imported into @rq under @lock (the @rq
+ *	indices are the ring's counters)
  * @max_inline: inline data limit granted at creation
  * @sq_sig_all: every send WR completes (IB_SIGNAL_ALL_WR)
  * @user: created through uverbs
@@ -952,6 +977,8 @@ struct shca_qp {
 	enum ib_qp_state state;
 	struct shca_queue sq;
 	struct shca_queue rq;
+	struct shca_uring usq;
+	struct shca_uring urq;
 	u32 max_inline;
 	bool sq_sig_all;
 	bool user;

@@ -1073,7 +1073,6 @@ static bool shca_exec_retry(struct shca_qp *qp, enum shca_exec_res res,
 /* Complete every outstanding WQE with IB_WC_WR_FLUSH_ERR. */
 static void shca_qp_flush(struct shca_qp *qp)
 {
-	struct shca_queue *q;
 	struct shca_wqe *w;
 	unsigned long flags;
 	struct ib_wc wc;
@@ -1081,11 +1080,11 @@ static void shca_qp_flush(struct shca_qp *qp)
 
 	for (;;) {
 		spin_lock_irqsave(&qp->lock, flags);
-		/* Send queue first, then the receive queue. */
+		/* Send queue first, then the receive queue (and its ring). */
 		send = !shca_queue_empty(&qp->sq);
-		q = send ? &qp->sq : &qp->rq;
-		w = shca_queue_head(q);
-		if (qp->state != IB_QPS_ERR || !w) {
+		w = qp->state != IB_QPS_ERR ? NULL :
+		    send ? shca_queue_head(&qp->sq) : shca_rq_flush_head(qp);
+		if (!w) {
 			spin_unlock_irqrestore(&qp->lock, flags);
 			shca_qp_srq_check(qp, false, false);
 			return;
@@ -1096,7 +1095,10 @@ static void shca_qp_flush(struct shca_qp *qp)
 			.opcode = send ? shca_wc_opcode(w->opcode) : IB_WC_RECV,
 			.qp = &qp->ibqp,
 		};
-		q->head++;
+		if (send)
+			qp->sq.head++;
+		else
+			shca_rq_flushed(qp);
 		spin_unlock_irqrestore(&qp->lock, flags);
 		shca_cq_push(to_shca_cq(send ? qp->ibqp.send_cq :
 					       qp->ibqp.recv_cq), &wc, false, false);
@@ -1228,7 +1230,7 @@ static bool shca_sq_due(struct shca_qp *qp)
 		due = !shca_queue_empty(&qp->sq) && !READ_ONCE(qp->req.waiting);
 		break;
 	case IB_QPS_ERR:
-		due = !shca_queue_empty(&qp->sq) || !shca_queue_empty(&qp->rq);
+		due = !shca_queue_empty(&qp->sq) || shca_rq_flush_head(qp);
 		break;
 	default:
 		due = false;

@@ -41,6 +41,7 @@
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include <rdma/ib_cache.h>
 
 #include "shca_verbs.h"
@@ -409,6 +410,242 @@ void shca_qp_put(struct shca_qp *qp)
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_qp_put);
 
+static void shca_qp_wake_requester(struct shca_qp *qp, u32 dest_qpn);
+
+/*
+ * Mapped work queues (see softhca-abi.h). The process writes slots and,
+ * for the receive ring, the producer; the kernel reads each value once
+ * (READ_ONCE()) into its own queue and validates it there, so a process
+ * changing its ring under the kernel changes nothing but what it posts.
+ */
+
+static void *shca_uring_slot(const struct shca_uring *u,
+			     const struct shca_queue *q, u32 idx)
+{
+	return (void *)u->ring + SOFTHCA_WQ_RING_HDR +
+	       (size_t)(idx & q->mask) * u->slot_size;
+}
+
+/**
+ * shca_wq_ring_size() - bytes of a mapped work queue
+ * @qp: the QP
+ * @send: the send ring rather than the receive ring
+ *
+ * Return: the size of the mapping (header and slots), a multiple of
+ * PAGE_SIZE.
+ */
+size_t shca_wq_ring_size(const struct shca_qp *qp, bool send)
+{
+	const struct shca_uring *u = send ? &qp->usq : &qp->urq;
+	const struct shca_queue *q = send ? &qp->sq : &qp->rq;
+
+	return PAGE_ALIGN(SOFTHCA_WQ_RING_HDR +
+			  (size_t)(q->mask + 1) * u->slot_size);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_wq_ring_size);
+
+/**
+ * shca_qp_ring_init() - give a QP a send or receive ring a process maps
+ * @qp: a new QP, not yet reachable by any peer; without an SRQ for the
+ *	receive ring; RC or UC for the send ring
+ * @send: the send ring rather than the receive ring
+ *
+ * The ring (header and one slot per slot of the QP's queue, zeroed) is
+ * charged to the caller's memory cgroup and belongs to the caller, who
+ * frees it with vfree() after shca_qp_fini(), or once every mapping is
+ * gone (the mmap entry, see shca_verbs.c).
+ *
+ * Context: process context.
+ * Return: 0, -EINVAL for a QP that cannot have this ring, or -ENOMEM.
+ */
+int shca_qp_ring_init(struct shca_qp *qp, bool send)
+{
+	struct shca_uring *u = send ? &qp->usq : &qp->urq;
+	const struct shca_queue *q = send ? &qp->sq : &qp->rq;
+
+	if (send ? (qp->ibqp.qp_type != IB_QPT_RC &&
+		    qp->ibqp.qp_type != IB_QPT_UC) :
+		   (qp->ibqp.srq || qp->ibqp.qp_type == IB_QPT_GSI))
+		return -EINVAL;
+	u->slot_size = send ?
+		struct_size_t(struct softhca_swqe, sge, q->max_sge) :
+		struct_size_t(struct softhca_rwqe, sge, q->max_sge);
+	u->ring = shca_inject_fault() ? NULL :
+		  __vmalloc(shca_wq_ring_size(qp, send),
+			    SHCA_GFP_QUEUE | __GFP_ZERO);
+	return u->ring ? 0 : -ENOMEM;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_qp_ring_init);
+
+/* Tell the process how many receive requests the kernel has taken. */
+static void shca_rq_ring_publish(struct shca_qp *qp)
+{
+	/* Pairs with the process' acquire: the slots are copied out. */
+	if (qp->urq.ring)
+		smp_store_release(&qp->urq.ring->consumer, qp->rq.head);
+}
+
+/* Copy receive slot @idx into the receive queue; false if malformed. */
+static bool shca_rwqe_import(struct shca_qp *qp, u32 idx)
+{
+	const struct softhca_rwqe *s = shca_uring_slot(&qp->urq, &qp->rq, idx);
+	struct shca_wqe *w = shca_queue_slot(&qp->rq, idx);
+	u32 i, n = READ_ONCE(s->num_sge);
+
+	if (n > qp->rq.max_sge)
+		return false;
+	w->wr_id = READ_ONCE(s->wr_id);
+	w->num_sge = n;
+	w->inline_len = 0;
+	for (i = 0; i < n; i++) {
+		w->sge[i].addr = READ_ONCE(s->sge[i].addr);
+		w->sge[i].length = READ_ONCE(s->sge[i].length);
+		w->sge[i].lkey = READ_ONCE(s->sge[i].lkey);
+	}
+	return true;
+}
+
+/**
+ * shca_rq_import() - take what a process posted to its receive ring
+ * @qp: the QP; caller holds @qp->lock
+ *
+ * Copies the slots between the receive queue's producer counter and the
+ * ring's producer into the receive queue. A producer more than max_wr
+ * ahead of the requests not yet taken, behind those already copied, or a
+ * slot with too many SGEs means the ring is corrupt: the slots before the
+ * bad one stay posted, the QP moves to the error state with
+ * IB_EVENT_QP_FATAL (its work item flushes it) and the ring is not read
+ * again until the QP is reset. Nothing is read in RESET.
+ */
+void shca_rq_import(struct shca_qp *qp)
+{
+	struct shca_queue *q = &qp->rq;
+	struct shca_uring *u = &qp->urq;
+	u32 prod;
+
+	lockdep_assert_held(&qp->lock);
+	if (!u->ring || u->dead || qp->state == IB_QPS_RESET)
+		return;
+	/* Pairs with the process' release store: slots before producer. */
+	prod = smp_load_acquire(&u->ring->producer);
+	if (prod == q->tail)
+		return;
+	if (shca_ring_used(prod, q->head) > q->max_wr ||
+	    shca_ring_used(prod, q->head) < shca_ring_used(q->tail, q->head))
+		goto corrupt;
+	for (; q->tail != prod; q->tail++)
+		if (!shca_rwqe_import(qp, q->tail))
+			goto corrupt;
+	return;
+
+corrupt:
+	u->dead = true;
+	if (qp->state != IB_QPS_ERR)
+		shca_qp_set_error(qp);
+	shca_qp_event_later(qp, IB_EVENT_QP_FATAL);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_rq_import);
+
+/*
+ * Whether the receive queue is empty after taking what the ring holds.
+ * When it is, ask the process for a doorbell on its next post (it ends
+ * a sender's RNR wait or lets the error state flush it): the flag is
+ * set before the producer is read again, and the process writes the
+ * producer before it reads the flag, both with a full barrier, so either
+ * the kernel sees the request or the process sees the flag.
+ */
+static bool shca_rq_ring_empty(struct shca_qp *qp)
+{
+	struct shca_uring *u = &qp->urq;
+
+	shca_rq_import(qp);
+	if (!shca_queue_empty(&qp->rq) || !u->ring || u->dead)
+		return shca_queue_empty(&qp->rq);
+	if (!READ_ONCE(u->ring->doorbell))
+		WRITE_ONCE(u->ring->doorbell, 1);
+	smp_mb(); /* doorbell flag before the producer; see above */
+	shca_rq_import(qp);
+	return shca_queue_empty(&qp->rq);
+}
+
+/**
+ * shca_rq_flush_head() - the receive WQE to flush next
+ * @qp: the QP in the error state; caller holds @qp->lock
+ *
+ * Return: the WQE at the head of the receive queue (after taking what
+ * the process' ring holds), or NULL when there is none.
+ */
+struct shca_wqe *shca_rq_flush_head(struct shca_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	shca_rq_ring_empty(qp);
+	return shca_queue_head(&qp->rq);
+}
+
+/**
+ * shca_rq_flushed() - the WQE shca_rq_flush_head() returned is flushed
+ * @qp: the QP; caller holds @qp->lock
+ */
+void shca_rq_flushed(struct shca_qp *qp)
+{
+	lockdep_assert_held(&qp->lock);
+	qp->rq.head++;
+	shca_rq_ring_publish(qp);
+}
+
+/* RESET: the receive ring restarts empty at the process' producer. */
+static void shca_rq_reset(struct shca_qp *qp)
+{
+	struct shca_uring *u = &qp->urq;
+
+	shca_queue_reset(&qp->rq);
+	if (!u->ring)
+		return;
+	qp->rq.head = READ_ONCE(u->ring->producer);
+	qp->rq.tail = qp->rq.head;
+	u->dead = false;
+	WRITE_ONCE(u->ring->doorbell, 0);
+	shca_rq_ring_publish(qp);
+}
+
+/**
+ * shca_qp_rq_doorbell() - the process posted to a receive ring that asked
+ *	for a doorbell
+ * @qp: the QP
+ *
+ * Takes what the ring holds; in the error state flushes it, otherwise
+ * lets a requester waiting out an RNR delay retry now.
+ *
+ * Context: process context.
+ * Return: 0, or -EINVAL for a QP without a receive ring.
+ */
+int shca_qp_rq_doorbell(struct shca_qp *qp)
+{
+	bool flush, connected;
+	unsigned long flags;
+	u32 dest_qpn;
+
+	if (!qp->urq.ring)
+		return -EINVAL;
+	spin_lock_irqsave(&qp->lock, flags);
+	flush = qp->state == IB_QPS_ERR;
+	if (!flush)
+		WRITE_ONCE(qp->urq.ring->doorbell, 0);
+	smp_mb(); /* flag cleared before the producer is read */
+	shca_rq_import(qp);
+	flush = qp->state == IB_QPS_ERR;
+	connected = qp->ibqp.qp_type == IB_QPT_RC &&
+		    (qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS);
+	dest_qpn = qp->dest_qpn;
+	spin_unlock_irqrestore(&qp->lock, flags);
+
+	if (flush)
+		shca_qp_kick(qp);
+	else if (connected)
+		shca_qp_wake_requester(qp, dest_qpn);
+	return 0;
+}
+
 /**
  * shca_sq_head() - the send WQE to execute next
  * @qp: the QP; caller holds @qp->lock
@@ -437,7 +674,12 @@ bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out)
 		qp->srq_inflight++;
 		return true;
 	}
-	return shca_queue_take(&qp->rq, out);
+	if (shca_rq_ring_empty(qp))
+		return false;
+	if (!shca_queue_take(&qp->rq, out))
+		return false;
+	shca_rq_ring_publish(qp);
+	return true;
 }
 
 /**
@@ -590,7 +832,7 @@ bool shca_rq_empty(struct shca_qp *qp)
 	lockdep_assert_held(&qp->lock);
 	if (qp->ibqp.srq)
 		return shca_srq_empty(to_shca_srq(qp->ibqp.srq));
-	return shca_queue_empty(&qp->rq);
+	return shca_rq_ring_empty(qp);
 }
 
 /**
@@ -1021,7 +1263,7 @@ int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		shca_qp_exec_stop(qp);
 		spin_lock_irqsave(&qp->lock, flags);
 		shca_queue_reset(&qp->sq);
-		shca_queue_reset(&qp->rq);
+		shca_rq_reset(qp);
 		memset(&qp->req, 0, sizeof(qp->req));
 		qp->last_wqe_sent = false;
 		spin_unlock_irqrestore(&qp->lock, flags);
@@ -1325,6 +1567,107 @@ int shca_qp_post_send(struct shca_qp *qp, const struct ib_send_wr *wr,
 	return err;
 }
 
+/* Post send slot @idx of the QP's send ring, as POST_SEND would. */
+static int shca_swqe_post(struct shca_qp *qp, u32 idx)
+{
+	const struct softhca_swqe *s = shca_uring_slot(&qp->usq, &qp->sq, idx);
+	struct ib_sge sge[SHCA_MAX_SGE];
+	union {
+		struct ib_rdma_wr rdma;
+		struct ib_atomic_wr atomic;
+	} x = {};
+	struct ib_send_wr *wr = &x.rdma.wr;
+	u32 i, n = READ_ONCE(s->num_sge);
+
+	BUILD_BUG_ON(offsetof(struct ib_atomic_wr, wr) ||
+		     offsetof(struct ib_rdma_wr, wr));
+	if (n > qp->sq.max_sge)
+		return -EINVAL;
+	wr->wr_id = READ_ONCE(s->wr_id);
+	wr->opcode = READ_ONCE(s->opcode);
+	wr->send_flags = READ_ONCE(s->send_flags);
+	if (wr->send_flags & ~(IB_SEND_FENCE | IB_SEND_SIGNALED |
+			       IB_SEND_SOLICITED | IB_SEND_INLINE))
+		return -EINVAL;
+	switch (wr->opcode) {
+	case IB_WR_SEND:
+		break;
+	case IB_WR_SEND_WITH_IMM:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		wr->ex.imm_data = (__force __be32)READ_ONCE(s->ex);
+		break;
+	case IB_WR_SEND_WITH_INV:
+	case IB_WR_LOCAL_INV:
+		wr->ex.invalidate_rkey = READ_ONCE(s->ex);
+		break;
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_READ:
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		x.atomic.remote_addr = READ_ONCE(s->remote_addr);
+		x.atomic.compare_add = READ_ONCE(s->compare_add);
+		x.atomic.swap = READ_ONCE(s->swap);
+		x.atomic.rkey = READ_ONCE(s->rkey);
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (wr->opcode == IB_WR_RDMA_WRITE ||
+	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+	    wr->opcode == IB_WR_RDMA_READ) {
+		x.rdma.remote_addr = READ_ONCE(s->remote_addr);
+		x.rdma.rkey = READ_ONCE(s->rkey);
+	}
+	for (i = 0; i < n; i++) {
+		sge[i].addr = READ_ONCE(s->sge[i].addr);
+		sge[i].length = READ_ONCE(s->sge[i].length);
+		sge[i].lkey = READ_ONCE(s->sge[i].lkey);
+	}
+	wr->sg_list = sge;
+	wr->num_sge = n;
+	return shca_post_one_send(qp, wr);
+}
+
+/**
+ * shca_qp_sq_doorbell() - post what a process wrote into its send ring
+ * @qp: the QP; it has a send ring (shca_qp_ring_init())
+ * @producer: the ring's producer as the process gives it
+ *
+ * Posts the slots from the ring's consumer up to @producer, in order and
+ * with the checks of shca_qp_post_send(), stopping at the first refused;
+ * publishes in the ring how many were taken (the refused one is slot
+ * consumer), then executes what it can, as post_send does.
+ *
+ * Context: process context.
+ * Return: 0; -EINVAL for a QP without a send ring or @producer more than
+ * the ring's slots ahead (nothing posted); else shca_qp_post_send()'s
+ * errno for the first slot refused.
+ */
+int shca_qp_sq_doorbell(struct shca_qp *qp, u32 producer)
+{
+	struct shca_uring *u = &qp->usq;
+	int err = 0;
+
+	if (!u->ring)
+		return -EINVAL;
+	mutex_lock(&qp->post_mutex);
+	if (shca_ring_used(producer, u->cons) > qp->sq.mask + 1) {
+		err = -EINVAL;
+	} else {
+		for (; u->cons != producer; u->cons++) {
+			err = shca_swqe_post(qp, u->cons);
+			if (err)
+				break;
+		}
+		/* Pairs with the process' acquire: slots copied out. */
+		smp_store_release(&u->ring->consumer, u->cons);
+	}
+	mutex_unlock(&qp->post_mutex);
+	shca_qp_post_exec(qp);
+	return err;
+}
+
 /**
  * shca_qp_post_recv() - the post_recv verb
  * @qp: the QP
@@ -1332,8 +1675,8 @@ int shca_qp_post_send(struct shca_qp *qp, const struct ib_send_wr *wr,
  * @bad_wr: set to the first request not posted
  *
  * Context: any context.
- * Return: 0; -EINVAL for a QP in RESET or on an SRQ, or too many SGEs;
- * -ENOMEM when the receive queue is full.
+ * Return: 0; -EINVAL for a QP in RESET, on an SRQ or with a receive ring,
+ * or too many SGEs; -ENOMEM when the receive queue is full.
  */
 int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr)
@@ -1345,8 +1688,11 @@ int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 
 	spin_lock_irqsave(&qp->lock, flags);
 	for (; wr; wr = wr->next) {
-		/* A QP on an SRQ has no receive queue of its own. */
-		if (qp->state == IB_QPS_RESET || qp->ibqp.srq) {
+		/*
+		 * A QP on an SRQ has no receive queue of its own; one with
+		 * a receive ring takes receives only from the ring.
+		 */
+		if (qp->state == IB_QPS_RESET || qp->ibqp.srq || qp->urq.ring) {
 			err = -EINVAL;
 			break;
 		}

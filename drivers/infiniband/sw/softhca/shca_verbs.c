@@ -621,7 +621,7 @@ static int shca_dealloc_dm(struct ib_dm *ibdm,
 	return 0;
 }
 
-/* Map the vmalloc()ed ring of a user CQ, page by page. */
+/* Map the vmalloc()ed ring of a user CQ or QP, page by page. */
 static int shca_mmap_vmalloc(struct vm_area_struct *vma, unsigned long addr)
 {
 	unsigned long off;
@@ -651,11 +651,11 @@ static int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma)
 	if (!(vma->vm_flags & VM_SHARED)) {
 		/* A private copy of device memory or a ring makes no sense. */
 		err = -EINVAL;
-	} else if (entry->kind == SHCA_MMAP_CQ) {
+	} else if (entry->kind == SHCA_MMAP_CQ || entry->kind == SHCA_MMAP_WQ) {
 		/*
 		 * The mapping holds references on the pages: they outlive
-		 * the CQ (and the vfree() in shca_mmap_free()) until the
-		 * process unmaps them.
+		 * the CQ or QP (and the vfree() in shca_mmap_free()) until
+		 * the process unmaps them.
 		 */
 		err = shca_mmap_vmalloc(vma, entry->addr);
 	} else {
@@ -673,7 +673,7 @@ static void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry)
 	struct shca_mmap_entry *entry =
 		container_of(rdma_entry, struct shca_mmap_entry, rdma_entry);
 
-	if (entry->kind == SHCA_MMAP_CQ)
+	if (entry->kind == SHCA_MMAP_CQ || entry->kind == SHCA_MMAP_WQ)
 		vfree((void *)entry->addr);
 	else
 		shca_dm_free(entry->sdev, entry->addr, entry->size);
@@ -919,19 +919,133 @@ static int shca_detach_mcast(struct ib_qp *ibqp, union ib_gid *gid, u16 lid)
 	return shca_mcast_detach(to_shca_qp(ibqp), gid);
 }
 
+/* Forget the mapped rings of a QP: mappings keep their pages alive. */
+static void shca_qp_rings_remove(struct shca_qp *qp)
+{
+	struct shca_uring *u[] = { &qp->usq, &qp->urq };
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(u); i++) {
+		if (u[i]->mmap)
+			rdma_user_mmap_entry_remove(&u[i]->mmap->rdma_entry);
+		else
+			vfree(u[i]->ring);
+		u[i]->mmap = NULL;
+		u[i]->ring = NULL;
+	}
+}
+
+/* Give @qp the ring @send says and offer it to the process to map. */
+static int shca_qp_ring_insert(struct shca_qp *qp, bool send,
+			       struct ib_udata *udata, u64 *offset, u32 *size)
+{
+	struct shca_ucontext *uc = rdma_udata_to_drv_context(udata,
+					struct shca_ucontext, ibuc);
+	struct shca_uring *u = send ? &qp->usq : &qp->urq;
+	struct shca_mmap_entry *entry;
+	int err;
+
+	err = shca_qp_ring_init(qp, send);
+	if (err)
+		return err;
+	*size = shca_wq_ring_size(qp, send);
+	entry = shca_mmap_insert(&uc->ibuc, SHCA_MMAP_WQ,
+				 (unsigned long)u->ring, *size);
+	if (IS_ERR(entry))
+		return PTR_ERR(entry);	/* the ring goes with the QP */
+	u->mmap = entry;
+	*offset = rdma_user_mmap_get_offset(&entry->rdma_entry);
+	return 0;
+}
+
+/*
+ * The driver data of a user create_qp: the mapped rings asked for and
+ * granted (struct softhca_create_qp, struct softhca_create_qp_resp). A
+ * ring the QP cannot have (a send ring on UD, a receive ring on an SRQ)
+ * is not granted; the process keeps the system calls for that queue.
+ */
+static int shca_qp_rings_create(struct shca_qp *qp,
+				const struct softhca_create_qp *ucmd,
+				struct ib_udata *udata)
+{
+	struct softhca_create_qp_resp resp = {};
+	enum ib_qp_type type = qp->ibqp.qp_type;
+	int err;
+
+	if ((ucmd->flags & SOFTHCA_QP_SQ_RING) &&
+	    (type == IB_QPT_RC || type == IB_QPT_UC)) {
+		err = shca_qp_ring_insert(qp, true, udata, &resp.sq_mmap_offset,
+					  &resp.sq_mmap_size);
+		if (err)
+			return err;
+		resp.sq_slots = qp->sq.mask + 1;
+		resp.sq_slot_size = qp->usq.slot_size;
+		resp.flags |= SOFTHCA_QP_SQ_RING;
+	}
+	if ((ucmd->flags & SOFTHCA_QP_RQ_RING) && !qp->ibqp.srq) {
+		err = shca_qp_ring_insert(qp, false, udata,
+					  &resp.rq_mmap_offset,
+					  &resp.rq_mmap_size);
+		if (err)
+			return err;
+		resp.rq_slots = qp->rq.mask + 1;
+		resp.rq_slot_size = qp->urq.slot_size;
+		resp.flags |= SOFTHCA_QP_RQ_RING;
+	}
+	if (udata->outlen < sizeof(resp))
+		return resp.flags ? -EINVAL : 0;
+	return ib_copy_to_udata(udata, &resp, sizeof(resp));
+}
+
+/* struct softhca_create_qp; none (an older provider) asks for nothing. */
+static int shca_create_qp_ucmd(struct ib_udata *udata,
+			       struct softhca_create_qp *ucmd)
+{
+	int err;
+
+	if (!udata || !udata->inlen)
+		return 0;
+	if (udata->inlen < sizeof(*ucmd))
+		return -EINVAL;
+	if (udata->inlen > sizeof(*ucmd) &&
+	    !ib_is_udata_cleared(udata, sizeof(*ucmd),
+				 udata->inlen - sizeof(*ucmd)))
+		return -EOPNOTSUPP;
+	err = ib_copy_from_udata(ucmd, udata, sizeof(*ucmd));
+	if (err)
+		return err;
+	if ((ucmd->flags & ~(SOFTHCA_QP_SQ_RING | SOFTHCA_QP_RQ_RING)) ||
+	    ucmd->reserved)
+		return -EINVAL;
+	return 0;
+}
+
 static int shca_create_qp(struct ib_qp *ibqp, struct ib_qp_init_attr *init,
 			  struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibqp->device);
+	struct softhca_create_qp ucmd = {};
+	struct shca_qp *qp = to_shca_qp(ibqp);
 	int err;
 
-	err = shca_qp_init(to_shca_qp(ibqp), sdev, init, !!udata);
+	err = shca_create_qp_ucmd(udata, &ucmd);
 	if (err)
-		shca_dbg(sdev, "type %d flags %#x wr %u/%u sge %u/%u inline %u: %d\n",
+		goto out;
+	err = shca_qp_init(qp, sdev, init, !!udata);
+	if (err || !udata)
+		goto out;
+	err = shca_qp_rings_create(qp, &ucmd, udata);
+	if (err) {
+		shca_qp_fini(qp);
+		shca_qp_rings_remove(qp);
+	}
+out:
+	if (err)
+		shca_dbg(sdev, "type %d flags %#x wr %u/%u sge %u/%u inline %u rings %#x: %d\n",
 			 init->qp_type, init->create_flags,
 			 init->cap.max_send_wr, init->cap.max_recv_wr,
 			 init->cap.max_send_sge, init->cap.max_recv_sge,
-			 init->cap.max_inline_data, err);
+			 init->cap.max_inline_data, ucmd.flags, err);
 	return err;
 }
 
@@ -960,6 +1074,8 @@ static int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 static int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	shca_qp_fini(to_shca_qp(ibqp));
+	/* Nothing reads or writes the rings any more. */
+	shca_qp_rings_remove(to_shca_qp(ibqp));
 	return 0;
 }
 
@@ -1082,8 +1198,47 @@ DECLARE_UVERBS_NAMED_METHOD(SOFTHCA_IB_METHOD_QP_POST_LOCAL,
 								  access),
 					       UA_MANDATORY));
 
+/*
+ * SOFTHCA_IB_METHOD_QP_DOORBELL: a mapped send ring has requests up to
+ * the producer given, or a receive ring that asked for a doorbell has new
+ * receives (see softhca-abi.h).
+ */
+static int
+UVERBS_HANDLER(SOFTHCA_IB_METHOD_QP_DOORBELL)(struct uverbs_attr_bundle *attrs)
+{
+	struct ib_qp *ibqp = uverbs_attr_get_obj(attrs,
+						 SOFTHCA_IB_ATTR_DOORBELL_QP);
+	u32 queue, producer;
+	int err;
+
+	err = uverbs_copy_from(&queue, attrs, SOFTHCA_IB_ATTR_DOORBELL_QUEUE);
+	if (err)
+		return err;
+	if (queue == SOFTHCA_DB_RQ)
+		return shca_qp_rq_doorbell(to_shca_qp(ibqp));
+	if (queue != SOFTHCA_DB_SQ)
+		return -EINVAL;
+	err = uverbs_copy_from(&producer, attrs,
+			       SOFTHCA_IB_ATTR_DOORBELL_PRODUCER);
+	if (err)
+		return err;
+	return shca_qp_sq_doorbell(to_shca_qp(ibqp), producer);
+}
+
+DECLARE_UVERBS_NAMED_METHOD(SOFTHCA_IB_METHOD_QP_DOORBELL,
+			    UVERBS_ATTR_IDR(SOFTHCA_IB_ATTR_DOORBELL_QP,
+					    UVERBS_OBJECT_QP,
+					    UVERBS_ACCESS_READ, UA_MANDATORY),
+			    UVERBS_ATTR_PTR_IN(SOFTHCA_IB_ATTR_DOORBELL_QUEUE,
+					       UVERBS_ATTR_TYPE(u32),
+					       UA_MANDATORY),
+			    UVERBS_ATTR_PTR_IN(SOFTHCA_IB_ATTR_DOORBELL_PRODUCER,
+					       UVERBS_ATTR_TYPE(u32),
+					       UA_OPTIONAL));
+
 ADD_UVERBS_METHODS(shca_qp_methods, UVERBS_OBJECT_QP,
-		   &UVERBS_METHOD(SOFTHCA_IB_METHOD_QP_POST_LOCAL));
+		   &UVERBS_METHOD(SOFTHCA_IB_METHOD_QP_POST_LOCAL),
+		   &UVERBS_METHOD(SOFTHCA_IB_METHOD_QP_DOORBELL));
 
 static const struct uapi_definition shca_uapi_defs[] = {
 	UAPI_DEF_CHAIN_OBJ_TREE(UVERBS_OBJECT_DM, &shca_dm_alloc_attrs),

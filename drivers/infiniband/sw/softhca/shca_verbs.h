@@ -212,6 +212,13 @@ void shca_qp_event_later(struct shca_qp *qp, enum ib_event_type type);
 void shca_qp_report_events(struct shca_qp *qp);
 void shca_qp_srq_check(struct shca_qp *qp, bool done, bool defer);
 void shca_qp_device_fatal(struct shca_dev *sdev);
+size_t shca_wq_ring_size(const struct shca_qp *qp, bool send);
+int shca_qp_ring_init(struct shca_qp *qp, bool send);
+void shca_rq_import(struct shca_qp *qp);
+struct shca_wqe *shca_rq_flush_head(struct shca_qp *qp);
+void shca_rq_flushed(struct shca_qp *qp);
+int shca_qp_rq_doorbell(struct shca_qp *qp);
+int shca_qp_sq_doorbell(struct shca_qp *qp, u32 producer);
 
 /* shca_srq.c */
 int shca_srq_init(struct shca_srq *srq, struct ib_srq_init_attr *init);
