@@ -480,9 +480,10 @@ EXPORT_SYMBOL_IF_KUNIT(shca_qp_ring_init);
 /* Tell the process how many receive requests the kernel has taken. */
 static void shca_rq_ring_publish(struct shca_qp *qp)
 {
+	if (!qp->urq.ring)
+		return;
 	/* Pairs with the process' acquire: the slots are copied out. */
-	if (qp->urq.ring)
-		smp_store_release(&qp->urq.ring->consumer, qp->rq.head);
+	smp_store_release(&qp->urq.ring->consumer, qp->rq.head);
 }
 
 /* Copy receive slot @idx into the receive queue; false if malformed. */
