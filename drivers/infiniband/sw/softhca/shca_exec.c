@@ -451,11 +451,10 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 		spin_unlock_irqrestore(&peer->lock, flags);
 		return SHCA_EXEC_RNR;
 	}
-	shca_peer_take(peer, qp);
-	popped = shca_rq_pop(peer, r);
+	popped = shca_peer_take(peer, qp) && shca_rq_pop(peer, r);
 	spin_unlock_irqrestore(&peer->lock, flags);
-	if (WARN_ON_ONCE(!popped))
-		return SHCA_EXEC_RNR;
+	if (!popped)
+		return SHCA_EXEC_RETRY;
 
 	if (len > shca_sge_total(r->sge, r->num_sge)) {
 		shca_resp_complete(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
@@ -514,8 +513,8 @@ static enum shca_exec_res shca_peer_check(struct shca_qp *qp,
 	} else if (need_recv && shca_rq_empty(peer)) {
 		qp->req.rnr_timer = peer->min_rnr_timer;
 		res = SHCA_EXEC_RNR;
-	} else {
-		shca_peer_take(peer, qp);
+	} else if (!shca_peer_take(peer, qp)) {
+		res = SHCA_EXEC_RETRY;
 	}
 	spin_unlock_irqrestore(&peer->lock, flags);
 

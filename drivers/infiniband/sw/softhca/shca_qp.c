@@ -560,7 +560,14 @@ static bool shca_rq_ring_empty(struct shca_qp *qp)
 	struct shca_uring *u = &qp->urq;
 
 	shca_rq_import(qp);
-	if (!shca_queue_empty(&qp->rq) || !u->ring || u->dead)
+	/*
+	 * A corrupt ring put the QP in the error state just now, under the
+	 * lock the caller checked the state under: nothing more is received
+	 * (what was imported is only flushed, see shca_rq_flush_head()).
+	 */
+	if (u->dead)
+		return true;
+	if (!shca_queue_empty(&qp->rq) || !u->ring)
 		return shca_queue_empty(&qp->rq);
 	if (!READ_ONCE(u->ring->doorbell))
 		WRITE_ONCE(u->ring->doorbell, 1);
@@ -571,14 +578,17 @@ static bool shca_rq_ring_empty(struct shca_qp *qp)
 
 /**
  * shca_rq_flush_head() - the receive WQE to flush next
- * @qp: the QP in the error state; caller holds @qp->lock
+ * @qp: the QP; caller holds @qp->lock
  *
- * Return: the WQE at the head of the receive queue (after taking what
- * the process' ring holds), or NULL when there is none.
+ * Return: in the error state, the WQE at the head of the receive queue
+ * (after taking what the process' ring holds), else or when there is
+ * none NULL.
  */
 struct shca_wqe *shca_rq_flush_head(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
+	if (qp->state != IB_QPS_ERR)
+		return NULL;
 	shca_rq_ring_empty(qp);
 	return shca_queue_head(&qp->rq);
 }

@@ -3045,6 +3045,7 @@ struct shca_qt_ring_bad {
 	u32 producer;		/* after one good request at slot 0 ... */
 	u32 bad_sge;		/* ... num_sge of slot 1, if @producer > 1 */
 	int good;		/* requests flushed (imported before the bad) */
+	bool by_sender;		/* slot 0 imported first; a SEND finds it */
 };
 
 static const struct shca_qt_ring_bad shca_qt_ring_bads[] = {
@@ -3053,6 +3054,8 @@ static const struct shca_qt_ring_bad shca_qt_ring_bads[] = {
 	{ "producer behind", 0xffffffff, 0, 0 },
 	{ "too many SGEs", 2, 5, 1 },
 	{ "SGE count wraps", 2, 0xffffffff, 1 },
+	{ "found by a SEND, far ahead", 0x80000000, 0, 1, true },
+	{ "found by a SEND, too many SGEs", 2, 5, 1, true },
 };
 
 static void shca_qt_ring_bad_desc(const struct shca_qt_ring_bad *b,
@@ -3088,13 +3091,27 @@ static void shca_qp_ring_corrupt(struct kunit *test)
 
 	shca_qt_rwqe(b, 0, 50, &dst, 1);
 	shca_qt_rwqe(b, 1, 51, &dst, 1);
+	if (bad->by_sender) {
+		/* The kernel holds slot 0 when the ring goes bad. */
+		shca_qt_rq_produce(b, 1);
+		KUNIT_ASSERT_EQ(test, shca_qp_rq_doorbell(b), 0);
+	}
 	if (bad->producer == 2)
 		((struct softhca_rwqe *)((void *)b->urq.ring +
 					 SOFTHCA_WQ_RING_HDR +
 					 b->urq.slot_size))->num_sge =
 			bad->bad_sge;
 	shca_qt_rq_produce(b, bad->producer);
-	KUNIT_ASSERT_EQ(test, shca_qp_rq_doorbell(b), 0);
+	if (bad->by_sender) {
+		/* Nothing is received through a ring found corrupt. */
+		KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+		shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_RETRY_EXC_ERR,
+				  IB_WC_SEND, NULL);
+		KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_ERR);
+		shca_qt_restate(test, &f->a, &f->b, &shca_qt_default_conn);
+	} else {
+		KUNIT_ASSERT_EQ(test, shca_qp_rq_doorbell(b), 0);
+	}
 	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_ERR);
 	KUNIT_EXPECT_TRUE(test, shca_qt_wait_events(&f->b, 1, 1000));
 	KUNIT_EXPECT_EQ(test, f->b.last_event, IB_EVENT_QP_FATAL);
