@@ -1434,13 +1434,21 @@ int shca_mr_invalidate(struct shca_dev *sdev, struct ib_pd *pd, u32 qpn,
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_invalidate);
 
 /**
- * shca_mr_set_access() - change the access rights of a user MR in place
+ * shca_mr_set_access() - change the PD and access rights of a user MR in
+ *	place (rereg_user_mr without a new translation)
  * @mr: a USER MR
+ * @pd: its new PD
  * @access: new IB_ACCESS_* flags
  *
- * Return: 0, or -EINVAL for a forbidden combination.
+ * Under the MR's lock, which binds take to check a window against the
+ * MR (shca_mw_attach()): a window bound before sees the MR as it was
+ * and keeps it from changing, one bound after sees it changed. The core
+ * sets ibmr->pd to @pd again once rereg returns.
+ *
+ * Return: 0; -EINVAL for a forbidden combination; -EBUSY while a window
+ * is bound to @mr. Nothing changes on failure.
  */
-int shca_mr_set_access(struct shca_mr *mr, int access)
+int shca_mr_set_access(struct shca_mr *mr, struct ib_pd *pd, int access)
 {
 	unsigned long flags;
 	int err;
@@ -1449,9 +1457,14 @@ int shca_mr_set_access(struct shca_mr *mr, int access)
 	if (err)
 		return err;
 	spin_lock_irqsave(&mr->lock, flags);
-	mr->access = access;
+	if (atomic_read(&mr->windows)) {
+		err = -EBUSY;
+	} else {
+		mr->ibmr.pd = pd;
+		mr->access = access;
+	}
 	spin_unlock_irqrestore(&mr->lock, flags);
-	return 0;
+	return err;
 }
 
 /**
@@ -1659,6 +1672,7 @@ static int shca_mw_check_target(struct shca_mr *win,
 				const struct shca_mem_target *t, u64 len,
 				struct shca_span *span)
 {
+	u64 map_len = win->parent ? shca_map_len(win->parent->cur) : 0;
 	u64 off = t->iova - win->iova;
 	int err;
 
@@ -1677,9 +1691,8 @@ static int shca_mw_check_target(struct shca_mr *win,
 	else if (t->iova < win->iova || off > win->length ||
 		 len > win->length - off)
 		err = -ERANGE;
-	else if (len && (off + win->win_off > shca_map_len(win->parent->cur) ||
-			 len > shca_map_len(win->parent->cur) -
-			       (off + win->win_off)))
+	else if (len && (off + win->win_off > map_len ||
+			 len > map_len - (off + win->win_off)))
 		err = -EFAULT;
 	else
 		err = 0;

@@ -460,13 +460,11 @@ static struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 					mr->umem->length, mr->iova, access,
 					udata);
 
-	/* PD and access change in place; the core updates ibmr->pd. */
-	if (flags & IB_MR_REREG_ACCESS) {
-		err = shca_mr_set_access(mr, access);
-		if (err)
-			return ERR_PTR(err);
-	}
-	return NULL;
+	/* PD and access change in place, unless a window got bound. */
+	err = shca_mr_set_access(mr, (flags & IB_MR_REREG_PD) ? ibpd :
+							       mr->ibmr.pd,
+				 access);
+	return err ? ERR_PTR(err) : NULL;
 }
 
 /* Refused (-EBUSY) while memory windows are bound to the MR. */

@@ -114,7 +114,7 @@ struct shca_mr *shca_mw_create(struct shca_dev *sdev, struct ib_pd *pd,
 void shca_mw_destroy(struct shca_mr *win);
 int shca_mw_bind(struct shca_dev *sdev, struct ib_pd *pd, u32 qpn,
 		 const struct shca_bind *b);
-int shca_mr_set_access(struct shca_mr *mr, int access);
+int shca_mr_set_access(struct shca_mr *mr, struct ib_pd *pd, int access);
 int shca_mr_copy(struct shca_dev *sdev, const struct shca_mem_target *t,
 		 void *buf, u64 len, enum shca_copy_dir dir);
 int shca_mr_copy_mr(struct shca_dev *sdev, const struct shca_mem_target *dst,
