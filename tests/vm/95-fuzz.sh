@@ -32,9 +32,9 @@
 # of failing on time; 0 for none) change the run when set in the guest
 # (scripts/vm.sh --shell, then sh /tests/95-fuzz.sh, or scripts/vm.sh
 # --env NAME=VALUE 95); the same seed gives the same sequence of
-# operations. FUZZ_ODP=1 adds on-demand paging registrations (off by
-# default: see the 95-fuzz row of Documentation/testing.rst).
-# shca_fuzz reads FUZZ_ODP from its environment.
+# operations. On-demand paging registrations are fuzzed too; FUZZ_NO_ODP=1
+# leaves them out (to tell a pinned-memory failure from an ODP one).
+# shca_fuzz reads FUZZ_NO_ODP from its environment.
 # About 65 s of fuzzing under TCG on a quiet host; the bounds leave room
 # for a busy one.
 # vm-test-timeout: 200

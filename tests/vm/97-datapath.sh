@@ -5,7 +5,8 @@
 # with byte-exact checks, inline, gather/scatter, signaling, fences,
 # completion channels, every error completion and the flush behind it,
 # the QP state machine, the extended verbs: ibv_wr_* batches,
-# ibv_start_poll, parent domains with allocators) between softhca0
+# ibv_start_poll, parent domains with allocators, ODP MRs under RC and
+# UC QPs) between softhca0
 # (eth0) and softhca1 (eth1) and in loopback on softhca0; then
 # rdma-core's own ibv_rc_pingpong, server and client in this guest on
 # the two devices, polling, with completion events and with ibv_wr_*

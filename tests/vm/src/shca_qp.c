@@ -14,7 +14,8 @@
  * connected to itself; completion channels (next and solicited-only);
  * every error completion with its exact status, wr_id and qp_num and the
  * flush of whatever is outstanding behind it; the QP state machine
- * (illegal transitions, missing attributes, posting in the wrong state).
+ * (illegal transitions, missing attributes, posting in the wrong state);
+ * on-demand paging MRs under RC and under UC QPs.
  *
  * The rules checked are softhca's contract. On another driver (rdma_rxe,
  * to check this program) the points where that driver may legitimately
@@ -114,6 +115,7 @@ struct qp_opts {
 	uint8_t timeout, retry_cnt, rnr_retry, min_rnr_timer;
 	bool channel;			/* CQs on a completion channel */
 	bool cq_ex;			/* CQs of ibv_create_cq_ex() */
+	bool uc;			/* a UC QP (else RC) */
 	uint64_t send_ops;		/* ibv_create_qp_ex() with these, if any */
 	struct ibv_pd *pd;		/* QP, CQs and MR on this PD or parent
 					 * domain (CQs: cq_ex only); NULL: the
@@ -212,7 +214,7 @@ static int end_create(struct end *e, struct vt_dev *d, const struct qp_opts *o)
 	memset(&ia, 0, sizeof(ia));
 	ia.send_cq = e->scq;
 	ia.recv_cq = e->rcq;
-	ia.qp_type = IBV_QPT_RC;
+	ia.qp_type = o->uc ? IBV_QPT_UC : IBV_QPT_RC;
 	ia.sq_sig_all = o->sq_sig_all;
 	ia.cap.max_send_wr = o->max_send_wr;
 	ia.cap.max_recv_wr = o->max_recv_wr;
@@ -315,6 +317,42 @@ static int qp_to_rts(struct ibv_qp *qp, const struct vt_dev *self,
 	return vt_qp_to_rts(qp, &p);
 }
 
+/*
+ * INIT -> RTR -> RTS of a UC QP: the path of an RC one without what UC
+ * does not have (responder resources, RNR timer, ACK timeout, retries).
+ */
+static int uc_to_rts(struct ibv_qp *qp, const struct vt_dev *self,
+		     const struct vt_dev *peer, uint32_t dqpn,
+		     const struct qp_opts *o)
+{
+	struct vt_rc_path p;
+	struct ibv_qp_attr a;
+	int ret;
+
+	qp_path(&p, self, peer, dqpn, o);
+	a = (struct ibv_qp_attr){
+		.qp_state = IBV_QPS_RTR,
+		.path_mtu = p.mtu,
+		.dest_qp_num = p.dest_qpn,
+		.rq_psn = p.psn,
+		.ah_attr = {
+			.is_global = 1,
+			.grh = {
+				.dgid = p.dgid,
+				.sgid_index = p.sgid_index,
+				.hop_limit = 1,
+			},
+			.port_num = 1,
+		},
+	};
+	ret = ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_AV |
+			    IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN);
+	if (ret)
+		return ret;
+	a = (struct ibv_qp_attr){ .qp_state = IBV_QPS_RTS, .sq_psn = p.psn };
+	return ibv_modify_qp(qp, &a, IBV_QP_STATE | IBV_QP_SQ_PSN);
+}
+
 /* RESET -> INIT -> RTR -> RTS, connected to @dqpn on @peer. */
 static int end_connect(struct end *e, const struct vt_dev *peer, uint32_t dqpn,
 		       const struct qp_opts *o)
@@ -322,6 +360,8 @@ static int end_connect(struct end *e, const struct vt_dev *peer, uint32_t dqpn,
 	int ret;
 
 	ret = qp_to_init(e->qp, o->access);
+	if (!ret && o->uc)
+		return uc_to_rts(e->qp, e->d, peer, dqpn, o);
 	if (!ret)
 		ret = qp_to_rtr(e->qp, e->d, peer, dqpn, o);
 	if (!ret)
@@ -3548,6 +3588,285 @@ out:
 	pair_down(&p);
 }
 
+/* ---- on-demand paging on UC ----------------------------------------------- */
+
+#define ACC_UC_ODP	(IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | \
+			 IBV_ACCESS_ON_DEMAND)
+#define UC_IMM		0x0dc0de00u	/* + the wr_id's low byte */
+
+/* Fill @len bytes at @buf and at @shadow (what @buf must hold) alike. */
+static void odp_fill(unsigned char *buf, unsigned char *shadow, size_t len)
+{
+	unsigned int s = seed_ctr++ * 2654435761u;
+	size_t i;
+
+	for (i = 0; i < len; i++) {
+		s = s * 1103515245u + 12345u;
+		buf[i] = (unsigned char)(s >> 16);
+		shadow[i] = buf[i];
+	}
+}
+
+/* Wait until @len bytes at @p are those at @want (at most POLL_MS). */
+static bool odp_arrived(const void *p, const void *want, size_t len)
+{
+	uint64_t end = now_ms() + POLL_MS;
+
+	while (memcmp(p, want, len)) {
+		if (now_ms() > end)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
+
+/* [off, off + len) of @buf against @shadow: the first difference or -1. */
+static long odp_differs(const unsigned char *buf, const unsigned char *shadow,
+			size_t off, size_t len)
+{
+	size_t i;
+
+	for (i = off; i < off + len; i++)
+		if (buf[i] != shadow[i])
+			return i;
+	return -1;
+}
+
+/*
+ * One signaled request @id of A on a UC connection, its SGE on @lmr.
+ * Without acknowledgements it completes successfully whatever the
+ * responder made of it; the completion must say SEND or RDMA_WRITE.
+ */
+static bool uc_odp_post(struct pair *p, const char *what, uint64_t id,
+			enum ibv_wr_opcode op, struct ibv_mr *lmr, void *laddr,
+			uint32_t len, uint64_t raddr, uint32_t rkey)
+{
+	struct ibv_sge sg = { .addr = (uintptr_t)laddr, .length = len,
+			      .lkey = lmr->lkey };
+	struct ibv_send_wr wr = {
+		.wr_id = id, .sg_list = &sg, .num_sge = 1,
+		.opcode = op, .send_flags = IBV_SEND_SIGNALED,
+		.imm_data = htonl(UC_IMM + (uint8_t)id),
+	};
+	bool send = op == IBV_WR_SEND || op == IBV_WR_SEND_WITH_IMM;
+	int ret;
+
+	wr.wr.rdma.remote_addr = raddr;
+	wr.wr.rdma.rkey = rkey;
+	ret = post_send_wr(&p->a, &wr);
+	if (!vt_check(!ret, "%s: posted (%s)", what, vt_errname(ret)))
+		return false;
+	return expect_wc(p->a.scq, what,
+			 &WCX(.status = IBV_WC_SUCCESS,
+			      .opcode = send ? IBV_WC_SEND : IBV_WC_RDMA_WRITE,
+			      .wr_id = id, .qp_num = p->a.qp->qp_num));
+}
+
+/* B's next receive completion: @id, @op, @len bytes, @id_imm's immediate. */
+static bool uc_odp_recv(struct pair *p, const char *what, uint64_t id, int op,
+			uint32_t len, int64_t id_imm)
+{
+	return expect_wc(p->b.rcq, what,
+			 &WCX(.status = IBV_WC_SUCCESS, .opcode = op,
+			      .wr_id = id, .qp_num = p->b.qp->qp_num,
+			      .byte_len = len,
+			      .wc_flags = id_imm >= 0 ? IBV_WC_WITH_IMM : 0,
+			      .imm = UC_IMM + (uint8_t)id_imm));
+}
+
+/*
+ * On-demand paging under UC QPs (uc_odp_caps): both sides' buffers are
+ * explicit ODP MRs over memory nobody touched; SEND into a receive in ODP
+ * memory, RDMA_WRITE and RDMA_WRITE_WITH_IMM into B's MR, byte-exact,
+ * nothing pinned. Then writes into memory unmapped under B's MR: UC has
+ * no acknowledgements, so the requester completes successfully, and
+ * softhca's responder drops the message (shca_exec_write(): no byte
+ * written, no receive consumed, no completion, no error state): B takes
+ * the next message into the receive posted before. B's whole region is
+ * compared with a shadow at the end: nothing landed anywhere else.
+ */
+static void t_odp_uc(struct vt_dev *da, struct vt_dev *db)
+{
+	struct ibv_query_device_ex_input in = { 0 };
+	struct ibv_device_attr_ex ax;
+	struct qp_opts uo = def_opts;
+	uint32_t uc_need = IBV_ODP_SUPPORT_SEND | IBV_ODP_SUPPORT_RECV |
+			   IBV_ODP_SUPPORT_WRITE;
+	unsigned char *ab = NULL, *bb = NULL, *bs = NULL, *as = NULL;
+	size_t hole = 5u << 20, rcv = 6u << 20, hole_len = 1u << 20;
+	struct ibv_mr *amr = NULL, *bmr = NULL;
+	const char *what = "UC ODP";
+	struct ibv_sge sge;
+	long pin0, d1, d2;
+	struct pair p;
+	int ret, s;
+
+	title("on-demand paging on UC");
+	memset(&p, 0, sizeof(p));
+	ret = ibv_query_device_ex(db->ctx, &in, &ax);
+	if (!vt_check(!ret, "query_device_ex: %s", vt_errname(ret)))
+		return;
+	vt_contract((ax.odp_caps.per_transport_caps.uc_odp_caps & uc_need) == uc_need,
+		    "%s: uc_odp_caps 0x%x (SEND, RECV, WRITE)",
+		    db->name, ax.odp_caps.per_transport_caps.uc_odp_caps);
+	if (!(ax.odp_caps.general_caps & IBV_ODP_SUPPORT) ||
+	    (ax.odp_caps.per_transport_caps.uc_odp_caps & uc_need) != uc_need) {
+		note_differs("%s: no ODP for UC, not tested", db->name);
+		return;
+	}
+	uo.uc = true;
+	uo.access = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE;
+	if (!pair_up2(&p, da, db, &uo, &uo, what))
+		goto out;
+	vt_check(p.a.qp->qp_type == IBV_QPT_UC && p.b.qp->qp_type == IBV_QPT_UC &&
+		 qp_state(p.a.qp) == IBV_QPS_RTS && qp_state(p.b.qp) == IBV_QPS_RTS,
+		 "UC ODP: a UC QP pair connected, both in RTS");
+	ab = odp_map(ODP_LEN);
+	bb = odp_map(ODP_LEN);
+	as = calloc(ODP_LEN, 1);
+	bs = calloc(ODP_LEN, 1);
+	if (!vt_check(ab && bb && as && bs, "%s: two %u MiB mappings", what,
+		      ODP_LEN >> 20))
+		goto out;
+	pin0 = vt_status_kb("VmPin");
+	amr = ibv_reg_mr(da->pd, ab, ODP_LEN, ACC_UC_ODP);
+	bmr = ibv_reg_mr(db->pd, bb, ODP_LEN, ACC_UC_ODP);
+	if (!vt_check(amr && bmr, "%s: reg_mr with ON_DEMAND on both sides (%s)",
+		      what, amr && bmr ? "registered" : vt_errname(errno)))
+		goto out;
+	vt_check(vt_status_kb("VmPin") == pin0 && odp_resident(ab, ODP_LEN) == 0 &&
+		 odp_resident(bb, ODP_LEN) == 0,
+		 "UC ODP: nothing pinned, nothing faulted on either side (VmPin %ld kB, was %ld; %zu + %zu pages resident)",
+		 vt_status_kb("VmPin"), pin0, odp_resident(ab, ODP_LEN),
+		 odp_resident(bb, ODP_LEN));
+
+	/* SEND of several packets into a receive at an odd offset. */
+	sge = (struct ibv_sge){ .addr = (uintptr_t)(bb + (1u << 20) + 5),
+				.length = 16384, .lkey = bmr->lkey };
+	ret = post_recv_sges(&p.b, 0x4400, &sge, 1);
+	odp_fill(ab + 7, as + 7, 12388);
+	memcpy(bs + (1u << 20) + 5, as + 7, 12388);
+	if (vt_check(!ret, "UC ODP: receive posted into untouched ODP memory (%s)",
+		     vt_errname(ret)) &&
+	    uc_odp_post(&p, "UC ODP: SEND of 12388 bytes from ODP memory",
+			0x4401, IBV_WR_SEND, amr, ab + 7, 12388, 0, 0) &&
+	    uc_odp_recv(&p, "UC ODP: the receive", 0x4400, IBV_WC_RECV, 12388, -1))
+		vt_check(!memcmp(bb + (1u << 20) + 5, ab + 7, 12388) &&
+			 vt_all_bytes(bb + (1u << 20) + 5 + 12388, 16384 - 12388, 0),
+			 "UC ODP: the received bytes are in B's memory, the rest of the receive buffer untouched");
+
+	/* SEND_WITH_IMM: the immediate in the receive's completion. */
+	sge = (struct ibv_sge){ .addr = (uintptr_t)(bb + (1u << 20) + 65536),
+				.length = 4096, .lkey = bmr->lkey };
+	ret = post_recv_sges(&p.b, 0x4402, &sge, 1);
+	odp_fill(ab + 65536, as + 65536, 1000);
+	memcpy(bs + (1u << 20) + 65536, as + 65536, 1000);
+	if (vt_check(!ret, "UC ODP: another receive posted (%s)", vt_errname(ret)) &&
+	    uc_odp_post(&p, "UC ODP: SEND_WITH_IMM of 1000 bytes", 0x4403,
+			IBV_WR_SEND_WITH_IMM, amr, ab + 65536, 1000, 0, 0) &&
+	    uc_odp_recv(&p, "UC ODP: its receive", 0x4402, IBV_WC_RECV, 1000, 0x4403))
+		vt_check(!memcmp(bb + (1u << 20) + 65536, ab + 65536, 1000),
+			 "UC ODP: the SEND_WITH_IMM's bytes are in B's memory");
+
+	/* RDMA_WRITE of 64 KiB into pages nobody touched. */
+	odp_fill(ab + 131072, as + 131072, 65536);
+	memcpy(bs + (2u << 20) + 100, as + 131072, 65536);
+	if (uc_odp_post(&p, "UC ODP: RDMA_WRITE of 64 KiB, ODP to ODP", 0x4404,
+			IBV_WR_RDMA_WRITE, amr, ab + 131072, 65536,
+			(uintptr_t)(bb + (2u << 20) + 100), bmr->rkey))
+		vt_check(odp_arrived(bb + (2u << 20) + 100, ab + 131072, 65536) &&
+			 bb[(2u << 20) + 99] == 0 && bb[(2u << 20) + 100 + 65536] == 0,
+			 "UC ODP: the written bytes are in B's memory, nothing around them");
+
+	/* RDMA_WRITE_WITH_IMM: the data, and the immediate in a receive. */
+	sge = (struct ibv_sge){ .addr = (uintptr_t)(bb + (4u << 20)),
+				.length = 256, .lkey = bmr->lkey };
+	ret = post_recv_sges(&p.b, 0x4405, &sge, 1);
+	odp_fill(ab + 262144, as + 262144, 5000);
+	memcpy(bs + (3u << 20) + 7, as + 262144, 5000);
+	if (vt_check(!ret, "UC ODP: receive posted for the immediate (%s)",
+		     vt_errname(ret)) &&
+	    uc_odp_post(&p, "UC ODP: RDMA_WRITE_WITH_IMM of 5000 bytes", 0x4406,
+			IBV_WR_RDMA_WRITE_WITH_IMM, amr, ab + 262144, 5000,
+			(uintptr_t)(bb + (3u << 20) + 7), bmr->rkey) &&
+	    uc_odp_recv(&p, "UC ODP: the immediate's receive", 0x4405,
+			IBV_WC_RECV_RDMA_WITH_IMM, 5000, 0x4406))
+		vt_check(!memcmp(bb + (3u << 20) + 7, ab + 262144, 5000) &&
+			 vt_all_bytes(bb + (4u << 20), 256, 0),
+			 "UC ODP: the bytes are in B's memory; the receive's buffer untouched");
+	vt_check(vt_status_kb("VmPin") == pin0, "UC ODP: still nothing pinned");
+
+	/*
+	 * Memory unmapped under B's MR: the writes are dropped at the
+	 * responder; the requester cannot know (success). The receive
+	 * posted before them stays for the next message.
+	 */
+	ret = munmap(bb + hole, hole_len);
+	if (!vt_check(!ret, "UC ODP: 1 MiB of B's region unmapped"))
+		goto out;
+	sge = (struct ibv_sge){ .addr = (uintptr_t)(bb + rcv), .length = 4096,
+				.lkey = bmr->lkey };
+	ret = post_recv_sges(&p.b, 0x4410, &sge, 1);
+	vt_check(!ret, "UC ODP: a receive posted before the writes into the hole (%s)",
+		 vt_errname(ret));
+	odp_fill(ab + 400000, as + 400000, 4096);
+	uc_odp_post(&p, "UC ODP: RDMA_WRITE into unmapped memory (success: UC has no ACK)",
+		    0x4411, IBV_WR_RDMA_WRITE, amr, ab + 400000, 4096,
+		    (uintptr_t)(bb + hole + 8), bmr->rkey);
+	uc_odp_post(&p, "UC ODP: RDMA_WRITE_WITH_IMM into unmapped memory (success)",
+		    0x4412, IBV_WR_RDMA_WRITE_WITH_IMM, amr, ab + 400000, 4096,
+		    (uintptr_t)(bb + hole + 8192), bmr->rkey);
+	expect_empty(p.b.rcq,
+		     "UC ODP: B after the writes into the hole (dropped: no receive consumed)");
+	expect_empty(p.a.scq, "UC ODP: A's send CQ after them");
+	s = qp_state(p.b.qp);
+	vt_contract(s == IBV_QPS_RTS, "UC ODP: the responder QP is still in RTS (%s)",
+		    st_name(s));
+	s = qp_state(p.a.qp);
+	vt_check(s == IBV_QPS_RTS, "UC ODP: the requester QP is still in RTS (%s)",
+		 st_name(s));
+	odp_fill(ab + 500000, as + 500000, 777);
+	memcpy(bs + rcv, as + 500000, 777);
+	if (uc_odp_post(&p, "UC ODP: SEND after the dropped writes", 0x4413,
+			IBV_WR_SEND, amr, ab + 500000, 777, 0, 0) &&
+	    uc_odp_recv(&p, "UC ODP: it takes the receive posted before the dropped writes",
+			0x4410, IBV_WC_RECV, 777, -1))
+		vt_check(!memcmp(bb + rcv, ab + 500000, 777),
+			 "UC ODP: the SEND's bytes are in B's memory");
+	/* Right below the hole the memory is there: a write lands. */
+	odp_fill(ab + 600000, as + 600000, 4096);
+	memcpy(bs + hole - 4096, as + 600000, 4096);
+	if (uc_odp_post(&p, "UC ODP: RDMA_WRITE to the last page before the hole",
+			0x4414, IBV_WR_RDMA_WRITE, amr, ab + 600000, 4096,
+			(uintptr_t)(bb + hole - 4096), bmr->rkey))
+		vt_check(odp_arrived(bb + hole - 4096, ab + 600000, 4096),
+			 "UC ODP: those bytes are in B's memory");
+
+	/* Nothing landed anywhere else; A's memory as A wrote it. */
+	d1 = odp_differs(bb, bs, 0, hole);
+	d2 = odp_differs(bb, bs, hole + hole_len, ODP_LEN - hole - hole_len);
+	vt_check(d1 < 0 && d2 < 0,
+		 "UC ODP: B's %u MiB outside the hole hold exactly what arrived (first difference at %ld, -1: none)",
+		 (ODP_LEN - (unsigned int)hole_len) >> 20, d1 >= 0 ? d1 : d2);
+	d1 = odp_differs(ab, as, 0, ODP_LEN);
+	vt_check(d1 < 0,
+		 "UC ODP: A's region unchanged by the transfers (first difference at %ld, -1: none)",
+		 d1);
+	vt_check(vt_status_kb("VmPin") == pin0, "UC ODP: nothing pinned at the end");
+out:
+	if (amr)
+		ibv_dereg_mr(amr);
+	if (bmr)
+		ibv_dereg_mr(bmr);
+	if (ab)
+		munmap(ab, ODP_LEN);
+	if (bb)
+		munmap(bb, ODP_LEN);
+	free(as);
+	free(bs);
+	pair_down(&p);
+}
+
 int main(int argc, char **argv)
 {
 	static struct vt_dev d0, d1;
@@ -3582,6 +3901,7 @@ int main(int argc, char **argv)
 	t_mw(da, db);
 	t_mw_refused(da, db);
 	t_odp(da, db);
+	t_odp_uc(da, db);
 
 	title("error completions");
 	for (i = E_LKEY; i <= E_RKEY_KERNEL; i++)
