@@ -17,7 +17,11 @@
 # garbage handles and lengths; memory windows allocated, bound to the
 # process' MRs (ibv_bind_mw, IBV_WR_BIND_MW, LOCAL_INV), used as rkeys and
 # deallocated, raw ALLOC_MW/DEALLOC_MW and raw ioctls of softhca's
-# POST_LOCAL method with any handle, attribute, request and header), in
+# POST_LOCAL method with any handle, attribute, request and header; the
+# QPs' mapped send and receive rings written into behind the provider's
+# back and raw DOORBELL ioctls with any handle, queue, producer, attribute
+# and header; rings mapped again, privately, with the wrong length and
+# after their QP is gone), in
 # several processes at once, some of them SIGKILLed half way, windows
 # bound or not.
 # Every result must be a success or an expected errno; afterwards nothing

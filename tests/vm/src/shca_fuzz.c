@@ -73,9 +73,35 @@
  *          negative), attributes missing, repeated, unknown, reordered,
  *          short, long or unreadable work requests, any opcode, flags,
  *          key, range and rights, bad headers
+ *   RING   the mapped send and receive rings the provider gives RC, UC
+ *          and UD QPs (softhca-abi.h, struct softhca_wq_ring; found as the
+ *          mappings of cmd_fd that come with the QP, told apart by size)
+ *          written into behind the provider's back: a receive ring's
+ *          producer beyond max_recv_wr, behind the consumer or anything,
+ *          receive slots with too many SGEs and wild ones, send slots with
+ *          any opcode (LOCAL_INV and BIND_MW included), flags, SGE count,
+ *          keys and addresses, random bytes in headers and slots; then
+ *          the doorbell. Such a QP is "poisoned": it may be in the error
+ *          state (the kernel's answer to a corrupt receive ring), its
+ *          completions are the hostile requests' (statuses and opcodes
+ *          still valid), and any window may have been invalidated; posts
+ *          to it are bounded, not predicted, and normal traffic goes on
+ *   DOORBELL  SOFTHCA_IB_METHOD_QP_DOORBELL as a raw ioctl with live
+ *          (rings or not), freed and foreign handles, both queues and
+ *          unknown ones, producers equal to the consumer (0), ahead by up
+ *          to the ring's slots (old slots reposted: poisoned) or beyond
+ *          (EINVAL), attributes missing (QP, QUEUE: EINVAL; PRODUCER of
+ *          the send queue: ENOENT), repeated, unknown, reordered, of the
+ *          wrong length or with reserved bits, bad headers; POST_LOCAL's
+ *          raw ioctls may name it too (the method after POST_LOCAL)
+ *   MMAP   the rings mapped again (MAP_SHARED, their size: fine),
+ *          MAP_PRIVATE, with another length, and after their QP is gone
+ *          (EINVAL, unless the offset was handed out again)
  *
  * Every result is checked against a model of the context (which handle is
- * what object, which PD and DM each MR uses, which memory is mapped how,
+ * what object, which PD and DM each MR uses, which memory is mapped how
+ * (the provider maps DMs, CQ rings and QP rings, at offsets the kernel
+ * hands out from one allocator and hands out again once freed),
  * which MRs each window may be bound to - a bind's outcome shows only in
  * its completion, so an MR a bind was posted to may refuse dereg_mr and
  * rereg_mr with EBUSY until it or the window is gone):
@@ -219,7 +245,7 @@ enum op {
 	OP_SRQ_POST_RAW, OP_AH_CREATE, OP_AH_DESTROY, OP_AH_CREATE_RAW,
 	OP_AH_DESTROY_RAW, OP_UD_SEND, OP_MW_ALLOC, OP_MW_ALLOC_RAW,
 	OP_MW_DEALLOC, OP_MW_DEALLOC_RAW, OP_MW_BIND, OP_POST_LOCAL,
-	OP_CLEANUP, NR_OPS
+	OP_RING, OP_DOORBELL, OP_CLEANUP, NR_OPS
 };
 
 static const char *const op_names[NR_OPS] = {
@@ -234,7 +260,7 @@ static const char *const op_names[NR_OPS] = {
 	"raw DESTROY_SRQ", "raw POST_SRQ_RECV", "create_ah", "destroy_ah",
 	"raw CREATE_AH", "raw DESTROY_AH", "UD post_send", "alloc_mw",
 	"raw ALLOC_MW", "dealloc_mw", "raw DEALLOC_MW", "bind_mw/BIND_MW",
-	"raw POST_LOCAL", "final cleanup",
+	"raw POST_LOCAL", "ring scribble", "raw DOORBELL", "final cleanup",
 };
 
 /* how polled completions of binds (WC_BIND) and LOCAL_INVs (WC_INV) ended */
@@ -355,8 +381,12 @@ static int ktype(uint32_t h)
 
 static void kset(uint32_t h, int type)
 {
-	/* the provider maps a DM and a CQ ring when it creates them */
-	if (type == T_DM || type == T_CQ)
+	/*
+	 * the provider maps a DM and a CQ ring when it creates them, and
+	 * a QP's send and receive rings (the mmap offsets of all of them
+	 * come from one allocator: a freed offset may be handed out again)
+	 */
+	if (type == T_DM || type == T_CQ || type == T_QP)
 		maps_gen++;
 	if (h >= MAXH) {
 		vt_bad("[child %d] the kernel returned handle %u, beyond the model's %u",
@@ -431,7 +461,8 @@ static void mw_gone(uint32_t h)
 static void kdel(uint32_t h)
 {
 	if (h < MAXH) {
-		if (tab[h].type == T_DM || tab[h].type == T_CQ)
+		if (tab[h].type == T_DM || tab[h].type == T_CQ ||
+		    tab[h].type == T_QP)
 			maps_gen++;
 		if (tab[h].type == T_MR)
 			mw_forget_mr(h);
@@ -653,6 +684,11 @@ static int mr_dmabuf[MAX_MR];
 static struct ibv_dm *dms[MAX_DM];
 static struct ibv_mw *mws[MAX_MW];
 static struct { void *addr; size_t len; } rawmaps[MAX_RAWMAP];
+
+/* offsets of rings whose QP is gone: they map no more (unless reused) */
+#define DEAD_RINGS 8
+static struct { uint64_t pgoff, len; } dead_ring[DEAD_RINGS];
+static unsigned int ndead_ring;
 
 /* rdma-core 44's struct verbs_dm (infiniband/driver.h, not installed) */
 struct vt_verbs_dm {
@@ -1888,6 +1924,12 @@ static void op_dm_mmap(void)
 	i = live ? (int)vt_rndn(live) : -1;
 	pgoff = i >= 0 ? pg[i] : vt_rndn(64);
 	len = i >= 0 ? mlen[i] : page;
+	/* a ring of a destroyed QP: gone (unless its offset was reused) */
+	if (ndead_ring && !vt_rndn(4)) {
+		j = vt_rndn(ndead_ring < DEAD_RINGS ? ndead_ring : DEAD_RINGS);
+		pgoff = dead_ring[j].pgoff;
+		len = dead_ring[j].len;
+	}
 	switch (vt_rndn(6)) {
 	case 0:
 		pgoff += 1 + vt_rndn(255);
@@ -2426,6 +2468,167 @@ static struct ibv_srq *srqs[MAX_SRQ];
 static struct ibv_ah *ahs[MAX_AH];
 static int uc_qps;	/* ibv_create_qp() makes UC QPs (else EOPNOTSUPP) */
 
+/*
+ * The mapped work queues of the QPs (softhca-abi.h, struct
+ * softhca_wq_ring). The provider maps them in ibv_create_qp() and does not
+ * say where: they are the mappings of cmd_fd that appear with the QP,
+ * told apart by their sizes (SOFTHCA_WQ_RING_HDR + slots * slot_size,
+ * rounded to the page; slots: max_wr rounded up to a power of two). The
+ * kernel grants a send ring to RC and UC QPs and a receive ring to QPs
+ * without an SRQ, unless the provider asks for none (SOFTHCA_RINGS=0).
+ */
+struct wq_map {
+	uint8_t *addr;		/* NULL: not found */
+	size_t len;
+	uint64_t pgoff;
+	uint32_t slots, slot_size;	/* 0: the geometry is not known */
+};
+
+static struct qp_rings {
+	struct wq_map sq, rq;
+	/*
+	 * This process wrote into a ring behind the provider's back (or rang
+	 * a doorbell that reposted old slots): the QP may be in the error
+	 * state (a corrupt receive ring), its completions are the hostile
+	 * requests' (still valid statuses and opcodes), the provider's idea
+	 * of its producers is off, and a window may have been invalidated
+	 * by a request the model never saw.
+	 */
+	int poisoned;
+	/* two rings of one size: which is which was guessed */
+	int guess;
+} qpr[MAX_QP];
+
+static int rings_off;	/* SOFTHCA_RINGS=0: the provider asks for none */
+
+static int qp_sq_ring(const struct ibv_qp *qp)
+{
+	return !rings_off &&
+	       (qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_UC);
+}
+
+static int qp_rq_ring(const struct ibv_qp *qp)
+{
+	return !rings_off && !qp->srq;
+}
+
+static uint32_t pow2_up(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v && p < (1U << 31))
+		p <<= 1;
+	return p;
+}
+
+static size_t ring_bytes(uint32_t slots, uint32_t slot_size)
+{
+	return (SOFTHCA_WQ_RING_HDR + (size_t)slots * slot_size + page - 1) /
+	       page * page;
+}
+
+#define MAX_UMAPS 64
+static uint64_t umap_addr[MAX_UMAPS], umap_pg[MAX_UMAPS], umap_len[MAX_UMAPS];
+static int numaps;
+
+/* a mapping of cmd_fd that was not there at the last uverbs_maps() */
+static int umap_new(uint64_t a, uint64_t pg)
+{
+	int i;
+
+	for (i = 0; i < numaps; i++)
+		if (umap_addr[i] == a && umap_pg[i] == pg)
+			return 0;
+	return 1;
+}
+
+/*
+ * QP @qp (qps[@slot]) was created with capabilities @cap (as granted):
+ * find its rings among the mappings that came with it. A ring of the
+ * expected geometry is taken as that ring; if both have the same size,
+ * which is which is a guess (harmless: writing into either poisons the
+ * QP, and the doorbells' outcomes do not depend on it).
+ */
+static void qp_rings_find(unsigned int slot, const struct ibv_qp *qp,
+			  const struct ibv_qp_cap *cap)
+{
+	uint64_t a[MAX_UMAPS], pg[MAX_UMAPS], len[MAX_UMAPS];
+	struct qp_rings *r = &qpr[slot];
+	int n, i, k = 0, want, nw[2];
+	uint32_t ss = sizeof(struct softhca_swqe) +
+		      cap->max_send_sge * sizeof(struct ib_uverbs_sge);
+	uint32_t rs = sizeof(struct softhca_rwqe) +
+		      cap->max_recv_sge * sizeof(struct ib_uverbs_sge);
+	uint32_t sn = pow2_up(cap->max_send_wr), rn = pow2_up(cap->max_recv_wr);
+
+	memset(r, 0, sizeof(*r));
+	n = uverbs_maps(a, pg, len, MAX_UMAPS);
+	want = qp_sq_ring(qp) + qp_rq_ring(qp);
+	for (i = 0; i < n; i++)
+		if (umap_new(a[i], pg[i]) && k < 2)
+			nw[k++] = i;
+		else if (umap_new(a[i], pg[i]))
+			k++;
+	if (k != want) {
+		account(OP_QP_CREATE, EPROTO, XOK,
+			"(qp %u, type %d%s: %d new mappings of cmd_fd, expected %d rings)",
+			qp->handle, qp->qp_type, qp->srq ? ", on an SRQ" : "", k,
+			want);
+		return;
+	}
+	if (k == 2) {
+		int sr = len[nw[0]] == ring_bytes(sn, ss) &&
+			 len[nw[1]] == ring_bytes(rn, rs);
+		int rs_ = len[nw[0]] == ring_bytes(rn, rs) &&
+			  len[nw[1]] == ring_bytes(sn, ss);
+
+		if (rs_ && !sr) {
+			i = nw[0];
+			nw[0] = nw[1];
+			nw[1] = i;
+		}
+		r->guess = sr == rs_;
+	}
+	for (i = 0; i < k; i++) {
+		int send = qp_sq_ring(qp) && i == 0;
+		struct wq_map *m = send ? &r->sq : &r->rq;
+		uint32_t slots = send ? sn : rn, size = send ? ss : rs;
+
+		m->addr = (uint8_t *)(uintptr_t)a[nw[i]];
+		m->len = len[nw[i]];
+		m->pgoff = pg[nw[i]];
+		if (m->len == ring_bytes(slots, size)) {
+			m->slots = slots;
+			m->slot_size = size;
+		}
+	}
+}
+
+/* QP @h's rings were written into behind the provider's back */
+static int qp_poisoned(uint32_t h)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAX_QP; i++)
+		if (qps[i] && qps[i]->handle == h)
+			return qpr[i].poisoned;
+	return 0;
+}
+
+/* qps[@slot] is gone: so are its rings (and their offsets) */
+static void qp_rings_gone(unsigned int slot)
+{
+	struct wq_map *m[] = { &qpr[slot].sq, &qpr[slot].rq };
+	unsigned int i;
+
+	for (i = 0; i < 2; i++)
+		if (m[i]->addr) {
+			dead_ring[ndead_ring % DEAD_RINGS].pgoff = m[i]->pgoff;
+			dead_ring[ndead_ring++ % DEAD_RINGS].len = m[i]->len;
+		}
+	memset(&qpr[slot], 0, sizeof(qpr[slot]));
+}
+
 static void op_qp_create(void)
 {
 	static const enum ibv_qp_type types[] = {
@@ -2475,6 +2678,7 @@ static void op_qp_create(void)
 		x = X(EINVAL);
 	else
 		x = XOK | X(ENOMEM);
+	numaps = uverbs_maps(umap_addr, umap_pg, umap_len, MAX_UMAPS);
 	errno = 0;
 	qp = ibv_create_qp(pd, &ia);
 	account(OP_QP_CREATE, qp ? 0 : errno, x,
@@ -2495,6 +2699,7 @@ static void op_qp_create(void)
 			tab[ia.srq->handle].exact = 0;	/* it may take WQEs */
 		}
 		qps[i] = qp;
+		qp_rings_find(i, qp, &ia.cap);
 		if (vt_rndn(4))
 			qp_connect(qp);
 	}
@@ -2557,10 +2762,12 @@ static void op_qp_destroy(void)
 		return;
 	h = qps[i]->handle;
 	err = ibv_destroy_qp(qps[i]);
-	account(OP_QP_DESTROY, err, XOK, "(handle %u)", h);
+	account(OP_QP_DESTROY, err, XOK, "(handle %u%s)", h,
+		qpr[i].poisoned ? ", rings written into" : "");
 	if (!err) {
 		kdel(h);
 		qps[i] = NULL;
+		qp_rings_gone(i);
 	}
 }
 
@@ -3567,10 +3774,14 @@ static expect_t ud_run_expect(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		e = ud_wr_err(o, w, &x);
 		if (e)
 			return x | X(e);
-		if (qp->state == IBV_QPS_RESET || qp->state == IBV_QPS_INIT)
+		if (qp->state == IBV_QPS_RESET ||
+		    (qp->state == IBV_QPS_INIT && !qp_poisoned(qp->handle)))
 			return x | X(EINVAL);
-		/* RTR: or in the error state by now */
-		if (qp->state == IBV_QPS_RTR)
+		/*
+		 * RTR: or in the error state by now; INIT too once its
+		 * receive ring was written into (a corrupt one: ERR)
+		 */
+		if (qp->state == IBV_QPS_RTR || qp->state == IBV_QPS_INIT)
 			x |= X(EINVAL);
 		x |= X(ENOMEM);		/* the send queue may be full */
 	}
@@ -3839,8 +4050,12 @@ static expect_t qp_post_expect(uint32_t h)
 
 	if (!qp)
 		return XOK | X(EINVAL) | X(ENOMEM);
-	if (qp->qp_type == IBV_QPT_UD || qp->state == IBV_QPS_RESET ||
-	    qp->state == IBV_QPS_INIT)
+	if (qp->qp_type == IBV_QPT_UD || qp->state == IBV_QPS_RESET)
+		return X(EINVAL);
+	/* a corrupt receive ring may have put it in the error state */
+	if (qp_poisoned(h))
+		return XOK | X(EINVAL) | X(ENOMEM);
+	if (qp->state == IBV_QPS_INIT)
 		return X(EINVAL);
 	if (qp->state == IBV_QPS_RTR)
 		return X(EINVAL) | XOK | X(ENOMEM);
@@ -4276,6 +4491,147 @@ static int attr_lookup_err(uint64_t v, int type)
 	return lookup_err(v, type);
 }
 
+/*
+ * The driver methods of UVERBS_OBJECT_QP as the core knows them
+ * (DECLARE_UVERBS_NAMED_METHOD in shca_verbs.c): the raw ioctls below
+ * may name either, whatever attributes they carry.
+ */
+enum { AS_IDR, AS_PTR_IN };
+
+struct attr_spec {
+	uint16_t id;
+	int kind;		/* AS_IDR or AS_PTR_IN */
+	int type;		/* AS_IDR: T_* of the object */
+	uint16_t min_len, len;	/* AS_PTR_IN */
+	int zero_trailing;	/* AS_PTR_IN: UVERBS_ATTR_STRUCT: longer if zeroes */
+	int mandatory;
+};
+
+static const struct attr_spec local_spec[] = {
+	{ SOFTHCA_IB_ATTR_POST_LOCAL_QP, AS_IDR, T_QP, 0, 0, 0, 1 },
+	{ SOFTHCA_IB_ATTR_POST_LOCAL_MW, AS_IDR, T_MW, 0, 0, 0, 0 },
+	{ SOFTHCA_IB_ATTR_POST_LOCAL_MR, AS_IDR, T_MR, 0, 0, 0, 0 },
+	{ SOFTHCA_IB_ATTR_POST_LOCAL_WR, AS_PTR_IN, T_NONE,
+	  offsetof(struct softhca_local_wr, access) + sizeof(uint32_t),
+	  sizeof(struct softhca_local_wr), 1, 1 },
+};
+
+static const struct attr_spec db_spec[] = {
+	{ SOFTHCA_IB_ATTR_DOORBELL_QP, AS_IDR, T_QP, 0, 0, 0, 1 },
+	{ SOFTHCA_IB_ATTR_DOORBELL_QUEUE, AS_PTR_IN, T_NONE, 4, 4, 0, 1 },
+	{ SOFTHCA_IB_ATTR_DOORBELL_PRODUCER, AS_PTR_IN, T_NONE, 4, 4, 0, 0 },
+};
+
+#define NSPEC(a)	(sizeof(a) / sizeof((a)[0]))
+#define MAX_SPEC	4
+
+/* bytes @from.. of PTR_IN attribute @a are zeroes (ib_is_buffer_cleared()) */
+static int attr_tail_clear(const struct ib_uverbs_attr *a, unsigned int from,
+			   int unreadable)
+{
+	const uint8_t *p;
+	unsigned int i;
+
+	if (a->len <= sizeof(a->data))
+		p = (const uint8_t *)&a->data;	/* inline */
+	else if (unreadable)
+		return 0;
+	else
+		p = (const uint8_t *)(uintptr_t)a->data;
+	for (i = from; i < a->len; i++)
+		if (p[i])
+			return 0;
+	return 1;
+}
+
+/*
+ * The core's checks of a driver method's ioctl, in its order
+ * (ib_uverbs_ioctl(), ib_uverbs_cmd_verbs(), ib_uverbs_run_method(),
+ * uverbs_set_attr(), uverbs_process_attr()): the header, the method, each
+ * attribute in turn (lookups included), then the mandatory ones. Returns
+ * the errno due, or 0 when the handler runs: *@spec is then the method's
+ * and @at[k] the index in @attr of its attribute k (-1: absent). Bit i of
+ * @unreadable: attribute i points at memory that cannot be read.
+ */
+static int ioctl_core_err(const struct ib_uverbs_ioctl_hdr *hdr,
+			  const struct ib_uverbs_attr *attr,
+			  uint32_t unreadable, const struct attr_spec **spec,
+			  int *at)
+{
+	const struct attr_spec *sp;
+	unsigned int ns, i, k;
+	uint32_t seen = 0;
+	int e;
+
+	if (hdr->length != sizeof(*hdr) + hdr->num_attrs * sizeof(*attr))
+		return EINVAL;
+	if (hdr->reserved1 || hdr->reserved2)
+		return EPROTONOSUPPORT;
+	if (hdr->driver_id != RDMA_DRIVER_UNKNOWN)
+		return EINVAL;
+	if (hdr->object_id != UVERBS_OBJECT_QP)
+		return EPROTONOSUPPORT;
+	if (hdr->method_id == SOFTHCA_IB_METHOD_QP_POST_LOCAL) {
+		sp = local_spec;
+		ns = NSPEC(local_spec);
+	} else if (hdr->method_id == SOFTHCA_IB_METHOD_QP_DOORBELL) {
+		sp = db_spec;
+		ns = NSPEC(db_spec);
+	} else {
+		return EPROTONOSUPPORT;
+	}
+	for (k = 0; k < ns; k++)
+		at[k] = -1;
+	for (i = 0; i < hdr->num_attrs; i++) {
+		const struct ib_uverbs_attr *a = &attr[i];
+
+		for (k = 0; k < ns && sp[k].id != a->attr_id; k++)
+			;
+		if (k == ns) {
+			/* unknown to the method: refused if mandatory */
+			if (a->flags & UVERBS_ATTR_F_MANDATORY)
+				return EPROTONOSUPPORT;
+			continue;
+		}
+		if (seen & 1U << k)
+			return EINVAL;		/* given twice */
+		if (sp[k].kind == AS_IDR) {
+			/* an idr attribute has neither length nor reserved bits */
+			e = a->attr_data.reserved || a->len ? EINVAL :
+			    attr_lookup_err(a->data, sp[k].type);
+		} else {
+			if (a->len > sp[k].len && sp[k].zero_trailing &&
+			    !attr_tail_clear(a, sp[k].len, unreadable >> i & 1))
+				return EOPNOTSUPP;
+			e = a->len < sp[k].min_len ||
+			    (!sp[k].zero_trailing && a->len > sp[k].len) ||
+			    a->attr_data.reserved ? EINVAL : 0;
+		}
+		if (e)
+			return e;
+		seen |= 1U << k;
+		at[k] = i;
+	}
+	for (k = 0; k < ns; k++)
+		if (sp[k].mandatory && !(seen & 1U << k))
+			return EINVAL;		/* a mandatory one is missing */
+	*spec = sp;
+	return 0;
+}
+
+/* a PTR_IN attribute of at most 8 bytes, as the handler copies it */
+static uint32_t attr_u32(const struct ib_uverbs_attr *a)
+{
+	uint32_t v = 0;
+
+	memcpy(&v, &a->data, a->len < sizeof(v) ? a->len : sizeof(v));
+	return v;
+}
+
+static expect_t db_handler_expect(uint32_t h, uint32_t queue, int has_prod,
+				  uint32_t prod, int *may_post);
+static void db_posted(uint32_t h);
+
 /* the attributes of POST_LOCAL by their index (softhca_ib_post_local_attrs) */
 #define LA(id)	((id) - SOFTHCA_IB_ATTR_POST_LOCAL_QP)
 #define LA_QP	LA(SOFTHCA_IB_ATTR_POST_LOCAL_QP)
@@ -4320,10 +4676,12 @@ static void op_post_local(void)
 		uint64_t more[2];
 	} buf;
 	uint64_t val[4], base = 0, mlen = 0, addr, len, wr_ptr;
-	unsigned int n = 0, i, k, has = 0, seen = 0;
+	unsigned int n = 0, i, k, has = 0;
 	uint16_t wr_len = sizeof(buf.wr);
-	uint32_t seq;
-	int wr_bad = 0, junk = 0, e, err;
+	uint32_t seq, unreadable = 0;
+	int wr_bad = 0, junk = 0, may_post = 0, e, err;
+	int at[MAX_SPEC] = { -1, -1, -1, -1 };
+	const struct attr_spec *spec = NULL;
 	char desc[160];
 	size_t dl = 0;
 	expect_t x;
@@ -4466,72 +4824,30 @@ static void op_post_local(void)
 		break;
 	}
 
-	/* ib_uverbs_ioctl(), ib_uverbs_cmd_verbs(), ib_uverbs_run_method() */
-	if (cmd.hdr.length != sizeof(cmd.hdr) + n * sizeof(cmd.attr[0])) {
-		x = X(EINVAL);
-		goto run;
-	}
-	if (cmd.hdr.reserved1 || cmd.hdr.reserved2) {
-		x = X(EPROTONOSUPPORT);
-		goto run;
-	}
-	if (cmd.hdr.driver_id != RDMA_DRIVER_UNKNOWN) {
-		x = X(EINVAL);
-		goto run;
-	}
-	if (cmd.hdr.method_id != SOFTHCA_IB_METHOD_QP_POST_LOCAL) {
-		x = X(EPROTONOSUPPORT);
-		goto run;
-	}
-	for (i = 0; i < n; i++) {
-		const struct ib_uverbs_attr *a = &cmd.attr[i];
-		int ai = local_attr_index(a->attr_id);
-
-		if (ai < 0) {
-			if (a->flags & UVERBS_ATTR_F_MANDATORY) {
-				x = X(EPROTONOSUPPORT);
-				goto run;
-			}
-			continue;
-		}
-		if (seen & 1U << ai) {
-			x = X(EINVAL);		/* given twice */
-			goto run;
-		}
-		if (ai == LA_WR) {
-			/* beyond the struct: zeroes only (UVERBS_ATTR_STRUCT) */
-			if (a->len > sizeof(buf.wr) && (junk || wr_bad)) {
-				x = X(EOPNOTSUPP);
-				goto run;
-			}
-			e = a->len < sizeof(buf.wr) || a->attr_data.reserved ?
-			    EINVAL : 0;
-		} else {
-			e = a->attr_data.reserved || a->len ? EINVAL :
-			    attr_lookup_err(a->data, types[ai]);
-		}
-		if (e) {
-			x = X(e);
-			goto run;
-		}
-		seen |= 1U << ai;
-	}
-	if (!(seen & 1U << LA_QP) || !(seen & 1U << LA_WR)) {
-		x = X(EINVAL);			/* a mandatory one is missing */
-		goto run;
-	}
+	/* the core's checks, then the handler of the method named */
+	for (i = 0; i < n; i++)
+		if (wr_bad && local_attr_index(cmd.attr[i].attr_id) == LA_WR)
+			unreadable |= 1U << i;
+	e = ioctl_core_err(&cmd.hdr, cmd.attr, unreadable, &spec, at);
+	if (e)
+		x = X(e);
+	else if (spec == db_spec)
+		/* the method after POST_LOCAL: a doorbell (rarely well-formed) */
+		x = db_handler_expect(cmd.attr[at[0]].data,
+				      attr_u32(&cmd.attr[at[1]]), at[2] >= 0,
+				      at[2] >= 0 ? attr_u32(&cmd.attr[at[2]]) : 0,
+				      &may_post);
 	/* the handler: uverbs_copy_from() of the request, then its checks */
-	if (wr_len > sizeof(buf.wr))
+	else if (wr_len > sizeof(buf.wr))
 		x = X(EINVAL);
 	else if (wr_bad)
 		x = X(EFAULT);
 	else
 		x = local_handler_expect(val[LA_QP],
-					 seen & 1U << LA_MW ? (int64_t)val[LA_MW] : -1,
-					 seen & 1U << LA_MR ? (int64_t)val[LA_MR] : -1,
+					 at[LA_MW] >= 0 ? (int64_t)val[LA_MW] : -1,
+					 at[LA_MR] >= 0 ? (int64_t)val[LA_MR] : -1,
 					 buf.wr.opcode, buf.wr.send_flags,
 					 buf.wr.length);
-run:
 	err = ioctl(cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
 	for (i = 0; i < n && dl < sizeof(desc); i++) {
 		const struct ib_uverbs_attr *a = &cmd.attr[i];
@@ -4552,15 +4868,482 @@ run:
 		junk ? " and junk" : "", buf.wr.opcode, buf.wr.send_flags,
 		buf.wr.key, (unsigned long long)buf.wr.addr,
 		(unsigned long long)buf.wr.length, buf.wr.access);
+	if (spec == db_spec) {
+		if (may_post)
+			db_posted(cmd.attr[at[0]].data);
+		return;
+	}
 	if (err)
 		return;
 	if (buf.wr.opcode == SOFTHCA_LOCAL_BIND_MW)
 		bind_posted(val[LA_QP], val[LA_MW],
-			    seen & 1U << LA_MR ? (int64_t)val[LA_MR] : -1,
+			    at[LA_MR] >= 0 ? (int64_t)val[LA_MR] : -1,
 			    buf.wr.addr, buf.wr.length, buf.wr.access,
 			    buf.wr.key, seq);
 	else
 		mw_key_posted(val[LA_QP], buf.wr.key, seq);
+}
+
+/* ---- mapped rings and doorbells ------------------------------------------ */
+
+/* the slot of qps[] with handle @h, or -1 */
+static int qp_slot(uint32_t h)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAX_QP; i++)
+		if (qps[i] && qps[i]->handle == h)
+			return i;
+	return -1;
+}
+
+/* what a send doorbell may return once it posts (shca_qp_post_send()) */
+#define DB_SQ_ANY	(XOK | X(EINVAL) | X(ENOMEM) | X(EFAULT))
+
+/* the ring's consumer, as the kernel published it */
+static uint32_t ring_consumer(const struct wq_map *m)
+{
+	return __atomic_load_n(&((struct softhca_wq_ring *)m->addr)->consumer,
+			       __ATOMIC_ACQUIRE);
+}
+
+/*
+ * SOFTHCA_IB_METHOD_QP_DOORBELL's handler for live QP @h, @queue and the
+ * producer (if given): the receive doorbell is 0 with a receive ring,
+ * else EINVAL; an unknown queue EINVAL; the send doorbell needs the
+ * producer (uverbs_copy_from(): ENOENT) and a send ring (EINVAL). Of a
+ * ring nobody wrote into behind the provider's back the consumer is
+ * known: a producer equal to it posts nothing (0), one more than the
+ * ring's slots ahead is EINVAL, one in between reposts the slots the
+ * provider wrote last time around (*@may_post): whatever POST_SEND says
+ * of them.
+ */
+static expect_t db_handler_expect(uint32_t h, uint32_t queue, int has_prod,
+				  uint32_t prod, int *may_post)
+{
+	int i = qp_slot(h);
+	const struct qp_rings *r = i >= 0 ? &qpr[i] : NULL;
+	uint32_t d;
+
+	*may_post = 0;
+	if (i < 0)	/* not one of qps[]: the model has no such QP */
+		return XOK | X(EINVAL) | X(ENOENT) | X(ENOMEM) | X(EFAULT);
+	if (queue == SOFTHCA_DB_RQ)
+		return qp_rq_ring(qps[i]) ? XOK : X(EINVAL);
+	if (queue != SOFTHCA_DB_SQ)
+		return X(EINVAL);
+	if (!has_prod)
+		return X(ENOENT);
+	if (!qp_sq_ring(qps[i]))
+		return X(EINVAL);
+	if (r->poisoned || r->guess || !r->sq.addr || !r->sq.slots) {
+		*may_post = 1;
+		return DB_SQ_ANY;
+	}
+	d = prod - ring_consumer(&r->sq);
+	if (!d)
+		return XOK;
+	if (d > r->sq.slots)
+		return X(EINVAL);
+	*may_post = 1;
+	return DB_SQ_ANY;
+}
+
+/*
+ * Requests the model never saw may have been posted to QP @h: it is
+ * poisoned, and any window may have been invalidated (LOCAL_INV,
+ * SEND_WITH_INV) by now or later: none is known to be bound any more.
+ */
+static void db_posted(uint32_t h)
+{
+	int i = qp_slot(h);
+	unsigned int w;
+
+	if (i >= 0)
+		qpr[i].poisoned = 1;
+	for (w = 0; w < MAXH; w++)
+		if (tab[w].type == T_MW) {
+			mw_posted(w, h, -1, ++post_seq);
+			tab[w].multi = 1;
+		}
+}
+
+/* a wr_id no tagged request has (wc_tagged()) */
+static uint64_t rnd_wr_id(void)
+{
+	uint64_t id = vt_rnd();
+
+	if ((id >> 32) == WR_TAG_BIND || (id >> 32) == WR_TAG_INV)
+		id ^= 1ULL << 40;
+	return id;
+}
+
+/* an SGE count for a slot of @max_sge: mostly fitting, else anything */
+static uint32_t rnd_nsge(uint32_t max_sge)
+{
+	switch (vt_rndn(8)) {
+	case 0: return max_sge + 1 + vt_rndn(2);
+	case 1: return vt_rndn(2) ? 1000 : (uint32_t)vt_rnd();
+	default: return vt_rndn(max_sge + 1);
+	}
+}
+
+/* random bytes at a random place of mapping @m */
+static void ring_garble(const struct wq_map *m)
+{
+	size_t off = vt_rndn(m->len), n = 1 + vt_rndn(64), i;
+
+	if (!vt_rndn(2))
+		off = vt_rndn(SOFTHCA_WQ_RING_HDR);	/* the header */
+	for (i = 0; i < n && off + i < m->len; i++)
+		m->addr[off + i] = vt_rnd();
+}
+
+/* a hostile receive slot */
+static void rwqe_write(const struct wq_map *m, uint32_t idx, uint32_t max_sge)
+{
+	struct softhca_rwqe *s = (void *)(m->addr + SOFTHCA_WQ_RING_HDR +
+					  (size_t)(idx & (m->slots - 1)) *
+					  m->slot_size);
+	uint32_t k, n = rnd_nsge(max_sge);
+
+	s->wr_id = rnd_wr_id();
+	s->num_sge = n;
+	s->reserved = vt_rndn(4) ? 0 : vt_rnd();
+	for (k = 0; k < n && k < max_sge; k++) {
+		struct ibv_sge sg = rnd_sge();
+
+		s->sge[k].addr = sg.addr;
+		s->sge[k].length = sg.length;
+		s->sge[k].lkey = sg.lkey;
+	}
+}
+
+/* a hostile send slot: any opcode, flags, SGEs, keys and addresses */
+static void swqe_write(const struct wq_map *m, uint32_t idx, uint32_t max_sge)
+{
+	static const uint32_t opcodes[] = {
+		IBV_WR_SEND, IBV_WR_SEND_WITH_IMM, IBV_WR_SEND_WITH_INV,
+		IBV_WR_RDMA_WRITE, IBV_WR_RDMA_WRITE_WITH_IMM,
+		IBV_WR_RDMA_READ, IBV_WR_ATOMIC_CMP_AND_SWP,
+		IBV_WR_ATOMIC_FETCH_AND_ADD, IBV_WR_LOCAL_INV,
+		IBV_WR_BIND_MW,
+	};
+	struct softhca_swqe *s = (void *)(m->addr + SOFTHCA_WQ_RING_HDR +
+					  (size_t)(idx & (m->slots - 1)) *
+					  m->slot_size);
+	struct ibv_mr *mr = mrs[vt_rndn(MAX_MR)];
+	int64_t w = live_of(T_MW);
+	uint32_t k, n = rnd_nsge(max_sge);
+
+	s->wr_id = rnd_wr_id();
+	s->opcode = vt_rndn(8) ? opcodes[vt_rndn(10)] : vt_rndn(2) ?
+		    vt_rndn(32) : (uint32_t)vt_rnd();
+	s->send_flags = vt_rndn(8) ? vt_rnd() & (IBV_SEND_SIGNALED |
+			IBV_SEND_FENCE | IBV_SEND_SOLICITED | IBV_SEND_INLINE) :
+			(uint32_t)vt_rnd();
+	s->num_sge = n;
+	s->ex = w >= 0 && vt_rndn(2) ? tab[w].key :
+		mr && vt_rndn(2) ? mr->rkey : (uint32_t)vt_rnd();
+	s->remote_addr = mr && vt_rndn(4) ?
+		(uint64_t)(uintptr_t)mr->addr + (vt_rndn(64) & ~7ULL) :
+		rnd_addr();
+	s->rkey = w >= 0 && !vt_rndn(4) ? tab[w].key :
+		  mr && vt_rndn(3) ? mr->rkey : (uint32_t)vt_rnd();
+	s->compare_add = vt_rnd();
+	s->swap = vt_rnd();
+	s->reserved = vt_rndn(4) ? 0 : vt_rnd();
+	for (k = 0; k < n && k < max_sge; k++) {
+		struct ibv_sge sg = rnd_sge();
+
+		s->sge[k].addr = sg.addr;
+		s->sge[k].length = sg.length;
+		s->sge[k].lkey = sg.lkey;
+	}
+}
+
+/*
+ * A process writes into its own rings behind the provider's back:
+ * a receive ring's producer set beyond max_recv_wr, behind what the kernel
+ * took, to anything, slots with too many SGEs, wild SGEs and wr_ids; a
+ * send ring's slots with any opcode, flags, SGE count, key and address,
+ * handed over by a doorbell (with the right producer or any); random
+ * bytes anywhere. The QP is poisoned from then on; the doorbells answer
+ * as documented, the kernel stays healthy (the runner checks its log),
+ * and the process' other QPs and the other processes do not notice.
+ */
+static void op_ring(void)
+{
+	unsigned int i = vt_rndn(MAX_QP), k, nslots;
+	struct qp_rings *r = &qpr[i];
+	struct ibv_qp *qp = qps[i];
+	const struct wq_map *m;
+	uint32_t cons, prod, max;
+	int send, err, may_post;
+	expect_t x;
+
+	if (!qp || (!r->sq.addr && !r->rq.addr))
+		return;
+	send = r->sq.addr && (!r->rq.addr || vt_rndn(2));
+	m = send ? &r->sq : &r->rq;
+	r->poisoned = 1;
+	if (!m->slots || !vt_rndn(6)) {
+		ring_garble(m);
+		account(OP_RING, 0, XOK, "(qp %u, %s ring: random bytes)",
+			qp->handle, send ? "send" : "receive");
+		if (send)
+			db_posted(qp->handle);	/* a doorbell may follow */
+		return;
+	}
+	cons = ring_consumer(m);
+	max = send ? tab[qp->handle].max_sge : tab[qp->handle].rsge;
+	nslots = 1 + vt_rndn(4);
+	for (k = 0; k < nslots; k++) {
+		if (send)
+			swqe_write(m, cons + k, max);
+		else
+			rwqe_write(m, ((struct softhca_wq_ring *)m->addr)->producer + k,
+				   max);
+	}
+	if (!send) {
+		struct softhca_wq_ring *h = (void *)m->addr;
+
+		switch (vt_rndn(6)) {
+		case 0:		/* beyond max_recv_wr */
+			prod = cons + m->slots + 1 + vt_rndn(8);
+			break;
+		case 1:		/* behind what the kernel took */
+			prod = cons - 1 - vt_rndn(4);
+			break;
+		case 2:
+			prod = vt_rnd();
+			break;
+		default:	/* the slots just written */
+			prod = h->producer + nslots;
+			break;
+		}
+		__atomic_store_n(&h->producer, prod, __ATOMIC_RELEASE);
+		account(OP_RING, 0, XOK, "(qp %u, receive ring: producer %#x, consumer %#x)",
+			qp->handle, prod, cons);
+		/* the doorbell of a receive ring: taken, whatever it holds */
+		if (vt_rndn(2)) {
+			err = 0;
+			x = db_handler_expect(qp->handle, SOFTHCA_DB_RQ, 0, 0,
+					      &may_post);
+			goto ring;
+		}
+		return;
+	}
+	prod = vt_rndn(4) ? cons + nslots : vt_rndn(2) ? cons + m->slots +
+	       1 + vt_rndn(4) : (uint32_t)vt_rnd();
+	x = db_handler_expect(qp->handle, SOFTHCA_DB_SQ, 1, prod, &may_post);
+	db_posted(qp->handle);
+ring:
+	{
+		struct {
+			struct ib_uverbs_ioctl_hdr hdr;
+			struct ib_uverbs_attr attr[3];
+		} cmd;
+		uint32_t q = send ? SOFTHCA_DB_SQ : SOFTHCA_DB_RQ;
+		unsigned int n = 0;
+
+		memset(&cmd, 0, sizeof(cmd));
+		cmd.attr[n].attr_id = SOFTHCA_IB_ATTR_DOORBELL_QP;
+		cmd.attr[n].flags = UVERBS_ATTR_F_MANDATORY;
+		cmd.attr[n++].data = qp->handle;
+		cmd.attr[n].attr_id = SOFTHCA_IB_ATTR_DOORBELL_QUEUE;
+		cmd.attr[n].flags = UVERBS_ATTR_F_MANDATORY;
+		cmd.attr[n].len = sizeof(q);
+		memcpy(&cmd.attr[n++].data, &q, sizeof(q));
+		if (send) {
+			cmd.attr[n].attr_id = SOFTHCA_IB_ATTR_DOORBELL_PRODUCER;
+			cmd.attr[n].flags = UVERBS_ATTR_F_MANDATORY;
+			cmd.attr[n].len = sizeof(prod);
+			memcpy(&cmd.attr[n++].data, &prod, sizeof(prod));
+		}
+		cmd.hdr.length = sizeof(cmd.hdr) + n * sizeof(cmd.attr[0]);
+		cmd.hdr.object_id = UVERBS_OBJECT_QP;
+		cmd.hdr.method_id = SOFTHCA_IB_METHOD_QP_DOORBELL;
+		cmd.hdr.num_attrs = n;
+		cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+		err = ioctl(cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+		account(OP_DOORBELL, err, x,
+			"(qp %u state %d, %s ring written into: %u slots from %#x, producer %#x)",
+			qp->handle, qp->state, send ? "send" : "receive",
+			nslots, cons, prod);
+	}
+}
+
+/*
+ * SOFTHCA_IB_METHOD_QP_DOORBELL as a raw ioctl, as the provider's
+ * shca_doorbell() makes it, then garbled: any QP handle (live with or
+ * without rings, freed, of another type, beyond 32 bits, negative), any
+ * queue, producers equal to the consumer, ahead by up to the ring's slots
+ * (old slots reposted: the QP is poisoned) or beyond; attributes missing,
+ * repeated, unknown, reordered, of the wrong length (short, long, through
+ * a pointer) or with reserved bits; a header with a wrong length,
+ * reserved bits, driver id or method (POST_LOCAL and beyond included).
+ */
+static void op_doorbell(void)
+{
+	static const uint16_t unknown[] = {
+		SOFTHCA_IB_ATTR_DOORBELL_PRODUCER + 1,
+		SOFTHCA_IB_ATTR_DOORBELL_PRODUCER + 7, 0, 1, 5, 0xffff,
+	};
+	struct {
+		struct ib_uverbs_ioctl_hdr hdr;
+		struct ib_uverbs_attr attr[8];
+	} cmd;
+	uint64_t wide[2] = { 0, 0 };
+	const struct attr_spec *spec = NULL;
+	int at[MAX_SPEC] = { -1, -1, -1, -1 }, e, err, may_post = 0, i;
+	unsigned int n = 0, k, has = 0;
+	uint32_t queue, prod = vt_rnd(), h;
+	int64_t live = live_of(T_QP);
+	char desc[160];
+	size_t dl = 0;
+	expect_t x;
+
+	memset(&cmd, 0, sizeof(cmd));
+	h = live >= 0 && vt_rndn(4) ? (uint32_t)live : any_handle(T_QP);
+	queue = vt_rndn(8) ? vt_rndn(2) : vt_rndn(2) ? 2 + vt_rndn(4) :
+		(uint32_t)vt_rnd();
+	i = qp_slot(h);
+	if (i >= 0 && qpr[i].sq.addr && qpr[i].sq.slots && vt_rndn(4)) {
+		uint32_t c = ring_consumer(&qpr[i].sq);
+
+		switch (vt_rndn(5)) {
+		case 0: case 1: prod = c; break;
+		case 2: prod = c + 1 + vt_rndn(qpr[i].sq.slots); break;
+		case 3: prod = c + qpr[i].sq.slots + 1 + vt_rndn(4); break;
+		default: prod = c - 1 - vt_rndn(4); break;
+		}
+	}
+	if (vt_rndn(24))
+		has |= 1U << 0;
+	if (vt_rndn(24))
+		has |= 1U << 1;
+	if (queue == SOFTHCA_DB_SQ ? vt_rndn(12) : !vt_rndn(3))
+		has |= 1U << 2;
+	for (k = 0; k < 3; k++) {
+		struct ib_uverbs_attr *a = &cmd.attr[n];
+		uint32_t v = k == 1 ? queue : prod;
+
+		if (!(has & 1U << k))
+			continue;
+		a->attr_id = db_spec[k].id;
+		a->flags = UVERBS_ATTR_F_MANDATORY;
+		if (k == 0) {
+			a->data = vt_rndn(8) ? h : rnd_attr_handle(T_QP);
+			if (!vt_rndn(48)) {
+				if (vt_rndn(2))
+					a->len = 1 + vt_rndn(64);
+				else
+					a->attr_data.reserved = 1 + vt_rndn(0xffff);
+			}
+		} else {
+			a->len = sizeof(v);
+			memcpy(&a->data, &v, sizeof(v));
+			switch (vt_rndn(32)) {
+			case 0:		/* short or long, inline */
+				a->len = vt_rndn(9);
+				break;
+			case 1:		/* long, through a pointer */
+				wide[0] = v;
+				a->len = sizeof(wide);
+				a->data = (uintptr_t)wide;
+				break;
+			case 2:
+				a->attr_data.reserved = 1 + vt_rndn(0xffff);
+				break;
+			case 3:
+				a->flags = 0;
+				break;
+			default:
+				break;
+			}
+		}
+		n++;
+	}
+	/* in another order, repeated, unknown */
+	if (n > 1 && !vt_rndn(8))
+		for (k = n - 1; k > 0; k--) {
+			struct ib_uverbs_attr t = cmd.attr[k];
+			unsigned int j = vt_rndn(k + 1);
+
+			cmd.attr[k] = cmd.attr[j];
+			cmd.attr[j] = t;
+		}
+	if (n && !vt_rndn(24)) {
+		cmd.attr[n] = cmd.attr[vt_rndn(n)];
+		n++;
+	}
+	if (!vt_rndn(16)) {
+		k = vt_rndn(n + 1);
+		memmove(&cmd.attr[k + 1], &cmd.attr[k],
+			(n - k) * sizeof(cmd.attr[0]));
+		memset(&cmd.attr[k], 0, sizeof(cmd.attr[k]));
+		cmd.attr[k].attr_id =
+			unknown[vt_rndn(sizeof(unknown) / sizeof(unknown[0]))];
+		cmd.attr[k].flags = vt_rndn(2) ? UVERBS_ATTR_F_MANDATORY : 0;
+		cmd.attr[k].data = vt_rnd();
+		n++;
+	}
+	cmd.hdr.length = sizeof(cmd.hdr) + n * sizeof(cmd.attr[0]);
+	cmd.hdr.object_id = UVERBS_OBJECT_QP;
+	cmd.hdr.method_id = SOFTHCA_IB_METHOD_QP_DOORBELL;
+	cmd.hdr.num_attrs = n;
+	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
+	switch (vt_rndn(48)) {
+	case 0:
+		cmd.hdr.length = vt_rndn(2) ? cmd.hdr.length + sizeof(cmd.attr[0]) :
+				 cmd.hdr.length - sizeof(cmd.attr[0]);
+		break;
+	case 1:
+		cmd.hdr.reserved1 = 1ULL << vt_rndn(64);
+		break;
+	case 2:
+		cmd.hdr.reserved2 = 1 + vt_rndn(0xffffffff);
+		break;
+	case 3:
+		cmd.hdr.driver_id = 1 + vt_rndn(32);
+		break;
+	case 4:
+		cmd.hdr.method_id += 1 + vt_rndn(3);
+		break;
+	default:
+		break;
+	}
+
+	e = ioctl_core_err(&cmd.hdr, cmd.attr, 0, &spec, at);
+	if (e)
+		x = X(e);
+	else if (spec == db_spec)
+		x = db_handler_expect(cmd.attr[at[0]].data,
+				      attr_u32(&cmd.attr[at[1]]), at[2] >= 0,
+				      at[2] >= 0 ? attr_u32(&cmd.attr[at[2]]) : 0,
+				      &may_post);
+	else
+		x = 0;		/* POST_LOCAL needs its WR: never here */
+	err = ioctl(cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+	for (k = 0; k < n && dl < sizeof(desc); k++) {
+		const struct ib_uverbs_attr *a = &cmd.attr[k];
+		uint16_t id = a->attr_id;
+
+		dl += snprintf(desc + dl, sizeof(desc) - dl, "%s%s=%#llx/%u",
+			       k ? " " : "",
+			       id == SOFTHCA_IB_ATTR_DOORBELL_QP ? "QP" :
+			       id == SOFTHCA_IB_ATTR_DOORBELL_QUEUE ? "QUEUE" :
+			       id == SOFTHCA_IB_ATTR_DOORBELL_PRODUCER ? "PRODUCER" :
+			       "?", (unsigned long long)a->data, a->len);
+	}
+	account(OP_DOORBELL, err, x,
+		"(hdr length %u method %#x driver %u reserved %#llx/%#x; attrs %s)",
+		cmd.hdr.length, cmd.hdr.method_id, cmd.hdr.driver_id,
+		(unsigned long long)cmd.hdr.reserved1, cmd.hdr.reserved2,
+		n ? desc : "none");
+	if (may_post)
+		db_posted(cmd.attr[at[0]].data);
 }
 
 static const struct {
@@ -4583,7 +5366,7 @@ static const struct {
 	{ op_ah_destroy, 1 }, { op_ah_create_raw, 1 }, { op_ah_destroy_raw, 1 },
 	{ op_ud_send, 3 }, { op_mw_alloc, 2 }, { op_mw_alloc_raw, 2 },
 	{ op_mw_dealloc, 2 }, { op_mw_dealloc_raw, 2 }, { op_mw_bind, 5 },
-	{ op_post_local, 5 },
+	{ op_post_local, 5 }, { op_ring, 2 }, { op_doorbell, 3 },
 };
 
 /*
@@ -4622,9 +5405,13 @@ static void cleanup(void)
 			continue;
 		h = qps[i]->handle;
 		err = ibv_destroy_qp(qps[i]);
-		account(OP_CLEANUP, err, XOK, "(destroy_qp %u)", h);
-		if (!err)
+		account(OP_CLEANUP, err, XOK, "(destroy_qp %u%s)", h,
+			qpr[i].poisoned ? ", rings written into" : "");
+		if (!err) {
 			kdel(h);
+			qps[i] = NULL;
+			qp_rings_gone(i);
+		}
 	}
 	for (i = 0; i < MAXH; i++) {
 		if (tab[i].type == T_SRQ) {
@@ -4775,6 +5562,9 @@ static int child(const char *name, uint64_t seed, uint64_t iters, int mode,
 		struct ibv_device_attr_ex ax;
 
 		no_odp = getenv("FUZZ_NO_ODP") && atoi(getenv("FUZZ_NO_ODP"));
+		/* as the provider reads it */
+		rings_off = getenv("SOFTHCA_RINGS") &&
+			    !strcmp(getenv("SOFTHCA_RINGS"), "0");
 		dev_odp = !ibv_query_device_ex(ctx, &in, &ax) &&
 			  (ax.odp_caps.general_caps & IBV_ODP_SUPPORT);
 	}
