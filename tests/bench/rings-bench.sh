@@ -154,7 +154,7 @@ listening() {
 
 # why FILE: a short reason from perftest's output
 why() {
-	_w=$(grep -i -m1 -E "couldn't|unable|fail|error|not supported|invalid|skipped|timed out" "$1" |
+	_w=$(grep -i -o -m1 -E "(couldn't|unable|fail|error|not supported|invalid|skipped|timed out).*" "$1" |
 		sed 's/^[ -]*//; s/[^A-Za-z0-9 ._:()-]//g' | cut -c1-70 | tr ' ' '_')
 	echo "${_w:-no-result}"
 }
@@ -218,8 +218,9 @@ perftest() {
 }
 
 # ptdata bw|lat: from the first data line after perftest's "#bytes" header,
-# "ITERATIONS Gb/s Mmsg/s" (bw) or "ITERATIONS TYPICAL_us" (lat: the
-# column under "t_typical", the median of the iterations)
+# "ITERATIONS Gb/s Mmsg/s" (bw) or "ITERATIONS TYPICAL_us MIN_us" (lat:
+# the columns under "t_typical", the median of the iterations, and
+# "t_min", the fastest)
 ptdata() {
 	awk -v kind="$1" '
 		/#bytes/ {
@@ -227,13 +228,15 @@ ptdata() {
 			for (i = 1; i <= NF; i++)
 				if ($i ~ /^t_typical/)
 					col = i
+				else if ($i ~ /^t_min/)
+					mcol = i
 			next
 		}
 		h && $1 ~ /^[0-9]+$/ {
 			if (kind == "bw" && NF >= 5)
 				print $2, $4, $5
-			else if (kind == "lat" && col)
-				print $2, $col
+			else if (kind == "lat" && col && mcol)
+				print $2, $col, $mcol
 			exit
 		}' /tmp/rings-pt.cli
 }
@@ -279,9 +282,10 @@ one() {
 	_tool=$2 _size=$3 _rep=$4 _kind=$5 _secs=$6
 	shift 6
 	_t0=$(date +%s)
-	if perftest "$_secs" "$_probe" "$_rings" "ib_$_tool" "$_a" "$_b" "$_ga" "$_gb" "$@" &&
-		_line=$(ptdata "$_kind") && [ -n "$_line" ]; then
-		[ -z "$PT_MAPS" ] || rec "maps $_name $PT_MAPS"
+	perftest "$_secs" "$_probe" "$_rings" "ib_$_tool" "$_a" "$_b" "$_ga" "$_gb" "$@"
+	_prc=$?
+	[ -z "$PT_MAPS" ] || rec "maps $_name $PT_MAPS"
+	if [ $_prc -eq 0 ] && _line=$(ptdata "$_kind") && [ -n "$_line" ]; then
 		# shellcheck disable=SC2086 # its fields
 		set -- $_line
 		# perftest converts cycles with the CPU MHz it measures, which
@@ -300,8 +304,8 @@ one() {
 			# bw COLUMN TOOL SIZE REP MMSG/S GB/S MSGS SECS
 			rec "bw $_name $_tool $_size $_rep $3 $2 $1 $(($(date +%s) - _t0))"
 		else
-			# lat COLUMN TOOL SIZE REP TYPICAL_US ITERS SECS
-			rec "lat $_name $_tool $_size $_rep $2 $1 $(($(date +%s) - _t0))"
+			# lat COLUMN TOOL SIZE REP TYPICAL_US ITERS SECS MIN_US
+			rec "lat $_name $_tool $_size $_rep $2 $1 $(($(date +%s) - _t0)) $3"
 		fi
 	else
 		if grep -q '^timed out' /tmp/rings-pt.cli; then
@@ -381,9 +385,11 @@ $1 == "bw" && $6 ~ /^[0-9]*\.?[0-9]+$/ && $6 > 0 {
 	next
 }
 $1 == "lat" && $6 ~ /^[0-9]*\.?[0-9]+$/ && $6 > 0 {
-	# lat COLUMN TOOL SIZE REP TYPICAL_US ITERS SECS
+	# lat COLUMN TOOL SIZE REP TYPICAL_US ITERS SECS MIN_US
 	k = $2 SUBSEP $3 SUBSEP $4
 	v[k] = v[k] " " $6
+	if ($9 ~ /^[0-9]*\.?[0-9]+$/ && $9 > 0)
+		vmin[k] = vmin[k] " " $9
 	next
 }
 $1 == "maps" {
@@ -517,6 +523,34 @@ END {
 			for (i = 1; i <= nc; i++)
 				l = l cell(col[i], T[t], Z[z])
 			print l ratio(T[t], Z[z])
+		}
+	print ""
+	print "Latency, fastest iteration (perftest'"'"'s t_min) one way in microseconds, median of the runs: the"
+	print "same runs; less exposed than the typical value to the host descheduling a virtual CPU (a"
+	print "ping-pong then waits for the guest'"'"'s 4 ms timer tick, and typical values of about 4000 us"
+	print "mean that the host was busy, not the device)."
+	l = sprintf("%-6s %-7s", "", "")
+	for (i = 1; i <= nc; i++)
+		l = l sprintf(" %16s", label[col[i]])
+	print l sprintf(" %9s", "rings vs")
+	l = sprintf("%-6s %-7s", "op", "size")
+	for (i = 1; i <= nc; i++)
+		l = l sprintf(" %16s", "us")
+	print l sprintf(" %9s", "syscalls")
+	for (t = 3; t <= 4; t++)
+		for (z = 1; z <= nz; z++) {
+			l = sprintf("%-6s %-7s", desc[T[t]], szname(Z[z]))
+			for (i = 1; i <= nc; i++) {
+				k = col[i] SUBSEP T[t] SUBSEP Z[z]
+				l = l sprintf(" %16s", k in vmin ? f(median(vmin[k])) : "-")
+			}
+			a = "rings" SUBSEP T[t] SUBSEP Z[z]
+			b = "syscalls" SUBSEP T[t] SUBSEP Z[z]
+			if ((a in vmin) && (b in vmin) && median(vmin[a]) > 0)
+				l = l sprintf(" %8sx", f(median(vmin[b]) / median(vmin[a])))
+			else
+				l = l sprintf(" %9s", "-")
+			print l
 		}
 	print ""
 	print "Check: mappings of the uverbs device per perftest process (server, client), sampled during the"
