@@ -4,8 +4,8 @@
 # What the benchmark scripts in the VM guest share for their tables and
 # plot data, and the helpers every guest script uses (say, rec, run,
 # loaded, fail, bench_traps); sourced by mr-bench.sh, dp-bench.sh,
-# pi-bench.sh, frwr-bench.sh, ulp-bench.sh, nvme-pi-bench.sh (through
-# ulp-lib.sh) and profile-guest.sh (tests/bench/run.sh and profile.sh put
+# pi-bench.sh, frwr-bench.sh, rings-bench.sh, ulp-bench.sh,
+# nvme-pi-bench.sh (through ulp-lib.sh) and profile-guest.sh (tests/bench/run.sh and profile.sh put
 # it next to them as /tests/bench-lib.sh). A script sets TAG, then finds it as
 #   BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
 #   [ -r "$BENCH_LIB" ] || BENCH_LIB=$(dirname "$0")/bench-lib.sh

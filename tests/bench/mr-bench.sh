@@ -26,14 +26,17 @@
 # dp-bench.sh (its own table, see there), on all four devices, and the
 # T10-DIF engine benchmark, pi-bench.sh (its own table, see there), on
 # softhca0 and softhca1, and the FRWR cycle benchmark, frwr-bench.sh (its
-# own table, see there), softhca0 -> softhca1 vs rxe0 -> rxe1. Then unloads everything and, unless BENCH_ULP=0,
+# own table, see there), softhca0 -> softhca1 vs rxe0 -> rxe1, and the
+# userspace ring benchmark, rings-bench.sh (perftest with the provider's
+# mapped rings vs a system call per verb vs rxe; its own table, see
+# there). Then unloads everything and, unless BENCH_ULP=0,
 # runs the ULP benchmark ulp-bench.sh (NVMe over Fabrics with fio, rdma_cm
 # with cmtime; its own devices and table, see there) and, unless
 # BENCH_NVMEPI=0, nvme-pi-bench.sh (nvme-rdma with T10-PI vs without over
 # softhca0, and rxe0; its own devices and table too). BENCH_ONLY, a
-# comma-separated list of some of mr, reg, dp, pi, frwr, ulp and nvmepi
-# (default all of them), runs only those parts (rxe0 and rxe1 are created
-# only for mr, reg, dp and frwr). Exit status 0 only if the tables were printed
+# comma-separated list of some of mr, reg, dp, pi, frwr, rings, ulp and
+# nvmepi (default all of them), runs only those parts (rxe0 and rxe1 are
+# created only for mr, reg, dp, frwr and rings). Exit status 0 only if the tables were printed
 # and the cleanups succeeded.
 #
 # Environment: BENCH_ITERS (default 2000), BENCH_PAGES (default 16),
@@ -51,6 +54,8 @@
 # seconds, default 420) and the BENCH_PI_* knobs it reads,
 # FRWR_BENCH (default /tests/frwr-bench.sh), BENCH_FRWR_TIMEOUT (its
 # bound in seconds, default 420) and the BENCH_FRWR_* knobs it reads,
+# RINGS_BENCH (default /tests/rings-bench.sh), BENCH_RINGS_TIMEOUT (its
+# bound in seconds, default 900) and the BENCH_RINGS_* knobs it reads,
 # BENCH_ULP (0: no ULP benchmark), BENCH_ULP_TIMEOUT (its bound in
 # seconds, default 900), ULP_BENCH (default /tests/ulp-bench.sh) and the
 # BENCH_ULP_* knobs it reads, BENCH_NVMEPI (0: no PI vs no PI NVMe
@@ -68,7 +73,9 @@ PI_BENCH=${PI_BENCH:-/tests/pi-bench.sh}
 PI_TIMEOUT=${BENCH_PI_TIMEOUT:-420}
 FRWR_BENCH=${FRWR_BENCH:-/tests/frwr-bench.sh}
 FRWR_TIMEOUT=${BENCH_FRWR_TIMEOUT:-420}
-ONLY=$(echo "${BENCH_ONLY:-mr,reg,dp,pi,frwr,ulp,nvmepi}" | tr ',' ' ')
+RINGS_BENCH=${RINGS_BENCH:-/tests/rings-bench.sh}
+RINGS_TIMEOUT=${BENCH_RINGS_TIMEOUT:-900}
+ONLY=$(echo "${BENCH_ONLY:-mr,reg,dp,pi,frwr,rings,ulp,nvmepi}" | tr ',' ' ')
 ULP_BENCH=${ULP_BENCH:-/tests/ulp-bench.sh}
 ULP=${BENCH_ULP:-1}
 ULP_TIMEOUT=${BENCH_ULP_TIMEOUT:-900}
@@ -94,7 +101,7 @@ BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
 # shellcheck source=tests/bench/bench-lib.sh
 . "$BENCH_LIB"
 
-# want PART: PART (mr, reg, dp, pi, frwr, ulp or nvmepi) is to run
+# want PART: PART (mr, reg, dp, pi, frwr, rings, ulp or nvmepi) is to run
 want() {
 	case " $ONLY " in
 	*" $1 "*) return 0 ;;
@@ -160,10 +167,10 @@ if ! loaded softhca; then
 	fi
 fi
 RXE=0
-if want mr || want reg || want dp || want frwr; then
+if want mr || want reg || want dp || want frwr || want rings; then
 	RXE=1
 fi
-if want mr || want reg || want dp || want pi || want frwr; then
+if want mr || want reg || want dp || want pi || want frwr || want rings; then
 	bench_links $RXE
 	n=0
 	until [ -d "$IB/softhca0" ] && [ -d "$IB/softhca1" ] &&
@@ -562,6 +569,17 @@ if want frwr; then
 	rc=$?
 	say "FRWR cycle benchmark ran for $(($(date +%s) - t0))s"
 	[ $rc -eq 0 ] || fail "$FRWR_BENCH: exit status $rc"
+fi
+
+# Userspace rings vs system calls vs rxe (perftest), same devices, same boot.
+if want rings; then
+	[ -r "$RINGS_BENCH" ] || fail "$RINGS_BENCH is missing"
+	say "\$ sh $RINGS_BENCH"
+	t0=$(date +%s)
+	timeout -k 5 "$RINGS_TIMEOUT" sh "$RINGS_BENCH"
+	rc=$?
+	say "ring benchmark ran for $(($(date +%s) - t0))s"
+	[ $rc -eq 0 ] || fail "$RINGS_BENCH: exit status $rc"
 fi
 
 cleanup || fail "cleanup failed"

@@ -51,6 +51,16 @@
 #                  rxe0 -> rxe1 vs memcpy()), and frwr-bench.dat and, with
 #                  gnuplot, frwr-bench.png plotted from it by
 #                  tests/bench/frwr-bench.gp
+#   rings-bench.txt  the userspace ring benchmark tests/bench/rings-bench.sh
+#                  (issue 12): perftest's ib_write_bw and ib_send_bw
+#                  message rate and ib_write_lat and ib_send_lat typical
+#                  latency at 64 B, 4 KiB and 1 MiB (--use_old_post_send),
+#                  softhca0 -> softhca1 with the provider's mapped send and
+#                  receive rings vs the same with SOFTHCA_RINGS=0 (a
+#                  system call per verb) vs rxe0 -> rxe1, the three in
+#                  ABBA order; rings-bench.dat and, with gnuplot,
+#                  rings-bench.png (message rate and latency against the
+#                  size) plotted from it by tests/bench/rings-bench.gp
 #   ulp-bench.txt  the ULP benchmark tests/bench/ulp-bench.sh (issue 10):
 #                  fio over nvme-rdma -> nvmet-rdma on softhca0 (eth0) vs
 #                  on rxe0 (eth1) vs the null_blk behind them without RDMA,
@@ -72,9 +82,11 @@
 #        SECS, --rebuild]
 #   --only PARTS   run only these parts, comma separated: mr (the MR
 #                  registration table), reg (userspace), dp (data path),
-#                  pi (T10-DIF engine), frwr (FRWR cycle), ulp, nvmepi
-#                  (NVMe with PI vs without); e.g. --only frwr. The combined mr-bench.txt is
-#                  written only when mr is one of them.
+#                  pi (T10-DIF engine), frwr (FRWR cycle), rings
+#                  (userspace rings vs system calls vs rxe), ulp, nvmepi
+#                  (NVMe with PI vs without); e.g. --only frwr. The
+#                  combined mr-bench.txt is written only when mr is one
+#                  of them.
 #
 # Environment:
 #   VM_TCG_THREAD (default multi here; scripts/vm.sh's own default is
@@ -85,7 +97,7 @@
 #     msg/s single-threaded and 65k multi-threaded, where post_send and
 #     the work item contend for the workqueue's and the CQ's locks
 #     (tests/bench/profile.sh --mttcg)
-#   BENCH_REPS (default 3): runs of every cell of the MR, userspace MR and
+#   BENCH_REPS (default 3): runs of every cell of the MR, userspace MR, ring and
 #     kernel data-path tables (median and spread)
 #   BENCH_ITERS (default 2000; 20000 gives steadier MR rows) and BENCH_PAGES (default 16): the iters= and
 #     pages= of shca_mr_bench.ko
@@ -117,6 +129,17 @@
 #     softhca0:softhca0,rxe0:rxe0: each device talking to itself)
 #   BENCH_FRWR_BUDGET (default from the above, about 4 min): s after
 #     which the remaining FRWR cells are skipped
+#   BENCH_RINGS=0: no ring benchmark
+#   BENCH_RINGS_SECS (default 1): measured s per ib_*_bw run (64 B, 4 KiB)
+#   BENCH_RINGS_MARGIN (default 1): s of warm-up before them (and after:
+#     perftest -D SECS+2*MARGIN -f MARGIN)
+#   BENCH_RINGS_BW_ITERS_1M (default 100): messages per 1 MiB ib_*_bw run
+#   BENCH_RINGS_LAT_ITERS (default 200; 1 MiB: BENCH_RINGS_LAT_ITERS_1M,
+#     default 20): ping-pongs per ib_*_lat run
+#   BENCH_RINGS_BIG_SECS (default 20): the bound of a run with a fixed
+#     count (a cell that hits it is skipped in later repetitions)
+#   BENCH_RINGS_BUDGET (default from the above, about 12 min): s after
+#     which the remaining perftest runs are skipped
 #   BENCH_ULP=0: no ULP benchmark
 #   BENCH_ULP_SECS (default 5): s per fio cell
 #   BENCH_ULP_REPS (default 3): runs of each fio and cmtime cell (median)
@@ -137,15 +160,16 @@
 #     which the remaining cells are skipped
 # A short run: BENCH_ITERS=100 BENCH_REG_SECS=0.05 BENCH_DP_MS=20
 #   BENCH_DP_PERFTEST=0 BENCH_PI_MS=20 BENCH_PI_REPS=1 BENCH_FRWR_MS=20
-#   BENCH_FRWR_REPS=1 BENCH_ULP_SECS=1
+#   BENCH_FRWR_REPS=1 BENCH_RINGS_MARGIN=0 BENCH_ULP_SECS=1
 #   BENCH_ULP_REPS=1 BENCH_NVMEPI_SECS=1 BENCH_NVMEPI_REPS=1 make bench
 # Only the T10-DIF engine: tests/bench/run.sh --only pi (after make
 #   modules; make bench BENCH_ARGS='--only pi' builds first)
+# Only the ring comparison: tests/bench/run.sh --only rings (about 10 min)
 # Only the userspace MR table, short: BENCH_REPS=2 BENCH_REG_SECS=0.1
 #   BENCH_REG_MIB=256 BENCH_PROFILE=0 tests/bench/run.sh --only reg
 #
-# Exit status 0 only if all the tables of the parts that ran (seven with
-# the T10-DIF, FRWR, ULP and NVMe PI ones) were produced.
+# Exit status 0 only if all the tables of the parts that ran (eight with
+# the T10-DIF, FRWR, ring, ULP and NVMe PI ones) were produced.
 
 set -euo pipefail
 
@@ -169,6 +193,9 @@ PI_PNG=$OUT_DIR/pi-bench.png
 FRWR_OUT=$OUT_DIR/frwr-bench.txt
 FRWR_DAT=$OUT_DIR/frwr-bench.dat
 FRWR_PNG=$OUT_DIR/frwr-bench.png
+RINGS_OUT=$OUT_DIR/rings-bench.txt
+RINGS_DAT=$OUT_DIR/rings-bench.dat
+RINGS_PNG=$OUT_DIR/rings-bench.png
 ULP_OUT=$OUT_DIR/ulp-bench.txt
 NVMEPI_OUT=$OUT_DIR/nvme-pi-bench.txt
 SHARES_OUT=$OUT_DIR/shares.txt
@@ -212,7 +239,7 @@ VM_ARGS=()
 MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
 TEST_TIMEOUT=300
 HAVE_TIMEOUT=0
-PARTS="mr reg dp pi frwr ulp nvmepi"
+PARTS="mr reg dp pi frwr rings ulp nvmepi"
 ONLY=$PARTS
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -365,6 +392,38 @@ if want frwr; then
 	FRWR_TIMEOUT=$((BENCH_FRWR_BUDGET + 180))
 	TEST_TIMEOUT=$((TEST_TIMEOUT + FRWR_TIMEOUT))
 fi
+BENCH_RINGS=${BENCH_RINGS:-1}
+BENCH_RINGS_SECS=${BENCH_RINGS_SECS:-1}
+BENCH_RINGS_MARGIN=${BENCH_RINGS_MARGIN:-1}
+BENCH_RINGS_BW_ITERS_1M=${BENCH_RINGS_BW_ITERS_1M:-100}
+BENCH_RINGS_LAT_ITERS=${BENCH_RINGS_LAT_ITERS:-200}
+BENCH_RINGS_LAT_ITERS_1M=${BENCH_RINGS_LAT_ITERS_1M:-20}
+BENCH_RINGS_BIG_SECS=${BENCH_RINGS_BIG_SECS:-20}
+case $BENCH_RINGS$BENCH_RINGS_SECS$BENCH_RINGS_MARGIN$BENCH_RINGS_BW_ITERS_1M$BENCH_RINGS_LAT_ITERS$BENCH_RINGS_LAT_ITERS_1M$BENCH_RINGS_BIG_SECS${BENCH_RINGS_BUDGET:-} in
+*[!0-9]*) die "BENCH_RINGS, BENCH_RINGS_SECS, BENCH_RINGS_MARGIN, BENCH_RINGS_BW_ITERS_1M, BENCH_RINGS_LAT_ITERS, BENCH_RINGS_LAT_ITERS_1M, BENCH_RINGS_BIG_SECS and BENCH_RINGS_BUDGET must be whole numbers" ;;
+esac
+if [ "$BENCH_RINGS_SECS" -lt 1 ] || [ "$BENCH_RINGS_SECS" -gt 60 ]; then
+	die "BENCH_RINGS_SECS must be 1..60"
+fi
+[ "$BENCH_RINGS_MARGIN" -le 10 ] || die "BENCH_RINGS_MARGIN must be 0..10"
+if [ "$BENCH_RINGS_BW_ITERS_1M" -lt 5 ] || [ "$BENCH_RINGS_LAT_ITERS" -lt 5 ] ||
+	[ "$BENCH_RINGS_LAT_ITERS_1M" -lt 5 ]; then
+	die "BENCH_RINGS_BW_ITERS_1M, BENCH_RINGS_LAT_ITERS and BENCH_RINGS_LAT_ITERS_1M must be at least 5 (perftest's minimum)"
+fi
+if [ "$BENCH_RINGS_BIG_SECS" -lt 5 ] || [ "$BENCH_RINGS_BIG_SECS" -gt 120 ]; then
+	die "BENCH_RINGS_BIG_SECS must be 5..120"
+fi
+[ "$BENCH_RINGS" != 0 ] || ONLY=$(echo " $ONLY " | sed 's/ rings / /')
+# Per repetition and column 4 bandwidth runs of their duration plus about
+# 4 s of start-up under TCG, and 8 runs with a fixed count of about 5 s;
+# rxe's 1 MiB cells hitting their bound once; plus a minute.
+BENCH_RINGS_BUDGET=${BENCH_RINGS_BUDGET:-$((60 + 4 * BENCH_RINGS_BIG_SECS + BENCH_REPS * 3 * (4 * (BENCH_RINGS_SECS + 2 * BENCH_RINGS_MARGIN + 4) + 8 * 5)))}
+RINGS_TIMEOUT=0
+if want rings; then
+	# a run started just before the budget ran out, the table
+	RINGS_TIMEOUT=$((BENCH_RINGS_BUDGET + BENCH_RINGS_BIG_SECS + 2 * BENCH_RINGS_SECS + 120))
+	TEST_TIMEOUT=$((TEST_TIMEOUT + RINGS_TIMEOUT))
+fi
 BENCH_ULP=${BENCH_ULP:-1}
 BENCH_ULP_SECS=${BENCH_ULP_SECS:-5}
 BENCH_ULP_REPS=${BENCH_ULP_REPS:-3}
@@ -430,7 +489,7 @@ command -v gnuplot >/dev/null ||
 # as scripts/vm.sh computes it, without its 900 s cap
 [ "$HAVE_TIMEOUT" = 1 ] || VM_ARGS+=(--timeout "$((120 + TEST_TIMEOUT + 40))")
 ONLY=$(echo "$ONLY" | xargs)
-[ -n "$ONLY" ] || die "no part left to run (--only, BENCH_PI=0, BENCH_FRWR=0, BENCH_ULP=0, BENCH_NVMEPI=0)"
+[ -n "$ONLY" ] || die "no part left to run (--only, BENCH_PI=0, BENCH_FRWR=0, BENCH_RINGS=0, BENCH_ULP=0, BENCH_NVMEPI=0)"
 
 # ---- the benchmark modules and programs --------------------------------------------
 
@@ -467,6 +526,7 @@ cp "$BENCH_KO" "$UMEM_KO" "$DP_KO" "$PI_KO" "$FRWR_KO" "$ov/"
 install -m 0755 "$BENCH_DIR/dp-bench.sh" "$ov/tests/dp-bench.sh"
 install -m 0755 "$BENCH_DIR/pi-bench.sh" "$ov/tests/pi-bench.sh"
 install -m 0755 "$BENCH_DIR/frwr-bench.sh" "$ov/tests/frwr-bench.sh"
+install -m 0755 "$BENCH_DIR/rings-bench.sh" "$ov/tests/rings-bench.sh"
 install -m 0755 "$BENCH_DIR/ulp-bench.sh" "$ov/tests/ulp-bench.sh"
 install -m 0755 "$BENCH_DIR/nvme-pi-bench.sh" "$ov/tests/nvme-pi-bench.sh"
 install -m 0644 "$BENCH_DIR/ulp-lib.sh" "$ov/tests/ulp-lib.sh"
@@ -488,7 +548,7 @@ vm_rc=0
 export VM_TCG_THREAD=${VM_TCG_THREAD:-multi}
 "$ROOT/scripts/vm.sh" "${VM_ARGS[@]}" --run "$BENCH_DIR/mr-bench.sh" --hub \
 	--overlay "$ov" --console "$CLEAN" --test-timeout "$TEST_TIMEOUT" \
-	--show '^(mr-bench|dp-bench|pi-bench|frwr-bench|ulp-bench|nvme-pi-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
+	--show '^(mr-bench|dp-bench|pi-bench|frwr-bench|rings-bench|ulp-bench|nvme-pi-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
 	--env "BENCH_ITERS=$BENCH_ITERS" --env "BENCH_PAGES=$BENCH_PAGES" \
 	--env "BENCH_REPS=$BENCH_REPS" --env "BENCH_REG_TIMEOUT=$REG_TIMEOUT" \
 	--env "BENCH_REG_SECS=$BENCH_REG_SECS" --env "BENCH_REG_MIB=$BENCH_REG_MIB" \
@@ -505,6 +565,12 @@ export VM_TCG_THREAD=${VM_TCG_THREAD:-multi}
 	--env "BENCH_FRWR_MS=$BENCH_FRWR_MS" --env "BENCH_FRWR_REPS=$BENCH_FRWR_REPS" \
 	--env "BENCH_FRWR_QD=$BENCH_FRWR_QD" --env "BENCH_FRWR_BUDGET=$BENCH_FRWR_BUDGET" \
 	--env "BENCH_FRWR_TIMEOUT=$FRWR_TIMEOUT" --env "BENCH_FRWR_PAIRS=$BENCH_FRWR_PAIRS" \
+	--env "BENCH_RINGS_SECS=$BENCH_RINGS_SECS" --env "BENCH_RINGS_MARGIN=$BENCH_RINGS_MARGIN" \
+	--env "BENCH_RINGS_BW_ITERS_1M=$BENCH_RINGS_BW_ITERS_1M" \
+	--env "BENCH_RINGS_LAT_ITERS=$BENCH_RINGS_LAT_ITERS" \
+	--env "BENCH_RINGS_LAT_ITERS_1M=$BENCH_RINGS_LAT_ITERS_1M" \
+	--env "BENCH_RINGS_BIG_SECS=$BENCH_RINGS_BIG_SECS" \
+	--env "BENCH_RINGS_BUDGET=$BENCH_RINGS_BUDGET" --env "BENCH_RINGS_TIMEOUT=$RINGS_TIMEOUT" \
 	--env "BENCH_NVMEPI=$BENCH_NVMEPI" --env "BENCH_NVMEPI_SECS=$BENCH_NVMEPI_SECS" \
 	--env "BENCH_NVMEPI_REPS=$BENCH_NVMEPI_REPS" --env "BENCH_NVMEPI_MIB=$BENCH_NVMEPI_MIB" \
 	--env "BENCH_NVMEPI_BUDGET=$BENCH_NVMEPI_BUDGET" --env "BENCH_NVMEPI_TIMEOUT=$NVMEPI_TIMEOUT" \
@@ -543,6 +609,10 @@ frwrtable=$TMP/frwr-table.txt
 guest_table FRWR-BENCH-TABLE FRWR-BENCH-TABLE-END 'frwr-table: ' >"$frwrtable" || : >"$frwrtable"
 frwrdata=$TMP/frwr-data.txt
 guest_table FRWR-BENCH-DATA FRWR-BENCH-DATA-END 'frwr-data: ' >"$frwrdata" || : >"$frwrdata"
+ringstable=$TMP/rings-table.txt
+guest_table RINGS-BENCH-TABLE RINGS-BENCH-TABLE-END 'rings-table: ' >"$ringstable" || : >"$ringstable"
+ringsdata=$TMP/rings-data.txt
+guest_table RINGS-BENCH-DATA RINGS-BENCH-DATA-END 'rings-data: ' >"$ringsdata" || : >"$ringsdata"
 ulptable=$TMP/ulp-table.txt
 guest_table ULP-BENCH-TABLE ULP-BENCH-TABLE-END 'ulp-table: ' >"$ulptable" || : >"$ulptable"
 nvmepitable=$TMP/nvme-pi-table.txt
@@ -602,6 +672,9 @@ add_table "$pitable" "$PI_OUT" \
 add_table "$frwrtable" "$FRWR_OUT" \
 	"FRWR cycle benchmark: nvme-rdma's per-I/O registration, RDMA READ/WRITE and invalidation, softhca0 -> softhca1 vs rxe0 -> rxe1 (tests/bench/frwr-bench.sh)" \
 	"$same, eth0 and eth1 on one QEMU hub"
+add_table "$ringstable" "$RINGS_OUT" \
+	"Userspace data path: mapped rings vs a system call per verb vs rdma_rxe, perftest message rate and latency (tests/bench/rings-bench.sh)" \
+	"$same, eth0 and eth1 on one QEMU hub"
 add_table "$ulptable" "$ULP_OUT" \
 	"ULP benchmark: NVMe over Fabrics (nvme-rdma, nvmet-rdma) with fio and rdma_cm with cmtime (tests/bench/ulp-bench.sh)" \
 	"$same"
@@ -643,6 +716,7 @@ fi
 [ ! -s "$dptable" ] || saved="$saved, ${DP_OUT#"$ROOT"/} (data path)"
 [ ! -s "$pitable" ] || saved="$saved, ${PI_OUT#"$ROOT"/} (T10-DIF engine)"
 [ ! -s "$frwrtable" ] || saved="$saved, ${FRWR_OUT#"$ROOT"/} (FRWR cycle)"
+[ ! -s "$ringstable" ] || saved="$saved, ${RINGS_OUT#"$ROOT"/} (rings vs system calls)"
 [ ! -s "$ulptable" ] || saved="$saved, ${ULP_OUT#"$ROOT"/} (ULPs)"
 [ ! -s "$nvmepitable" ] || saved="$saved, ${NVMEPI_OUT#"$ROOT"/} (NVMe PI vs no PI)"
 [ ! -s "$SHARES_OUT" ] || saved="$saved, ${SHARES_OUT#"$ROOT"/} (where the time goes)"
@@ -697,6 +771,11 @@ plot "$frwrdata" "$FRWR_DAT" "$FRWR_PNG" "$BENCH_DIR/frwr-bench.gp" \
 	"# FRWR cycle benchmark (tests/bench/frwr-bench.sh), $when
 # MB/s per I/O size: median, minimum, maximum of $BENCH_FRWR_REPS runs" \
 	"QD $BENCH_FRWR_QD, $BENCH_FRWR_REPS runs of $BENCH_FRWR_MS ms per cell, ABBA; $when"
+# The ring plot: message rate and latency against the size.
+plot "$ringsdata" "$RINGS_DAT" "$RINGS_PNG" "$BENCH_DIR/rings-bench.gp" \
+	"# Userspace rings vs system calls vs rxe (perftest, tests/bench/rings-bench.sh), $when
+# per size, column and tool: Mmsg/s (ib_*_bw) or typical one-way microseconds (ib_*_lat), median, minimum, maximum of $BENCH_REPS runs" \
+	"$BENCH_REPS runs per cell, ${BENCH_RINGS_SECS} s measured per bandwidth run (1 MiB: $BENCH_RINGS_BW_ITERS_1M messages), $BENCH_RINGS_LAT_ITERS ping-pongs per latency run ($BENCH_RINGS_LAT_ITERS_1M at 1 MiB), columns in ABBA order; $when"
 # The NVMe PI plot: the medians (and the spread) of each fio job.
 plot "$nvmepidata" "$NVMEPI_DAT" "$NVMEPI_PNG" "$BENCH_DIR/nvme-pi-bench.gp" \
 	"# NVMe over Fabrics with and without T10-PI (tests/bench/nvme-pi-bench.sh), $when
@@ -715,6 +794,7 @@ need reg "$regtable" "userspace MR"
 need dp "$dptable" "data-path"
 need pi "$pitable" "T10-DIF engine"
 need frwr "$frwrtable" "FRWR cycle"
+need rings "$ringstable" "ring"
 need ulp "$ulptable" "ULP"
 need nvmepi "$nvmepitable" "NVMe PI"
 DONE=1
