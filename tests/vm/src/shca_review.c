@@ -179,8 +179,10 @@ static void expect_wc(struct ibv_cq *cq, uint64_t id, enum ibv_wc_status st,
 }
 
 /*
- * The mapping of the only CQ ring (no DM is mapped here): the uverbs
- * file (struct softhca_cq_ring: producer at 0, consumer at 64).
+ * The mapping of the first CQ's ring (no DM is mapped here): of the
+ * uverbs file's mappings, the one at the lowest offset, since the CQ was
+ * made before its QP's send and receive rings (struct softhca_cq_ring:
+ * producer at 0, consumer at 64).
  */
 struct ring_view {
 	volatile uint32_t *producer;
@@ -190,7 +192,7 @@ struct ring_view {
 static struct ring_view find_ring(void)
 {
 	struct ring_view v = { NULL, NULL };
-	unsigned long start, end;
+	unsigned long start, end, off, best = ~0UL;
 	char line[512], path[256];
 	FILE *f = fopen("/proc/self/maps", "r");
 
@@ -198,14 +200,14 @@ static struct ring_view find_ring(void)
 		return v;
 	while (fgets(line, sizeof(line), f)) {
 		path[0] = 0;
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %255s", &start, &end,
-			   path) < 3)
+		if (sscanf(line, "%lx-%lx %*s %lx %*s %*s %255s", &start, &end,
+			   &off, path) < 4)
 			continue;
-		if (!strstr(path, "uverbs"))
+		if (!strstr(path, "uverbs") || off >= best)
 			continue;
+		best = off;
 		v.producer = (volatile uint32_t *)start;
 		v.consumer = (volatile uint32_t *)(start + 64);
-		break;
 	}
 	fclose(f);
 	return v;
