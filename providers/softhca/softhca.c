@@ -1113,16 +1113,21 @@ static int shca_doorbell(struct ibv_qp *qp, uint32_t queue, uint32_t producer)
 
 /*
  * A request a send-ring slot holds: everything but binds and LOCAL_INV
- * (shca_post_one_local()), within the slot's SGEs.
+ * (shca_post_one_local()), within the slot's SGEs; on UD, with an AH the
+ * kernel numbered.
  */
-static bool shca_wr_fits_ring(const struct shca_wq *sq,
+static bool shca_wr_fits_ring(const struct ibv_qp *qp,
+			      const struct shca_wq *sq,
 			      const struct ibv_send_wr *wr)
 {
+	if (qp->qp_type == IBV_QPT_UD &&
+	    (!wr->wr.ud.ah || !to_shca_ah(wr->wr.ud.ah)->num))
+		return false;
 	return !shca_wr_is_local(wr) && wr->num_sge >= 0 &&
 	       (uint32_t)wr->num_sge <= sq->max_sge;
 }
 
-static void shca_swqe_write(struct softhca_swqe *s,
+static void shca_swqe_write(const struct ibv_qp *qp, struct softhca_swqe *s,
 			    const struct ibv_send_wr *wr)
 {
 	s->wr_id = wr->wr_id;
@@ -1135,8 +1140,12 @@ static void shca_swqe_write(struct softhca_swqe *s,
 		s->ex = wr->imm_data;
 	else if (wr->opcode == IBV_WR_SEND_WITH_INV)
 		s->ex = wr->invalidate_rkey;
-	if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
-	    wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+	if (qp->qp_type == IBV_QPT_UD) {
+		s->ah = to_shca_ah(wr->wr.ud.ah)->num;
+		s->remote_qpn = wr->wr.ud.remote_qpn;
+		s->remote_qkey = wr->wr.ud.remote_qkey;
+	} else if (wr->opcode == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		   wr->opcode == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 		s->remote_addr = wr->wr.atomic.remote_addr;
 		s->compare_add = wr->wr.atomic.compare_add;
 		s->swap = wr->wr.atomic.swap;
@@ -1217,21 +1226,23 @@ static int shca_post_send_ring(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	pthread_mutex_lock(&sq->lock);
 	for (; wr; wr = wr->next) {
-		if (!shca_wr_fits_ring(sq, wr) || n == sq->slots) {
+		bool fits = shca_wr_fits_ring(ibqp, sq, wr);
+
+		if (!fits || n == sq->slots) {
 			err = shca_sq_ring(ibqp, first, n, bad_wr);
 			n = 0;
 			first = wr;
 			if (err)
 				break;
 		}
-		if (!shca_wr_fits_ring(sq, wr)) {
+		if (!fits) {
 			err = shca_post_send_cmd(ibqp, wr, bad_wr);
 			if (err)
 				break;
 			first = wr->next;
 			continue;
 		}
-		shca_swqe_write(shca_wq_slot(sq, sq->prod), wr);
+		shca_swqe_write(ibqp, shca_wq_slot(sq, sq->prod), wr);
 		sq->prod++;
 		n++;
 	}
@@ -1432,11 +1443,17 @@ static int shca_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 
 /* ---- address handles ---------------------------------------------------- */
 
+struct shca_create_ah_resp {
+	struct ib_uverbs_create_ah_resp ibv_resp;
+	struct softhca_create_ah_resp drv;
+};
+
+/* The kernel numbers the AH for UD send-ring slots (0: it did not). */
 static struct ibv_ah *shca_create_ah(struct ibv_pd *pd,
 				     struct ibv_ah_attr *attr)
 {
-	struct ib_uverbs_create_ah_resp resp;
-	struct ibv_ah *ah;
+	struct shca_create_ah_resp resp;
+	struct shca_ah *ah;
 	int err;
 
 	ah = calloc(1, sizeof(*ah));
@@ -1445,22 +1462,24 @@ static struct ibv_ah *shca_create_ah(struct ibv_pd *pd,
 		return NULL;
 	}
 	memset(&resp, 0, sizeof(resp));
-	err = ibv_cmd_create_ah(pd, ah, attr, &resp, sizeof(resp));
+	err = ibv_cmd_create_ah(pd, &ah->ibah, attr, &resp.ibv_resp,
+				sizeof(resp));
 	if (err) {
 		free(ah);
 		errno = err;
 		return NULL;
 	}
-	return ah;
+	ah->num = resp.drv.ah_num;
+	return &ah->ibah;
 }
 
-static int shca_destroy_ah(struct ibv_ah *ah)
+static int shca_destroy_ah(struct ibv_ah *ibah)
 {
-	int err = ibv_cmd_destroy_ah(ah);
+	int err = ibv_cmd_destroy_ah(ibah);
 
 	if (err)
 		return err;
-	free(ah);
+	free(to_shca_ah(ibah));
 	return 0;
 }
 

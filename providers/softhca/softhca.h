@@ -219,6 +219,17 @@ static inline struct shca_cq *to_shca_cq(struct ibv_cq *ibcq)
 	return shca_container_of(ibcq, struct shca_cq, vcq.cq);
 }
 
+/* An address handle and the number UD send-ring slots name it by. */
+struct shca_ah {
+	struct ibv_ah ibah;
+	uint32_t num;			/* 0: UD sends with it by POST_SEND */
+};
+
+static inline struct shca_ah *to_shca_ah(struct ibv_ah *ibah)
+{
+	return shca_container_of(ibah, struct shca_ah, ibah);
+}
+
 static inline struct shca_qp *to_shca_qp(struct ibv_qp *ibqp)
 {
 	return shca_container_of(ibqp, struct shca_qp, vqp.qp);

@@ -137,7 +137,7 @@ struct softhca_local_wr {
  * IB_EVENT_QP_FATAL, and the ring is not read again. Moving the QP to
  * RESET drops what was posted: @consumer becomes the current @producer.
  *
- * Send ring (SOFTHCA_QP_SQ_RING; RC and UC QPs): ibv_post_send writes
+ * Send ring (SOFTHCA_QP_SQ_RING; RC, UC and UD QPs): ibv_post_send writes
  * struct softhca_swqe slots and rings SOFTHCA_DB_SQ with the new
  * producer value as SOFTHCA_IB_ATTR_DOORBELL_PRODUCER (the header's
  * @producer is not read). The kernel posts the slots in order, as
@@ -147,7 +147,10 @@ struct softhca_local_wr {
  * it refuses and returns that errno: the requests before it were posted,
  * slot @consumer is the refused one. A producer more than @slots ahead of
  * @consumer is refused with EINVAL and nothing is posted. Memory-window
- * binds go through SOFTHCA_IB_METHOD_QP_POST_LOCAL after a doorbell.
+ * binds go through SOFTHCA_IB_METHOD_QP_POST_LOCAL after a doorbell. A UD
+ * slot names its address handle by the number create_ah returned
+ * (struct softhca_create_ah_resp), which is valid in the uverbs context
+ * that created the AH until the AH is destroyed.
  */
 enum softhca_create_qp_flags {
 	SOFTHCA_QP_RQ_RING = 1 << 0,
@@ -238,6 +241,10 @@ struct softhca_rwqe {
  * @remote_addr: RDMA and atomic operations: the remote address
  * @compare_add: atomics: compare (CMP_AND_SWP) or add (FETCH_AND_ADD)
  * @swap: CMP_AND_SWP: the swap value
+ * @ah: UD: the address handle's number (softhca_create_ah_resp.ah_num)
+ * @remote_qpn: UD: the destination QP
+ * @remote_qkey: UD: the Q_Key (high-order bit set: the QP's own)
+ * @ud_reserved: ignored
  * @rkey: RDMA and atomic operations: the remote key
  * @reserved: ignored
  * @sge: the gather list; with IBV_SEND_INLINE the bytes are copied from
@@ -250,11 +257,32 @@ struct softhca_swqe {
 	__u32 num_sge;
 	__u32 ex;
 	__aligned_u64 remote_addr;
-	__aligned_u64 compare_add;
-	__aligned_u64 swap;
+	union {
+		struct {
+			__aligned_u64 compare_add;
+			__aligned_u64 swap;
+		};
+		struct {
+			__u32 ah;
+			__u32 remote_qpn;
+			__u32 remote_qkey;
+			__u32 ud_reserved;
+		};
+	};
 	__u32 rkey;
 	__u32 reserved;
 	struct ib_uverbs_sge sge[];
+};
+
+/**
+ * struct softhca_create_ah_resp - driver data of a user create_ah response
+ * @ah_num: the AH's number for UD send-ring slots (struct softhca_swqe),
+ *	never 0
+ * @reserved: zero
+ */
+struct softhca_create_ah_resp {
+	__u32 ah_num;
+	__u32 reserved;
 };
 
 /* SOFTHCA_IB_ATTR_DOORBELL_QUEUE */

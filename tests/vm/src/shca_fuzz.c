@@ -2466,6 +2466,22 @@ static void qp_connect(struct ibv_qp *qp)
 
 static struct ibv_srq *srqs[MAX_SRQ];
 static struct ibv_ah *ahs[MAX_AH];
+/*
+ * ahs[i] was destroyed behind the provider's back (raw DESTROY_AH): its
+ * handle may name a new AH now, but the number the kernel gave it for
+ * send-ring slots names nothing, or a newer AH of the process.
+ */
+static int ah_stale[MAX_AH];
+
+static int ah_is_stale(const struct ibv_ah *ah)
+{
+	unsigned int i;
+
+	for (i = 0; i < MAX_AH; i++)
+		if (ahs[i] == ah)
+			return ah_stale[i];
+	return 1;
+}
 static int uc_qps;	/* ibv_create_qp() makes UC QPs (else EOPNOTSUPP) */
 
 /*
@@ -2474,7 +2490,7 @@ static int uc_qps;	/* ibv_create_qp() makes UC QPs (else EOPNOTSUPP) */
  * say where: they are the mappings of cmd_fd that appear with the QP,
  * told apart by their sizes (SOFTHCA_WQ_RING_HDR + slots * slot_size,
  * rounded to the page; slots: max_wr rounded up to a power of two). The
- * kernel grants a send ring to RC and UC QPs and a receive ring to QPs
+ * kernel grants a send ring to RC, UC and UD QPs and a receive ring to QPs
  * without an SRQ, unless the provider asks for none (SOFTHCA_RINGS=0).
  */
 struct wq_map {
@@ -2504,7 +2520,8 @@ static int rings_off;	/* SOFTHCA_RINGS=0: the provider asks for none */
 static int qp_sq_ring(const struct ibv_qp *qp)
 {
 	return !rings_off &&
-	       (qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_UC);
+	       (qp->qp_type == IBV_QPT_RC || qp->qp_type == IBV_QPT_UC ||
+		qp->qp_type == IBV_QPT_UD);
 }
 
 static int qp_rq_ring(const struct ibv_qp *qp)
@@ -3573,6 +3590,7 @@ static void op_ah_create(void)
 		kset(ah->handle, T_AH);
 		tab[ah->handle].pd = pd->handle;
 		ahs[i] = ah;
+		ah_stale[i] = 0;
 	}
 }
 
@@ -3589,8 +3607,14 @@ static void op_ah_destroy(void)
 	err = ibv_destroy_ah(ahs[i]);
 	account(OP_AH_DESTROY, err, X(e), "(handle %u)", h);
 	if (!err) {
+		unsigned int j;
+
 		kdel(h);
 		ahs[i] = NULL;
+		/* a stale struct's handle named another AH: that one went */
+		for (j = 0; j < MAX_AH; j++)
+			if (ahs[j] && ahs[j]->handle == h)
+				ah_stale[j] = 1;
 	} else if (vt_rndn(2)) {
 		ahs[i] = NULL;	/* stale: forget it (the struct leaks) */
 	}
@@ -3661,8 +3685,14 @@ static void op_ah_destroy_raw(void)
 	e = lookup_err(cmd.ah_handle, T_AH);
 	err = raw_cmd(IB_USER_VERBS_CMD_DESTROY_AH, &cmd, sizeof(cmd), 0);
 	account(OP_AH_DESTROY_RAW, err, X(e), "(handle %u)", cmd.ah_handle);
-	if (!err)
+	if (!err) {
+		unsigned int i;
+
 		kdel(cmd.ah_handle);
+		for (i = 0; i < MAX_AH; i++)
+			if (ahs[i] && ahs[i]->handle == cmd.ah_handle)
+				ah_stale[i] = 1;
+	}
 }
 
 /* ---- UD sends ------------------------------------------------------------- */
@@ -3754,7 +3784,10 @@ static int wr_local(const struct ibv_send_wr *w)
 	return w->opcode == IBV_WR_BIND_MW || w->opcode == IBV_WR_LOCAL_INV;
 }
 
-/* the requests [@wr, @end), which the provider posts in one POST_SEND */
+/*
+ * the requests [@wr, @end), which the provider posts in one POST_SEND, or
+ * (a send ring) in one doorbell
+ */
 static expect_t ud_run_expect(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			      struct ibv_send_wr *end)
 {
@@ -3763,14 +3796,43 @@ static expect_t ud_run_expect(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	expect_t x = 0;
 	int e;
 
-	/* the core converts the whole chain before softhca sees any */
-	for (w = wr; w != end; w = w->next) {
+	/*
+	 * Without a send ring the core converts the whole chain before
+	 * softhca sees any. With one, the provider writes a slot per request
+	 * and the kernel takes them in order, naming each AH by the number
+	 * it gave it in this context: a request after a refused one is not
+	 * posted, those before are; an AH destroyed behind the provider's
+	 * back (raw DESTROY_AH) is an unknown number (EINVAL) or, once the
+	 * number went to a new AH of the process, that AH (the send goes).
+	 */
+	for (w = wr; w != end && !qp_sq_ring(qp); w = w->next) {
 		if (w->opcode != IBV_WR_SEND && w->opcode != IBV_WR_SEND_WITH_IMM)
 			return X(EINVAL);
 		if ((e = lookup_err(w->wr.ud.ah->handle, T_AH)))
 			return X(e);
 	}
 	for (w = wr; w != end; w = w->next) {
+		if (qp_sq_ring(qp)) {
+			/* more SGEs than a slot holds: POST_SEND, alone */
+			int slot = w->num_sge >= 0 &&
+				   (uint32_t)w->num_sge <= o->max_sge;
+
+			if (w->opcode != IBV_WR_SEND &&
+			    w->opcode != IBV_WR_SEND_WITH_IMM)
+				return x | X(EINVAL);
+			e = lookup_err(w->wr.ud.ah->handle, T_AH);
+			if (slot && (e || ah_is_stale(w->wr.ud.ah)))
+				/* then anything the rest may give */
+				return x | XOK | X(EINVAL) | X(ENOENT) |
+				       X(ENOMEM) | X(EFAULT);
+			if (e)
+				return x | X(e);
+			/* a slot takes the flags softhca knows, no more */
+			if (slot && (w->send_flags &
+				     ~(IBV_SEND_FENCE | IBV_SEND_SIGNALED |
+				       IBV_SEND_SOLICITED | IBV_SEND_INLINE)))
+				return x | X(EINVAL);
+		}
 		e = ud_wr_err(o, w, &x);
 		if (e)
 			return x | X(e);

@@ -30,7 +30,7 @@
  *      is refused with EINVAL, the consumer does not move, the QP stays
  *      RTS and works; a producer more than the ring's slots ahead (or
  *      behind): EINVAL; a hand-written valid slot goes; a doorbell for a
- *      queue without a ring (UD send queue, a QP made with SOFTHCA_RINGS=0)
+ *      queue without a ring (a QP made with SOFTHCA_RINGS=0)
  *      or an unknown queue: EINVAL.
  *  (d) Mappings: MAP_PRIVATE and a wrong length are refused (EINVAL); the
  *      ring maps again while the QP lives; after ibv_destroy_qp its offset
@@ -235,7 +235,7 @@ static void qpx_create(struct qpx *x, struct ibv_context *ctx,
 		struct ring *r = NULL;
 		size_t len = added[i].end - added[i].start;
 
-		if (len == ssz && type == IBV_QPT_RC && !x->sq.r)
+		if (len == ssz && !x->sq.r)
 			r = &x->sq;
 		else if (len == rsz && !x->rq.r)
 			r = &x->rq;
@@ -1009,13 +1009,40 @@ static void check_send_ring(void)
 	vt_check(ok, "a valid slot written by hand and rung by the raw doorbell is sent (%s)",
 		 vt_errname(err));
 
-	/* UD: the send queue has no ring */
+	/*
+	 * UD: a send ring too; its slots name address handles by the
+	 * number the kernel gave them in this context: an unknown number
+	 * or an RDMA opcode is refused at that slot, nothing taken.
+	 */
 	qpx_create(&u, dev.ctx, dev.pd, IBV_QPT_UD);
-	vt_check(!u.sq.r && u.rq.r,
-		 "a UD QP gets a receive ring only (%d new mappings)", u.nmaps);
-	err = doorbell(u.qp, SOFTHCA_DB_SQ, 1, true);
-	vt_check(err == EINVAL, "a send doorbell on the UD QP: EINVAL (%s)",
-		 vt_errname(err));
+	vt_check(u.sq.r && u.rq.r,
+		 "a UD QP gets a send and a receive ring (%d new mappings)",
+		 u.nmaps);
+	if (u.sq.r) {
+		struct softhca_swqe *s;
+
+		cons = CONS(&u.sq);
+		err = doorbell(u.qp, SOFTHCA_DB_SQ, cons, true);
+		vt_check(!err, "an empty send doorbell on the UD QP: 0 (%s)",
+			 vt_errname(err));
+		sq_slot_write(&u, cons, 701, IBV_WR_SEND, IBV_SEND_SIGNALED, 1);
+		s = ring_slot(&u.sq, cons);
+		s->ah = 0x7fffffff;
+		s->remote_qpn = u.qp->qp_num;
+		s->remote_qkey = 0x11111111;
+		err = doorbell(u.qp, SOFTHCA_DB_SQ, cons + 1, true);
+		vt_check(err == EINVAL && CONS(&u.sq) == cons,
+			 "a UD slot naming an AH number nobody has: EINVAL, nothing taken (%s)",
+			 vt_errname(err));
+		sq_slot_write(&u, cons, 702, IBV_WR_RDMA_WRITE,
+			      IBV_SEND_SIGNALED, 1);
+		err = doorbell(u.qp, SOFTHCA_DB_SQ, cons + 1, true);
+		vt_check(err == EINVAL && CONS(&u.sq) == cons,
+			 "an RDMA WRITE slot on the UD QP: EINVAL, nothing taken (%s)",
+			 vt_errname(err));
+		vt_check(cq_quiet(u.cq),
+			 "no completion for the refused UD slots");
+	}
 	qpx_destroy(&u);
 out:
 	qpx_destroy(&a);

@@ -169,9 +169,13 @@ struct shca_dev {
 /**
  * struct shca_ucontext - a user context
  * @ibuc: the core object; first member (INIT_RDMA_OBJ_SIZE)
+ * @ahs: the context's address handles by number (struct shca_ah.num),
+ *	for UD send-ring slots; entries are read and copied under the
+ *	xarray's lock, and removed before the core frees the AH
  */
 struct shca_ucontext {
 	struct ib_ucontext ibuc;
+	struct xarray ahs;
 };
 
 /**
@@ -765,10 +769,15 @@ struct shca_av {
  * struct shca_ah - an address handle
  * @ibah: the core object; first member (INIT_RDMA_OBJ_SIZE)
  * @av: its address vector, fixed at creation
+ * @uc: user AHs: the context whose @ahs table numbers it
+ * @num: user AHs: its number in @uc's table (UD send-ring slots name it
+ *	by that), or 0
  */
 struct shca_ah {
 	struct ib_ah ibah;
 	struct shca_av av;
+	struct shca_ucontext *uc;
+	u32 num;
 };
 
 /**

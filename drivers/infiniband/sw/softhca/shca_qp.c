@@ -447,7 +447,7 @@ EXPORT_SYMBOL_IF_KUNIT(shca_wq_ring_size);
 /**
  * shca_qp_ring_init() - give a QP a send or receive ring a process maps
  * @qp: a new QP, not yet reachable by any peer; without an SRQ for the
- *	receive ring; RC or UC for the send ring
+ *	receive ring; RC, UC or UD for the send ring
  * @send: the send ring rather than the receive ring
  *
  * The ring (header and one slot per slot of the QP's queue, zeroed) is
@@ -464,7 +464,8 @@ int shca_qp_ring_init(struct shca_qp *qp, bool send)
 	const struct shca_queue *q = send ? &qp->sq : &qp->rq;
 
 	if (send ? (qp->ibqp.qp_type != IB_QPT_RC &&
-		    qp->ibqp.qp_type != IB_QPT_UC) :
+		    qp->ibqp.qp_type != IB_QPT_UC &&
+		    qp->ibqp.qp_type != IB_QPT_UD) :
 		   (qp->ibqp.srq || qp->ibqp.qp_type == IB_QPT_GSI))
 		return -EINVAL;
 	u->slot_size = send ?
@@ -1578,20 +1579,49 @@ int shca_qp_post_send(struct shca_qp *qp, const struct ib_send_wr *wr,
 	return err;
 }
 
+/*
+ * UD: the address handle slot @s names in @ahs, copied into @ah (an AH
+ * destroyed meanwhile is not found, or its address vector was copied
+ * before it went); -EINVAL if there is none.
+ */
+static int shca_swqe_ud(struct shca_qp *qp, const struct softhca_swqe *s,
+			struct xarray *ahs, struct shca_ah *ah,
+			struct ib_ud_wr *ud)
+{
+	struct shca_ah *found;
+
+	xa_lock(ahs);
+	found = xa_load(ahs, READ_ONCE(s->ah));
+	if (found)
+		ah->av = found->av;
+	xa_unlock(ahs);
+	if (!found)
+		return -EINVAL;
+	ah->ibah.device = qp->ibqp.device;
+	ud->ah = &ah->ibah;
+	ud->remote_qpn = READ_ONCE(s->remote_qpn);
+	ud->remote_qkey = READ_ONCE(s->remote_qkey);
+	return 0;
+}
+
 /* Post send slot @idx of the QP's send ring, as POST_SEND would. */
-static int shca_swqe_post(struct shca_qp *qp, u32 idx)
+static int shca_swqe_post(struct shca_qp *qp, u32 idx, struct xarray *ahs)
 {
 	const struct softhca_swqe *s = shca_uring_slot(&qp->usq, &qp->sq, idx);
 	struct ib_sge sge[SHCA_MAX_SGE];
 	union {
 		struct ib_rdma_wr rdma;
 		struct ib_atomic_wr atomic;
+		struct ib_ud_wr ud;
 	} x = {};
 	struct ib_send_wr *wr = &x.rdma.wr;
+	struct shca_ah ah = {};
 	u32 i, n = READ_ONCE(s->num_sge);
+	int err;
 
 	BUILD_BUG_ON(offsetof(struct ib_atomic_wr, wr) ||
-		     offsetof(struct ib_rdma_wr, wr));
+		     offsetof(struct ib_rdma_wr, wr) ||
+		     offsetof(struct ib_ud_wr, wr));
 	if (n > qp->sq.max_sge)
 		return -EINVAL;
 	wr->wr_id = READ_ONCE(s->wr_id);
@@ -1624,9 +1654,17 @@ static int shca_swqe_post(struct shca_qp *qp, u32 idx)
 	default:
 		return -EINVAL;
 	}
-	if (wr->opcode == IB_WR_RDMA_WRITE ||
-	    wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
-	    wr->opcode == IB_WR_RDMA_READ) {
+	if (shca_qp_datagram(qp)) {
+		/* Only SENDs; the atomic and RDMA fields are the AV's. */
+		if (wr->opcode != IB_WR_SEND &&
+		    wr->opcode != IB_WR_SEND_WITH_IMM)
+			return -EINVAL;
+		err = shca_swqe_ud(qp, s, ahs, &ah, &x.ud);
+		if (err)
+			return err;
+	} else if (wr->opcode == IB_WR_RDMA_WRITE ||
+		   wr->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+		   wr->opcode == IB_WR_RDMA_READ) {
 		x.rdma.remote_addr = READ_ONCE(s->remote_addr);
 		x.rdma.rkey = READ_ONCE(s->rkey);
 	}
@@ -1644,6 +1682,7 @@ static int shca_swqe_post(struct shca_qp *qp, u32 idx)
  * shca_qp_sq_doorbell() - post what a process wrote into its send ring
  * @qp: the QP; it has a send ring (shca_qp_ring_init())
  * @producer: the ring's producer as the process gives it
+ * @ahs: UD: the address handles slots may name (struct shca_ucontext.ahs)
  *
  * Posts the slots from the ring's consumer up to @producer, in order and
  * with the checks of shca_qp_post_send(), stopping at the first refused;
@@ -1655,7 +1694,7 @@ static int shca_swqe_post(struct shca_qp *qp, u32 idx)
  * the ring's slots ahead (nothing posted); else shca_qp_post_send()'s
  * errno for the first slot refused.
  */
-int shca_qp_sq_doorbell(struct shca_qp *qp, u32 producer)
+int shca_qp_sq_doorbell(struct shca_qp *qp, u32 producer, struct xarray *ahs)
 {
 	struct shca_uring *u = &qp->usq;
 	int err = 0;
@@ -1667,7 +1706,7 @@ int shca_qp_sq_doorbell(struct shca_qp *qp, u32 producer)
 		err = -EINVAL;
 	} else {
 		for (; u->cons != producer; u->cons++) {
-			err = shca_swqe_post(qp, u->cons);
+			err = shca_swqe_post(qp, u->cons, ahs);
 			if (err)
 				break;
 		}

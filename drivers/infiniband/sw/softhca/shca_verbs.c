@@ -192,14 +192,23 @@ static int shca_query_pkey(struct ib_device *ibdev, u32 port_num, u16 index,
 	return 0;
 }
 
+static inline struct shca_ucontext *to_shca_uc(struct ib_ucontext *ibuc)
+{
+	return container_of(ibuc, struct shca_ucontext, ibuc);
+}
+
 static int shca_alloc_ucontext(struct ib_ucontext *ibuc,
 			       struct ib_udata *udata)
 {
+	xa_init_flags(&to_shca_uc(ibuc)->ahs, XA_FLAGS_ALLOC1);
 	return 0;
 }
 
 static void shca_dealloc_ucontext(struct ib_ucontext *ibuc)
 {
+	/* The core destroyed every AH of the context before. */
+	WARN_ON(!xa_empty(&to_shca_uc(ibuc)->ahs));
+	xa_destroy(&to_shca_uc(ibuc)->ahs);
 }
 
 /*
@@ -817,17 +826,54 @@ static int shca_av_from_attr(struct shca_av *av,
 	return 0;
 }
 
+/*
+ * A user AH gets a number in its context's table for UD send-ring slots
+ * (struct softhca_create_ah_resp), if the provider has room for it.
+ */
+static int shca_ah_number(struct shca_ah *ah, struct ib_udata *udata,
+			  gfp_t gfp)
+{
+	struct softhca_create_ah_resp resp = {};
+	struct shca_ucontext *uc;
+	int err;
+
+	if (!udata || udata->outlen < sizeof(resp))
+		return 0;
+	uc = rdma_udata_to_drv_context(udata, struct shca_ucontext, ibuc);
+	err = shca_inject_fault() ? -ENOMEM :
+	      xa_alloc(&uc->ahs, &ah->num, ah, xa_limit_32b, gfp);
+	if (err)
+		return err;
+	ah->uc = uc;
+	resp.ah_num = ah->num;
+	err = ib_copy_to_udata(udata, &resp, sizeof(resp));
+	if (err) {
+		xa_erase(&uc->ahs, ah->num);
+		ah->num = 0;
+	}
+	return err;
+}
+
 static int shca_create_ah(struct ib_ah *ibah,
 			  struct rdma_ah_init_attr *init_attr,
 			  struct ib_udata *udata)
 {
 	struct shca_dev *sdev = to_shca_dev(ibah->device);
+	struct shca_ah *ah = to_shca_ah(ibah);
 	int err;
 
-	err = shca_av_from_attr(&to_shca_ah(ibah)->av, init_attr->ah_attr);
+	err = shca_av_from_attr(&ah->av, init_attr->ah_attr);
 	if (!err && atomic_inc_return(&sdev->num_ahs) > SHCA_MAX_AH) {
 		atomic_dec(&sdev->num_ahs);
 		err = -ENOMEM;
+	}
+	if (!err) {
+		err = shca_ah_number(ah, udata,
+				     (init_attr->flags &
+				      RDMA_CREATE_AH_SLEEPABLE) ?
+				     GFP_KERNEL : GFP_ATOMIC);
+		if (err)
+			atomic_dec(&sdev->num_ahs);
 	}
 	if (err)
 		shca_dbg(sdev, "AH refused: %d\n", err);
@@ -849,6 +895,11 @@ static int shca_query_ah(struct ib_ah *ibah, struct rdma_ah_attr *attr)
 
 static int shca_destroy_ah(struct ib_ah *ibah, u32 flags)
 {
+	struct shca_ah *ah = to_shca_ah(ibah);
+
+	/* No doorbell finds it from here on; the core frees it after. */
+	if (ah->num)
+		xa_erase(&ah->uc->ahs, ah->num);
 	atomic_dec(&to_shca_dev(ibah->device)->num_ahs);
 	return 0;
 }
@@ -959,8 +1010,8 @@ static int shca_qp_ring_insert(struct shca_qp *qp, bool send,
 /*
  * The driver data of a user create_qp: the mapped rings asked for and
  * granted (struct softhca_create_qp, struct softhca_create_qp_resp). A
- * ring the QP cannot have (a send ring on UD, a receive ring on an SRQ)
- * is not granted; the process keeps the system calls for that queue.
+ * ring the QP cannot have (a receive ring on an SRQ) is not granted; the
+ * process keeps the system calls for that queue.
  */
 static int shca_qp_rings_create(struct shca_qp *qp,
 				const struct softhca_create_qp *ucmd,
@@ -971,7 +1022,7 @@ static int shca_qp_rings_create(struct shca_qp *qp,
 	int err;
 
 	if ((ucmd->flags & SOFTHCA_QP_SQ_RING) &&
-	    (type == IB_QPT_RC || type == IB_QPT_UC)) {
+	    (type == IB_QPT_RC || type == IB_QPT_UC || type == IB_QPT_UD)) {
 		err = shca_qp_ring_insert(qp, true, udata, &resp.sq_mmap_offset,
 					  &resp.sq_mmap_size);
 		if (err)
@@ -1206,6 +1257,7 @@ UVERBS_HANDLER(SOFTHCA_IB_METHOD_QP_DOORBELL)(struct uverbs_attr_bundle *attrs)
 {
 	struct ib_qp *ibqp = uverbs_attr_get_obj(attrs,
 						 SOFTHCA_IB_ATTR_DOORBELL_QP);
+	struct ib_ucontext *uc;
 	u32 queue, producer;
 	int err;
 
@@ -1220,7 +1272,11 @@ UVERBS_HANDLER(SOFTHCA_IB_METHOD_QP_DOORBELL)(struct uverbs_attr_bundle *attrs)
 			       SOFTHCA_IB_ATTR_DOORBELL_PRODUCER);
 	if (err)
 		return err;
-	return shca_qp_sq_doorbell(to_shca_qp(ibqp), producer);
+	uc = ib_uverbs_get_ucontext(attrs);
+	if (IS_ERR(uc))
+		return PTR_ERR(uc);
+	return shca_qp_sq_doorbell(to_shca_qp(ibqp), producer,
+				   &to_shca_uc(uc)->ahs);
 }
 
 DECLARE_UVERBS_NAMED_METHOD(SOFTHCA_IB_METHOD_QP_DOORBELL,

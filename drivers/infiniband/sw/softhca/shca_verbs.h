@@ -218,7 +218,7 @@ void shca_rq_import(struct shca_qp *qp);
 struct shca_wqe *shca_rq_flush_head(struct shca_qp *qp);
 void shca_rq_flushed(struct shca_qp *qp);
 int shca_qp_rq_doorbell(struct shca_qp *qp);
-int shca_qp_sq_doorbell(struct shca_qp *qp, u32 producer);
+int shca_qp_sq_doorbell(struct shca_qp *qp, u32 producer, struct xarray *ahs);
 
 /* shca_srq.c */
 int shca_srq_init(struct shca_srq *srq, struct ib_srq_init_attr *init);

@@ -3195,7 +3195,7 @@ static void shca_qp_ring_send(struct kunit *test)
 	s->rkey = rkey;
 	s->compare_add = 5;
 	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 71, &dst, 1), 0);
-	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 3), 0);
+	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 3, NULL), 0);
 	KUNIT_EXPECT_EQ(test, shca_qt_ring_cons(&a->usq), 3);
 	shca_qt_expect_wc(test, f->a.cq, 61, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
 			  NULL);
@@ -3213,7 +3213,7 @@ static void shca_qp_ring_send(struct kunit *test)
 	shca_qt_swqe(a, 4, 65, IB_WR_REG_MR, &src, 1);
 	shca_qt_swqe(a, 5, 66, IB_WR_SEND, &src, 1);
 	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 72, &dst, 1), 0);
-	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 6), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 6, NULL), -EINVAL);
 	KUNIT_EXPECT_EQ(test, shca_qt_ring_cons(&a->usq), 4);
 	shca_qt_expect_wc(test, f->a.cq, 64, IB_WC_SUCCESS, IB_WC_SEND, NULL);
 	shca_qt_expect_wc(test, f->b.cq, 72, IB_WC_SUCCESS, IB_WC_RECV, NULL);
@@ -3221,31 +3221,91 @@ static void shca_qp_ring_send(struct kunit *test)
 
 	/* Too many SGEs, bad flags: refused, nothing taken. */
 	shca_qt_swqe(a, 4, 67, IB_WR_SEND, &src, 1)->num_sge = 5;
-	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 5), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 5, NULL), -EINVAL);
 	shca_qt_swqe(a, 4, 68, IB_WR_SEND, &src, 1)->send_flags = 1U << 30;
-	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 5), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 5, NULL), -EINVAL);
 	/* A producer beyond the ring: nothing posted at all. */
 	shca_qt_swqe(a, 4, 69, IB_WR_SEND, &src, 1);
-	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 4 + a->sq.mask + 2),
+	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 4 + a->sq.mask + 2, NULL),
 			-EINVAL);
-	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 3), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 3, NULL), -EINVAL);
 	KUNIT_EXPECT_EQ(test, shca_qt_ring_cons(&a->usq), 4);
 	shca_qt_expect_empty(test, f->a.cq);
 	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_RTS);
 
 	/* The same slot, fixed, goes; no ring on b's send queue. */
 	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 73, &dst, 1), 0);
-	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 5), 0);
+	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 5, NULL), 0);
 	shca_qt_expect_wc(test, f->a.cq, 69, IB_WC_SUCCESS, IB_WC_SEND, NULL);
 	shca_qt_expect_wc(test, f->b.cq, 73, IB_WC_SUCCESS, IB_WC_RECV, NULL);
-	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(to_shca_qp(f->b.qp), 1),
+	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(to_shca_qp(f->b.qp), 1, NULL),
 			-EINVAL);
+}
+
+/*
+ * A UD send ring: slots name address handles by number in a table the
+ * doorbell is given (a process's context: struct shca_ucontext.ahs); a
+ * number not in it, or an RDMA opcode, refuses the slot.
+ */
+static void shca_qp_ring_ud(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_qp *ua = shca_qt_ud_qp(test, &f->a, SHCA_QT_QKEY);
+	struct ib_qp *ub = shca_qt_ud_qp(test, &f->b, SHCA_QT_QKEY);
+	struct shca_qp *a = to_shca_qp(ua);
+	struct ib_sge src = shca_qt_sge(&f->a, 0, 100);
+	union ib_gid dgid;
+	struct ib_ah *ah = shca_qt_ah(test, &f->a, f->b.ibdev, &dgid);
+	struct softhca_swqe *s;
+	struct ib_wc wc;
+	struct xarray ahs;
+	u32 num;
+
+	xa_init_flags(&ahs, XA_FLAGS_ALLOC1);
+	KUNIT_ASSERT_EQ(test, xa_alloc(&ahs, &num, to_shca_ah(ah), xa_limit_32b,
+				       GFP_KERNEL), 0);
+	KUNIT_ASSERT_EQ(test, shca_qp_ring_init(a, true), 0);
+	shca_qt_fill(f->a.buf, 100, 9);
+
+	KUNIT_ASSERT_EQ(test, shca_qt_ud_recv(&f->b, ub, 81, 200), 0);
+	s = shca_qt_swqe(a, 0, 91, IB_WR_SEND_WITH_IMM, &src, 1);
+	s->ex = (__force u32)cpu_to_be32(0xfeed);
+	s->ah = num;
+	s->remote_qpn = ub->qp_num;
+	s->remote_qkey = SHCA_QT_QKEY;
+	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 1, &ahs), 0);
+	shca_qt_expect_wc(test, f->a.cq, 91, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	shca_qt_expect_wc(test, f->b.cq, 81, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 140);
+	KUNIT_EXPECT_EQ(test, wc.src_qp, ua->qp_num);
+	KUNIT_EXPECT_EQ(test, be32_to_cpu(wc.ex.imm_data), 0xfeed);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 40, f->a.buf, 100), 0);
+
+	/* An AH number not in the table; an RDMA WRITE on UD. */
+	s = shca_qt_swqe(a, 1, 92, IB_WR_SEND, &src, 1);
+	s->ah = num + 1;
+	s->remote_qpn = ub->qp_num;
+	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 2, &ahs), -EINVAL);
+	s = shca_qt_swqe(a, 1, 93, IB_WR_RDMA_WRITE, &src, 1);
+	s->ah = num;
+	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 2, &ahs), -EINVAL);
+	/* The AH gone from the table (destroyed): refused too. */
+	xa_erase(&ahs, num);
+	s = shca_qt_swqe(a, 1, 94, IB_WR_SEND, &src, 1);
+	s->ah = num;
+	s->remote_qpn = ub->qp_num;
+	KUNIT_EXPECT_EQ(test, shca_qp_sq_doorbell(a, 2, &ahs), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_qt_ring_cons(&a->usq), 1);
+	shca_qt_expect_empty(test, f->a.cq);
+	shca_qt_expect_empty(test, f->b.cq);
+	xa_destroy(&ahs);
 }
 
 static struct kunit_case shca_qp_ring_cases[] = {
 	KUNIT_CASE(shca_qp_ring_recv),
 	KUNIT_CASE_PARAM(shca_qp_ring_corrupt, shca_qt_ring_bad_gen_params),
 	KUNIT_CASE(shca_qp_ring_send),
+	KUNIT_CASE(shca_qp_ring_ud),
 	{}
 };
 
