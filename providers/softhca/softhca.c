@@ -445,6 +445,25 @@ static int shca_dealloc_mw(struct ibv_mw *mw)
 	return 0;
 }
 
+/*
+ * Run the driver method @method of UVERBS_OBJECT_QP: @hdr is followed in
+ * memory by its @n attributes (ids, lengths and data set), all mandatory.
+ * Raw RDMA_VERBS_IOCTL on cmd_fd: libibverbs 44 exports no way to add a
+ * driver method of its own. Returns 0 or an errno.
+ */
+static int shca_qp_method(struct ibv_qp *qp, uint16_t method,
+			  struct ib_uverbs_ioctl_hdr *hdr, uint16_t n)
+{
+	for (uint16_t i = 0; i < n; i++)
+		hdr->attrs[i].flags = UVERBS_ATTR_F_MANDATORY;
+	hdr->length = sizeof(*hdr) + n * sizeof(hdr->attrs[0]);
+	hdr->object_id = UVERBS_OBJECT_QP;
+	hdr->method_id = method;
+	hdr->num_attrs = n;
+	hdr->driver_id = RDMA_DRIVER_UNKNOWN;
+	return ioctl(qp->context->cmd_fd, RDMA_VERBS_IOCTL, hdr) ? errno : 0;
+}
+
 /* Post one local operation to @qp's send queue; @mw, @mr may be NULL. */
 static int shca_post_local(struct ibv_qp *qp,
 			   const struct softhca_local_wr *lwr,
@@ -470,14 +489,7 @@ static int shca_post_local(struct ibv_qp *qp,
 		cmd.attr[n].attr_id = SOFTHCA_IB_ATTR_POST_LOCAL_MR;
 		cmd.attr[n++].data = mr->handle;
 	}
-	for (uint16_t i = 0; i < n; i++)
-		cmd.attr[i].flags = UVERBS_ATTR_F_MANDATORY;
-	cmd.hdr.length = sizeof(cmd.hdr) + n * sizeof(cmd.attr[0]);
-	cmd.hdr.object_id = UVERBS_OBJECT_QP;
-	cmd.hdr.method_id = SOFTHCA_IB_METHOD_QP_POST_LOCAL;
-	cmd.hdr.num_attrs = n;
-	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
-	return ioctl(qp->context->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+	return shca_qp_method(qp, SOFTHCA_IB_METHOD_QP_POST_LOCAL, &cmd.hdr, n);
 }
 
 /* ibv_bind_mw(): type 1 windows; a zero length unbinds. */
@@ -1101,14 +1113,7 @@ static int shca_doorbell(struct ibv_qp *qp, uint32_t queue, uint32_t producer)
 		cmd.attr[n].len = sizeof(producer);
 		memcpy(&cmd.attr[n++].data, &producer, sizeof(producer));
 	}
-	for (uint16_t i = 0; i < n; i++)
-		cmd.attr[i].flags = UVERBS_ATTR_F_MANDATORY;
-	cmd.hdr.length = sizeof(cmd.hdr) + n * sizeof(cmd.attr[0]);
-	cmd.hdr.object_id = UVERBS_OBJECT_QP;
-	cmd.hdr.method_id = SOFTHCA_IB_METHOD_QP_DOORBELL;
-	cmd.hdr.num_attrs = n;
-	cmd.hdr.driver_id = RDMA_DRIVER_UNKNOWN;
-	return ioctl(qp->context->cmd_fd, RDMA_VERBS_IOCTL, &cmd) ? errno : 0;
+	return shca_qp_method(qp, SOFTHCA_IB_METHOD_QP_DOORBELL, &cmd.hdr, n);
 }
 
 /*

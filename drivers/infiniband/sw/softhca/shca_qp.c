@@ -411,6 +411,8 @@ void shca_qp_put(struct shca_qp *qp)
 EXPORT_SYMBOL_IF_KUNIT(shca_qp_put);
 
 static void shca_qp_wake_requester(struct shca_qp *qp, u32 dest_qpn);
+static void shca_qp_recv_posted(struct shca_qp *qp, unsigned long flags)
+	__releases(&qp->lock);
 
 /*
  * Mapped work queues (see softhca-abi.h). The process writes slots and,
@@ -633,28 +635,16 @@ static void shca_rq_reset(struct shca_qp *qp)
  */
 int shca_qp_rq_doorbell(struct shca_qp *qp)
 {
-	bool flush, connected;
 	unsigned long flags;
-	u32 dest_qpn;
 
 	if (!qp->urq.ring)
 		return -EINVAL;
 	spin_lock_irqsave(&qp->lock, flags);
-	flush = qp->state == IB_QPS_ERR;
-	if (!flush)
+	if (qp->state != IB_QPS_ERR)
 		WRITE_ONCE(qp->urq.ring->doorbell, 0);
 	smp_mb(); /* flag cleared before the producer is read */
 	shca_rq_import(qp);
-	flush = qp->state == IB_QPS_ERR;
-	connected = qp->ibqp.qp_type == IB_QPT_RC &&
-		    (qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS);
-	dest_qpn = qp->dest_qpn;
-	spin_unlock_irqrestore(&qp->lock, flags);
-
-	if (flush)
-		shca_qp_kick(qp);
-	else if (connected)
-		shca_qp_wake_requester(qp, dest_qpn);
+	shca_qp_recv_posted(qp, flags);
 	return 0;
 }
 
@@ -1115,6 +1105,27 @@ static void shca_qp_wake_requester(struct shca_qp *qp, u32 dest_qpn)
 	    READ_ONCE(peer->req.waiting))
 		shca_qp_kick_now(peer);
 	shca_qp_put(peer);
+}
+
+/*
+ * Receives were posted (to the receive queue, or taken from the ring):
+ * drops @qp->lock, taken with @flags, then has the work item flush them
+ * in the error state, or lets a connected requester waiting out an RNR
+ * delay retry now.
+ */
+static void shca_qp_recv_posted(struct shca_qp *qp, unsigned long flags)
+	__releases(&qp->lock)
+{
+	bool flush = qp->state == IB_QPS_ERR;
+	bool connected = qp->ibqp.qp_type == IB_QPT_RC &&
+			 (qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS);
+	u32 dest_qpn = qp->dest_qpn;
+
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (flush)
+		shca_qp_kick(qp);
+	else if (connected)
+		shca_qp_wake_requester(qp, dest_qpn);
 }
 
 /**
@@ -1731,9 +1742,7 @@ int shca_qp_sq_doorbell(struct shca_qp *qp, u32 producer, struct xarray *ahs)
 int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 		      const struct ib_recv_wr **bad_wr)
 {
-	bool flush = false, connected;
 	unsigned long flags;
-	u32 dest_qpn;
 	int err = 0;
 
 	spin_lock_irqsave(&qp->lock, flags);
@@ -1750,18 +1759,9 @@ int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 		if (err)
 			break;
 	}
-	flush = qp->state == IB_QPS_ERR;
-	connected = qp->ibqp.qp_type == IB_QPT_RC &&
-		    (qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS);
-	dest_qpn = qp->dest_qpn;
-	spin_unlock_irqrestore(&qp->lock, flags);
-
+	shca_qp_recv_posted(qp, flags);
 	if (err)
 		*bad_wr = wr;
-	if (flush)
-		shca_qp_kick(qp);
-	else if (connected)
-		shca_qp_wake_requester(qp, dest_qpn);
 	return err;
 }
 
