@@ -3860,6 +3860,15 @@ static expect_t ud_send_expect(struct ibv_qp *qp, struct ibv_send_wr *wr)
 	struct ibv_send_wr *w = wr, *end;
 	expect_t x = 0, r;
 
+	/*
+	 * A send ring written into behind the provider's back: the kernel's
+	 * consumer and the provider's producer need not agree any more (the
+	 * process confuses only its own provider), so a post may be taken,
+	 * refused or find nothing new, as on RC (qp_post_expect()).
+	 */
+	if (qp_sq_ring(qp) && qp_poisoned(qp->handle))
+		return XOK | X(EINVAL) | X(ENOMEM) | X(EFAULT) | X(ENOENT);
+
 	while (w) {
 		if (wr_local(w))
 			return x | X(EINVAL);
@@ -3949,12 +3958,34 @@ static void op_ud_send(void)
 	}
 	x = ud_send_expect(qp, wr);
 	err = ibv_post_send(qp, wr, &bad);
-	account(OP_UD_SEND, err, x,
-		"(qp %u state %d, %u WRs, first: opcode %d flags %#x sges %d of %u (inline %u), ah %u, qpn %#x, qkey %#x)",
-		qp->handle, qp->state, n, wr[0].opcode, wr[0].send_flags,
-		wr[0].num_sge, o->max_sge, o->max_inline,
-		wr[0].wr.ud.ah->handle, wr[0].wr.ud.remote_qpn,
-		wr[0].wr.ud.remote_qkey);
+	{
+		char more[256] = "";
+		size_t at = 0;
+
+		/* the requests after the first, for a report */
+		for (k = 1; k < n && at < sizeof(more); k++) {
+			uint64_t len = 0;
+
+			for (j = 0; j < (unsigned int)wr[k].num_sge && j < 40; j++)
+				len += wr[k].sg_list[j].length;
+			at += snprintf(more + at, sizeof(more) - at,
+				       "; #%u opcode %d flags %#x sges %d bytes %llu ah %u%s qpn %#x",
+				       k, wr[k].opcode, wr[k].send_flags,
+				       wr[k].num_sge, (unsigned long long)len,
+				       wr[k].wr.ud.ah->handle,
+				       ah_is_stale(wr[k].wr.ud.ah) ? " (stale)" : "",
+				       wr[k].wr.ud.remote_qpn);
+		}
+		account(OP_UD_SEND, err, x,
+			"(qp %u state %d, %u WRs, first: opcode %d flags %#x sges %d of %u (inline %u, bytes %u), ah %u%s, qpn %#x, qkey %#x; bad #%d%s)",
+			qp->handle, qp->state, n, wr[0].opcode, wr[0].send_flags,
+			wr[0].num_sge, o->max_sge, o->max_inline,
+			wr[0].num_sge > 0 ? wr[0].sg_list[0].length : 0,
+			wr[0].wr.ud.ah->handle,
+			ah_is_stale(wr[0].wr.ud.ah) ? " (stale)" : "",
+			wr[0].wr.ud.remote_qpn, wr[0].wr.ud.remote_qkey,
+			bad ? (int)(bad - wr) : -1, more);
+	}
 }
 
 /* ---- memory windows ---------------------------------------------------- */
