@@ -38,6 +38,8 @@
 #include <linux/list.h>
 #include <linux/netdevice.h>
 #include <linux/siphash.h>
+#include <linux/skbuff.h>
+#include <linux/timer.h>
 #include <linux/xarray.h>
 #include <linux/sizes.h>
 #include <linux/t10-pi.h>
@@ -106,6 +108,57 @@ struct dma_buf;
 	(GFP_KERNEL_ACCOUNT | __GFP_RETRY_MAYFAIL | __GFP_NOWARN)
 
 /**
+ * enum shca_wire_stat - what the wire counts (port counters)
+ * @SHCA_WS_TX_PKTS: packets sent
+ * @SHCA_WS_TX_BYTES: bytes sent (RoCE v2 UDP payloads)
+ * @SHCA_WS_RX_PKTS: packets received and accepted by a QP
+ * @SHCA_WS_RX_BYTES: bytes of those packets
+ * @SHCA_WS_TX_ERRORS: packets that could not be sent (no route, no memory)
+ * @SHCA_WS_RETRANSMITS: request packets sent again
+ * @SHCA_WS_ACK_TIMEOUTS: local ACK timeouts
+ * @SHCA_WS_SEQ_NAKS_RCVD: PSN sequence error NAKs received
+ * @SHCA_WS_SEQ_NAKS_SENT: PSN sequence error NAKs sent
+ * @SHCA_WS_RNR_NAKS_RCVD: RNR NAKs received
+ * @SHCA_WS_RNR_NAKS_SENT: RNR NAKs sent
+ * @SHCA_WS_INV_NAKS_RCVD: invalid request NAKs received
+ * @SHCA_WS_INV_NAKS_SENT: invalid request NAKs sent
+ * @SHCA_WS_ACCESS_NAKS_RCVD: remote access error NAKs received
+ * @SHCA_WS_ACCESS_NAKS_SENT: remote access error NAKs sent
+ * @SHCA_WS_OP_NAKS_RCVD: remote operational error NAKs received
+ * @SHCA_WS_OP_NAKS_SENT: remote operational error NAKs sent
+ * @SHCA_WS_DUP_REQS: duplicate requests received (answered again)
+ * @SHCA_WS_OOS_REQS: requests received out of sequence
+ * @SHCA_WS_ICRC_ERRORS: packets dropped for a bad ICRC
+ * @SHCA_WS_RX_DROPPED: other packets dropped: malformed, for no QP of the
+ *	device, for a QP that does not take them
+ * @SHCA_WS_MAX: number of counters
+ */
+enum shca_wire_stat {
+	SHCA_WS_TX_PKTS,
+	SHCA_WS_TX_BYTES,
+	SHCA_WS_RX_PKTS,
+	SHCA_WS_RX_BYTES,
+	SHCA_WS_TX_ERRORS,
+	SHCA_WS_RETRANSMITS,
+	SHCA_WS_ACK_TIMEOUTS,
+	SHCA_WS_SEQ_NAKS_RCVD,
+	SHCA_WS_SEQ_NAKS_SENT,
+	SHCA_WS_RNR_NAKS_RCVD,
+	SHCA_WS_RNR_NAKS_SENT,
+	SHCA_WS_INV_NAKS_RCVD,
+	SHCA_WS_INV_NAKS_SENT,
+	SHCA_WS_ACCESS_NAKS_RCVD,
+	SHCA_WS_ACCESS_NAKS_SENT,
+	SHCA_WS_OP_NAKS_RCVD,
+	SHCA_WS_OP_NAKS_SENT,
+	SHCA_WS_DUP_REQS,
+	SHCA_WS_OOS_REQS,
+	SHCA_WS_ICRC_ERRORS,
+	SHCA_WS_RX_DROPPED,
+	SHCA_WS_MAX,
+};
+
+/**
  * struct shca_dev - one softhca ib_device bound to one netdev
  * @ibdev: the core device; first member (ib_alloc_device() contract)
  * @list: entry in the driver registry, under shca_devices_lock
@@ -138,6 +191,10 @@ struct dma_buf;
  * @rx_dropped: datagrams for this device's UD and GSI QPs that were
  *	dropped (a wrong Q_Key, the QP not receiving, no receive posted);
  *	the port counter ud_rx_dropped
+ * @wstats: what the wire counts (enum shca_wire_stat), port counters
+ * @net_entry: entry in its network namespace's device list (shca_net.c)
+ * @wire_net: the namespace whose UDP sockets it uses
+ * @wire_attached: shca_net_attach() put it on @wire_net's list
  *
  * Lock order: RTNL -> shca_devices_lock -> xa_lock(@mr_xa).
  */
@@ -164,6 +221,10 @@ struct shca_dev {
 	struct gen_pool *dm_pool;
 	void *dm_arena;
 	atomic_long_t rx_dropped;
+	atomic64_t wstats[SHCA_WS_MAX];
+	struct list_head net_entry;
+	possible_net_t wire_net;
+	bool wire_attached;
 };
 
 /**
@@ -751,6 +812,8 @@ struct shca_srq {
  * @vlan_id: VLAN of the source GID's netdev, 0xffff for none: the tag the
  *	datagram would carry on the wire
  * @smac: MAC address of the source GID's netdev
+ * @ifindex: index of the source GID's netdev (a VLAN device for a GID of
+ *	one), which packets on the wire leave by
  */
 struct shca_av {
 	union ib_gid dgid;
@@ -763,7 +826,20 @@ struct shca_av {
 	u8 net_type;
 	u16 vlan_id;
 	u8 smac[ETH_ALEN];
+	int ifindex;
 };
+
+/**
+ * struct shca_path - where a QP's packets go, and how
+ * @av: source and destination addresses, traffic class, hop limit and
+ *	the netdev of the source GID
+ * @sport: UDP source port of the flow
+ */
+struct shca_path {
+	struct shca_av av;
+	u16 sport;
+};
+
 
 /**
  * struct shca_ah - an address handle
@@ -795,6 +871,11 @@ struct shca_ah {
  * @ud: UD sends: the address vector (copied from the AH at post time),
  *	destination QP number and Q_Key
  * @sig: REG_MR_INTEGRITY: signature attributes, snapshotted at post
+ * @psn: on the wire: the first PSN of the request, set when it is sent
+ * @lpsn: on the wire: its last PSN (a READ: of its last response)
+ * @wire_done: on the wire: executed (a local operation, a UC message
+ *	sent, a local error); completes with @wire_status in its turn
+ * @wire_status: see @wire_done
  * @sge: the scatter/gather list, or inline data
  *
  * Slots of a queue are sizeof(struct shca_wqe) plus room for the larger
@@ -834,7 +915,100 @@ struct shca_wqe {
 		struct shca_bind bind;
 	};
 	struct ib_sig_attrs sig;
+	u32 psn;
+	u32 lpsn;
+	bool wire_done;
+	u8 wire_status;
 	struct ib_sge sge[];
+};
+
+/**
+ * struct shca_wreq - the requester and completer of a QP on the wire
+ * @next: send queue counter of the next WQE to send packets of; WQEs from
+ *	the queue's head up to it are in flight
+ * @off: bytes of that WQE sent (a READ: asked for) so far
+ * @psn: the PSN of the next packet to send
+ * @una: the oldest PSN not acknowledged
+ * @resend: going back over packets sent before, up to @resend_until
+ * @resend_until: the PSN sending was at when it went back
+ * @rd_out: READs and atomics in flight (max_rd_atomic)
+ * @rd_off: bytes of the READ at the head received so far
+ * @rd_gap_psn: the READ response PSN last asked again for a gap
+ * @rnr_wait: waiting out an RNR NAK's timer, until @rnr_until
+ * @rnr_until: see @rnr_wait
+ *
+ * Owned by the holder of SHCA_QP_EXEC_BUSY (the QP's work item).
+ */
+struct shca_wreq {
+	u32 next;
+	u64 off;
+	u32 psn;
+	u32 una;
+	bool resend;
+	u32 resend_until;
+	u32 rd_out;
+	u64 rd_off;
+	u32 rd_gap_psn;
+	bool rnr_wait;
+	unsigned long rnr_until;
+};
+
+/**
+ * struct shca_rd_res - a READ or atomic request a responder keeps
+ * @valid: in use
+ * @atomic: an atomic (else a READ)
+ * @psn: its PSN
+ * @lpsn: the PSN of its last response
+ * @va: READ: the address
+ * @rkey: READ: the key
+ * @len: READ: the length
+ * @orig: atomic: the value it returned
+ * @msn: the MSN it was answered with
+ */
+struct shca_rd_res {
+	bool valid;
+	bool atomic;
+	u32 psn;
+	u32 lpsn;
+	u64 va;
+	u32 rkey;
+	u32 len;
+	u64 orig;
+	u32 msn;
+};
+
+/**
+ * struct shca_wresp - the responder of a QP on the wire
+ * @rwqe: the receive WQE a SEND in progress fills (RC and UC QPs)
+ * @have_wqe: @rwqe holds one
+ * @in_msg: a multi-packet message is in progress
+ * @kind: its kind: SHCA_OP_SEND or SHCA_OP_WRITE
+ * @off: bytes of it received
+ * @va: WRITE: the address of its first byte
+ * @rkey: WRITE: its key
+ * @resid: WRITE: bytes still to come
+ * @msn: message sequence number
+ * @nak_sent: a PSN sequence error NAK was sent for the expected PSN
+ * @ack_owed: an ACK is to be sent after the packets at hand
+ * @res: the last READ and atomic requests (max_dest_rd_atomic of them)
+ * @res_next: where the next one goes
+ *
+ * Owned by the holder of SHCA_QP_EXEC_BUSY.
+ */
+struct shca_wresp {
+	struct shca_wqe *rwqe;
+	bool have_wqe;
+	bool in_msg;
+	u32 kind;
+	u64 off;
+	u64 va;
+	u32 rkey;
+	u32 resid;
+	u32 msn;
+	bool nak_sent;
+	bool ack_owed;
+	struct shca_rd_res res[SHCA_MAX_RD_ATOM];
+	u32 res_next;
 };
 
 /**
@@ -970,6 +1144,13 @@ struct shca_uring {
  *	this QP and have not completed yet; under @lock
  * @last_wqe_sent: IB_EVENT_QP_LAST_WQE_REACHED was reported since the
  *	QP entered the error state; under @lock
+ * @rxq: packets from the wire for this QP, taken by @work
+ * @wtimer: on the wire: the local ACK timeout and the RNR wait
+ * @wire: RC and UC: the connection runs on the wire (shca_wire.c), set
+ *	when the QP enters RTR
+ * @path: RC and UC: where its packets go
+ * @wreq: on the wire: requester and completer state
+ * @wresp: on the wire: responder state
  */
 struct shca_qp {
 	struct ib_qp ibqp;
@@ -1013,6 +1194,12 @@ struct shca_qp {
 	const struct shca_dev *peer_sdev;
 	u32 srq_inflight;
 	bool last_wqe_sent;
+	struct sk_buff_head rxq;
+	struct timer_list wtimer;
+	bool wire;
+	struct shca_path path;
+	struct shca_wreq wreq;
+	struct shca_wresp wresp;
 };
 
 /*
@@ -1023,6 +1210,7 @@ struct shca_qp {
 enum {
 	SHCA_QP_EXEC_BUSY,
 	SHCA_QP_EXEC_POSTED,
+	SHCA_QP_EXEC_TIMEOUT,	/* the wire timer ran out (shca_wire.c) */
 };
 
 /**

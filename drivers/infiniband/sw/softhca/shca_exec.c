@@ -59,6 +59,7 @@
 #include <rdma/ib_addr.h>
 
 #include "shca_verbs.h"
+#include "shca_wire.h"
 
 /* WQEs and bytes one run of a work item executes before yielding. */
 #define SHCA_EXEC_BUDGET	64
@@ -601,6 +602,57 @@ static enum shca_exec_res shca_exec_read(struct shca_qp *qp,
 	return SHCA_EXEC_DONE;
 }
 
+/**
+ * shca_exec_atomic_op() - execute an atomic on memory a key names
+ * @sdev: device of the key
+ * @rt: the key, address, PD, rights and responder QP; changed
+ * @cmp_swap: compare and swap (else fetch and add)
+ * @compare_add: the compare value, or the value to add
+ * @swap: the swap value
+ * @orig: set to the value the memory held
+ *
+ * Atomic with respect to every other softhca atomic (IB_ATOMIC_HCA).
+ *
+ * Context: process context; may sleep to fault in an ODP page.
+ * Return: 0, or the MR engine's error for the access.
+ */
+int shca_exec_atomic_op(struct shca_dev *sdev, struct shca_mem_target *rt,
+			bool cmp_swap, u64 compare_add, u64 swap, u64 *orig)
+{
+	unsigned long flags;
+	unsigned int tries;
+	u64 old, new;
+	int err;
+
+	/*
+	 * Under the atomic lock nothing sleeps: a page of an ODP target that
+	 * is not there (-EAGAIN, before anything is written) is faulted in
+	 * with the lock dropped, and the atomic starts again.
+	 */
+	rt->no_sleep = true;
+	for (tries = 0;; tries++) {
+		spin_lock_irqsave(&shca_atomic_lock, flags);
+		err = shca_mr_copy(sdev, rt, &old, sizeof(old),
+				   SHCA_COPY_FROM_MR);
+		if (!err) {
+			if (cmp_swap)
+				new = old == compare_add ? swap : old;
+			else
+				new = old + compare_add;
+			err = shca_mr_copy(sdev, rt, &new, sizeof(new),
+					   SHCA_COPY_TO_MR);
+		}
+		spin_unlock_irqrestore(&shca_atomic_lock, flags);
+		if (err != -EAGAIN || tries >= SHCA_ATOMIC_FAULTS)
+			break;
+		err = shca_mr_fault(sdev, rt, sizeof(u64), true);
+		if (err)
+			break;
+	}
+	*orig = old;
+	return err;
+}
+
 static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 					   struct shca_qp *peer,
 					   struct shca_wqe *w, struct ib_wc *wc)
@@ -613,9 +665,7 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 		.qpn = peer->ibqp.qp_num,
 	};
 	enum shca_exec_res res;
-	unsigned long flags;
-	unsigned int tries;
-	u64 old, new;
+	u64 old;
 	int err;
 
 	res = shca_peer_check(qp, peer, IB_ACCESS_REMOTE_ATOMIC, false, wc);
@@ -628,32 +678,9 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 		return SHCA_EXEC_DONE;
 	}
 
-	/*
-	 * Under the atomic lock nothing sleeps: a page of an ODP target that
-	 * is not there (-EAGAIN, before anything is written) is faulted in
-	 * with the lock dropped, and the atomic starts again.
-	 */
-	rt.no_sleep = true;
-	for (tries = 0;; tries++) {
-		spin_lock_irqsave(&shca_atomic_lock, flags);
-		err = shca_mr_copy(peer->sdev, &rt, &old, sizeof(old),
-				   SHCA_COPY_FROM_MR);
-		if (!err) {
-			if (w->opcode == IB_WR_ATOMIC_CMP_AND_SWP)
-				new = old == w->atomic.compare_add ?
-				      w->atomic.swap : old;
-			else
-				new = old + w->atomic.compare_add;
-			err = shca_mr_copy(peer->sdev, &rt, &new, sizeof(new),
-					   SHCA_COPY_TO_MR);
-		}
-		spin_unlock_irqrestore(&shca_atomic_lock, flags);
-		if (err != -EAGAIN || tries >= SHCA_ATOMIC_FAULTS)
-			break;
-		err = shca_mr_fault(peer->sdev, &rt, sizeof(u64), true);
-		if (err)
-			break;
-	}
+	err = shca_exec_atomic_op(peer->sdev, &rt,
+				  w->opcode == IB_WR_ATOMIC_CMP_AND_SWP,
+				  w->atomic.compare_add, w->atomic.swap, &old);
 	if (err) {
 		shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, true);
 		wc->status = IB_WC_REM_ACCESS_ERR;
@@ -667,8 +694,13 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 	return SHCA_EXEC_DONE;
 }
 
-/* REG_MR, REG_MR_INTEGRITY, LOCAL_INV and BIND_MW: no peer involved. */
-static void shca_exec_local(struct shca_qp *qp, struct shca_wqe *w,
+/**
+ * shca_exec_local() - execute a local operation of a send queue
+ * @qp: the QP
+ * @w: REG_MR, REG_MR_INTEGRITY, LOCAL_INV or BIND_MW: no peer involved
+ * @wc: its status is set on failure
+ */
+void shca_exec_local(struct shca_qp *qp, struct shca_wqe *w,
 			    struct ib_wc *wc)
 {
 	struct shca_mr *mr;
@@ -701,7 +733,13 @@ static void shca_exec_local(struct shca_qp *qp, struct shca_wqe *w,
 		wc->status = IB_WC_MW_BIND_ERR;
 }
 
-static enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode)
+/**
+ * shca_wc_opcode() - the completion opcode of a send WQE
+ * @wr_opcode: its enum ib_wr_opcode
+ *
+ * Return: the enum ib_wc_opcode.
+ */
+enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode)
 {
 	switch (wr_opcode) {
 	case IB_WR_RDMA_WRITE:
@@ -902,6 +940,14 @@ static enum shca_exec_res shca_exec_ud(struct shca_qp *qp,
 		shca_ud_multicast(qp, w, len);
 		return SHCA_EXEC_DONE;
 	}
+	if (shca_force_wire || !shca_net_gid_local(qp->sdev, &w->ud.av.dgid)) {
+		/* Kernel posters may hold locks with interrupts off. */
+		if (qp->req.in_post && !qp->user)
+			return SHCA_EXEC_DEFER;
+		if (shca_wire_ud_send(qp, w, len) == -EFAULT)
+			wc->status = IB_WC_LOC_PROT_ERR;
+		return SHCA_EXEC_DONE;
+	}
 	peer = shca_ud_peer(qp, w);
 	if (!peer)
 		return SHCA_EXEC_DONE;
@@ -1021,8 +1067,13 @@ static enum shca_exec_res shca_exec_wqe(struct shca_qp *qp,
 	return SHCA_EXEC_DONE;
 }
 
-/* Local ACK timeout: 4.096 us * 2^timeout, at least one jiffy. */
-static unsigned long shca_ack_timeout(const struct shca_qp *qp)
+/**
+ * shca_ack_timeout() - a QP's local ACK timeout
+ * @qp: the QP
+ *
+ * Return: 4.096 us * 2^timeout (at most 10 s), at least one jiffy.
+ */
+unsigned long shca_ack_timeout(const struct shca_qp *qp)
 {
 	u64 us = (4096ULL << qp->timeout) / 1000;
 
@@ -1030,7 +1081,7 @@ static unsigned long shca_ack_timeout(const struct shca_qp *qp)
 }
 
 /* The RNR NAK timer field's values (IBTA 9.7.5.2.8), in microseconds. */
-static const u32 shca_rnr_timer_us[32] = {
+const u32 shca_rnr_timer_us[32] = {
 	655360, 10, 20, 30, 40, 60, 80, 120,
 	160, 240, 320, 480, 640, 960, 1280, 1920,
 	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
@@ -1282,7 +1333,9 @@ void shca_qp_post_exec(struct shca_qp *qp)
 {
 	bool more;
 
-	if (in_hardirq() || in_nmi() || READ_ONCE(qp->req.waiting)) {
+	/* On the wire, requests are the work item's (shca_wire.c). */
+	if (in_hardirq() || in_nmi() || READ_ONCE(qp->req.waiting) ||
+	    READ_ONCE(qp->wire)) {
 		shca_qp_kick(qp);
 		return;
 	}
@@ -1355,7 +1408,14 @@ void shca_qp_work(struct work_struct *work)
 		return;
 	}
 	WRITE_ONCE(qp->req.waiting, false);
-	more = shca_sq_run(qp, false);
+	more = false;
+	/* Packets from the wire, its timer, what it has to send. */
+	if (qp->wire || !skb_queue_empty(&qp->rxq) ||
+	    test_bit(SHCA_QP_EXEC_TIMEOUT, &qp->exec_flags))
+		more = shca_wire_run(qp);
+	/* The in-memory link; the flush of the error state for both. */
+	if (!qp->wire || READ_ONCE(qp->state) == IB_QPS_ERR)
+		more |= shca_sq_run(qp, false);
 	shca_exec_release(qp, more);
 }
 

@@ -25,6 +25,7 @@
 #include <rdma/rdma_netlink.h>
 
 #include "shca_verbs.h"
+#include "shca_wire.h"
 
 #if IS_ENABLED(CONFIG_KUNIT)
 /**
@@ -98,6 +99,7 @@ static void shca_dealloc_driver(struct ib_device *ibdev)
 	mutex_lock(&shca_devices_lock);
 	list_del_init(&sdev->list);
 	mutex_unlock(&shca_devices_lock);
+	shca_net_detach(sdev);
 	shca_verbs_fini_device(sdev);
 }
 
@@ -149,6 +151,10 @@ VISIBLE_IF_KUNIT int shca_newlink(const char *ibdev_name,
 	rtnl_lock();
 	err = shca_reserve_netdev(sdev, ndev);
 	rtnl_unlock();
+	if (err)
+		goto err_dealloc;
+	/* RoCE v2 packets from and to other hosts (shca_net.c). */
+	err = shca_net_attach(sdev);
 	if (err)
 		goto err_dealloc;
 
@@ -303,8 +309,14 @@ static int __init shca_init(void)
 	err = shca_exec_init();
 	if (err)
 		return err;
+	err = shca_net_init();
+	if (err) {
+		shca_exec_fini();
+		return err;
+	}
 	err = register_netdevice_notifier(&shca_netdev_notifier);
 	if (err) {
+		shca_net_fini();
 		shca_exec_fini();
 		return err;
 	}
@@ -321,6 +333,7 @@ static void __exit shca_exit(void)
 	shca_unregister_all();
 	debugfs_remove(shca_debugfs);
 	unregister_netdevice_notifier(&shca_netdev_notifier);
+	shca_net_fini();
 	shca_exec_fini();
 	shca_qp_table_fini();
 }

@@ -45,6 +45,7 @@
 #include <rdma/ib_cache.h>
 
 #include "shca_verbs.h"
+#include "shca_wire.h"
 
 static DEFINE_XARRAY_ALLOC(shca_qp_xa);
 static u32 shca_qp_next;
@@ -206,6 +207,43 @@ bool shca_dev_owns_gid(struct shca_dev *sdev, const union ib_gid *gid)
 		return false;
 	rdma_put_gid_attr(attr);
 	return true;
+}
+
+/**
+ * shca_av_init() - an address vector from the core's attributes
+ * @av: filled in
+ * @attr: the attributes; the core resolved the source GID
+ *
+ * Return: 0, or -EINVAL without a GRH, for another port or without a
+ * source GID.
+ */
+int shca_av_init(struct shca_av *av, const struct rdma_ah_attr *attr)
+{
+	const struct ib_global_route *grh;
+	struct net_device *ndev;
+
+	if (!(rdma_ah_get_ah_flags(attr) & IB_AH_GRH) ||
+	    rdma_ah_get_port_num(attr) != SHCA_PORT)
+		return -EINVAL;
+	grh = rdma_ah_read_grh(attr);
+	if (!grh->sgid_attr)
+		return -EINVAL;
+	memset(av, 0, sizeof(*av));
+	av->dgid = grh->dgid;
+	av->sgid = grh->sgid_attr->gid;
+	av->flow_label = grh->flow_label;
+	av->sgid_index = grh->sgid_index;
+	av->traffic_class = grh->traffic_class;
+	av->hop_limit = grh->hop_limit;
+	av->sl = rdma_ah_get_sl(attr);
+	av->net_type = rdma_gid_attr_network_type(grh->sgid_attr);
+	/* The L2 fields a receiver sees; a GID whose netdev is gone has none. */
+	rdma_read_gid_l2_fields(grh->sgid_attr, &av->vlan_id, av->smac);
+	rcu_read_lock();
+	ndev = rdma_read_gid_attr_ndev_rcu(grh->sgid_attr);
+	av->ifindex = IS_ERR(ndev) ? 0 : ndev->ifindex;
+	rcu_read_unlock();
+	return 0;
 }
 
 /**
@@ -931,6 +969,8 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 	spin_lock_init(&qp->lock);
 	mutex_init(&qp->post_mutex);
 	INIT_DELAYED_WORK(&qp->work, shca_qp_work);
+	skb_queue_head_init(&qp->rxq);
+	timer_setup(&qp->wtimer, shca_wire_timer, 0);
 
 	qp->link = shca_inject_fault() ? NULL :
 		   kzalloc(sizeof(*qp->link), GFP_KERNEL_ACCOUNT);
@@ -977,6 +1017,16 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 			goto err_free_held;
 		}
 	}
+	/* The receive WQE a SEND from the wire fills, packet by packet. */
+	if (init->qp_type == IB_QPT_RC || init->qp_type == IB_QPT_UC) {
+		qp->wresp.rwqe = shca_inject_fault() ? NULL :
+			kmalloc(struct_size(qp->wresp.rwqe, sge, SHCA_MAX_SGE),
+				GFP_KERNEL_ACCOUNT);
+		if (!qp->wresp.rwqe) {
+			err = -ENOMEM;
+			goto err_free_scratch;
+		}
+	}
 
 	if (init->qp_type == IB_QPT_GSI) {
 		err = shca_gsi_publish(qp);
@@ -994,6 +1044,7 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 	return 0;
 
 err_free_scratch:
+	kfree(qp->wresp.rwqe);
 	kfree(qp->scratch);
 err_free_held:
 	kfree(qp->held);
@@ -1053,11 +1104,16 @@ void shca_qp_fini(struct shca_qp *qp)
 	wait_for_completion(&qp->link->released);
 	/* No peer can queue our work any more; stop it for good. */
 	shca_qp_exec_stop(qp);
+	/* Its timer may queue the work item once more: stop both again. */
+	del_timer_sync(&qp->wtimer);
+	cancel_delayed_work_sync(&qp->work);
+	skb_queue_purge(&qp->rxq);
 	shca_qp_purge_cqs(qp);
 	if (qp->ibqp.qp_type != IB_QPT_GSI)
 		shca_qpn_hold(qp->ibqp.qp_num);
 
 	kfree_rcu(qp->link, rcu);
+	kfree(qp->wresp.rwqe);
 	kfree(qp->scratch);
 	kfree(qp->held);
 	kfree(qp->resp_wqe);
@@ -1214,6 +1270,8 @@ static void shca_qp_apply_attr(struct shca_qp *qp,
 		qp->flow_label = grh->flow_label;
 		qp->sl = rdma_ah_get_sl(&attr->ah_attr);
 		WRITE_ONCE(qp->peer_sdev, NULL);
+		/* Checked by shca_qp_check_attr(): it cannot fail here. */
+		shca_av_init(&qp->path.av, &attr->ah_attr);
 	}
 	if (mask & IB_QP_PATH_MTU)
 		qp->path_mtu = attr->path_mtu;
@@ -1279,11 +1337,16 @@ int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		return -EINVAL;
 	}
 	shca_qp_apply_attr(qp, attr, mask);
+	if (next != cur && (next == IB_QPS_RTR || next == IB_QPS_RTS) &&
+	    !shca_qp_datagram(qp))
+		shca_wire_start(qp, next);
 	spin_unlock_irqrestore(&qp->lock, flags);
 
 	if (next == IB_QPS_RESET && cur != IB_QPS_RESET) {
 		/* RESET empties both queues and the QP's completions. */
 		shca_qp_exec_stop(qp);
+		shca_wire_reset(qp);
+		WRITE_ONCE(qp->wire, false);
 		spin_lock_irqsave(&qp->lock, flags);
 		shca_queue_reset(&qp->sq);
 		shca_rq_reset(qp);

@@ -150,13 +150,36 @@ static int shca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 	return 0;
 }
 
-/* Port counters, in /sys/class/infiniband/DEV/ports/1/hw_counters/. */
-enum shca_port_stat {
-	SHCA_STAT_UD_RX_DROPPED,
-	SHCA_STAT_MAX,
-};
+/*
+ * Port counters, in /sys/class/infiniband/DEV/ports/1/hw_counters/ and
+ * "rdma statistic show link DEV/1": the wire's (enum shca_wire_stat),
+ * then ud_rx_dropped.
+ */
+#define SHCA_STAT_UD_RX_DROPPED	SHCA_WS_MAX
+#define SHCA_STAT_MAX		(SHCA_WS_MAX + 1)
 
 static const struct rdma_stat_desc shca_port_stats[SHCA_STAT_MAX] = {
+	[SHCA_WS_TX_PKTS].name = "tx_packets",
+	[SHCA_WS_TX_BYTES].name = "tx_bytes",
+	[SHCA_WS_RX_PKTS].name = "rx_packets",
+	[SHCA_WS_RX_BYTES].name = "rx_bytes",
+	[SHCA_WS_TX_ERRORS].name = "tx_errors",
+	[SHCA_WS_RETRANSMITS].name = "retransmits",
+	[SHCA_WS_ACK_TIMEOUTS].name = "ack_timeouts",
+	[SHCA_WS_SEQ_NAKS_RCVD].name = "seq_naks_rcvd",
+	[SHCA_WS_SEQ_NAKS_SENT].name = "seq_naks_sent",
+	[SHCA_WS_RNR_NAKS_RCVD].name = "rnr_naks_rcvd",
+	[SHCA_WS_RNR_NAKS_SENT].name = "rnr_naks_sent",
+	[SHCA_WS_INV_NAKS_RCVD].name = "inv_req_naks_rcvd",
+	[SHCA_WS_INV_NAKS_SENT].name = "inv_req_naks_sent",
+	[SHCA_WS_ACCESS_NAKS_RCVD].name = "access_naks_rcvd",
+	[SHCA_WS_ACCESS_NAKS_SENT].name = "access_naks_sent",
+	[SHCA_WS_OP_NAKS_RCVD].name = "rem_op_naks_rcvd",
+	[SHCA_WS_OP_NAKS_SENT].name = "rem_op_naks_sent",
+	[SHCA_WS_DUP_REQS].name = "duplicate_requests",
+	[SHCA_WS_OOS_REQS].name = "out_of_sequence",
+	[SHCA_WS_ICRC_ERRORS].name = "icrc_errors",
+	[SHCA_WS_RX_DROPPED].name = "rx_dropped",
 	[SHCA_STAT_UD_RX_DROPPED].name = "ud_rx_dropped",
 };
 
@@ -171,7 +194,10 @@ static int shca_get_hw_stats(struct ib_device *ibdev,
 			     struct rdma_hw_stats *stats, u32 port, int index)
 {
 	struct shca_dev *sdev = to_shca_dev(ibdev);
+	int i;
 
+	for (i = 0; i < SHCA_WS_MAX; i++)
+		stats->value[i] = atomic64_read(&sdev->wstats[i]);
 	stats->value[SHCA_STAT_UD_RX_DROPPED] =
 		atomic_long_read(&sdev->rx_dropped);
 	return SHCA_STAT_MAX;
@@ -800,32 +826,6 @@ static int shca_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	return shca_cq_arm(to_shca_cq(ibcq), flags);
 }
 
-/* The address vector of @attr; the core resolved the source GID. */
-static int shca_av_from_attr(struct shca_av *av,
-			     const struct rdma_ah_attr *attr)
-{
-	const struct ib_global_route *grh;
-
-	if (!(rdma_ah_get_ah_flags(attr) & IB_AH_GRH) ||
-	    rdma_ah_get_port_num(attr) != SHCA_PORT)
-		return -EINVAL;
-	grh = rdma_ah_read_grh(attr);
-	if (!grh->sgid_attr)
-		return -EINVAL;
-	memset(av, 0, sizeof(*av));
-	av->dgid = grh->dgid;
-	av->sgid = grh->sgid_attr->gid;
-	av->flow_label = grh->flow_label;
-	av->sgid_index = grh->sgid_index;
-	av->traffic_class = grh->traffic_class;
-	av->hop_limit = grh->hop_limit;
-	av->sl = rdma_ah_get_sl(attr);
-	av->net_type = rdma_gid_attr_network_type(grh->sgid_attr);
-	/* The L2 fields a receiver sees; a GID whose netdev is gone has none. */
-	rdma_read_gid_l2_fields(grh->sgid_attr, &av->vlan_id, av->smac);
-	return 0;
-}
-
 /*
  * A user AH gets a number in its context's table for UD send-ring slots
  * (struct softhca_create_ah_resp), if the provider has room for it.
@@ -862,7 +862,7 @@ static int shca_create_ah(struct ib_ah *ibah,
 	struct shca_ah *ah = to_shca_ah(ibah);
 	int err;
 
-	err = shca_av_from_attr(&ah->av, init_attr->ah_attr);
+	err = shca_av_init(&ah->av, init_attr->ah_attr);
 	if (!err && atomic_inc_return(&sdev->num_ahs) > SHCA_MAX_AH) {
 		atomic_dec(&sdev->num_ahs);
 		err = -ENOMEM;
@@ -1389,7 +1389,7 @@ static const struct ib_device_ops shca_dev_ops = {
 int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
 {
 	struct ib_device *ibdev = &sdev->ibdev;
-	int err;
+	int err, i;
 
 	err = shca_dm_arena_init(sdev);
 	if (err)
@@ -1399,6 +1399,9 @@ int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
 	atomic_set(&sdev->num_qps, 0);
 	atomic_set(&sdev->num_ahs, 0);
 	atomic_long_set(&sdev->rx_dropped, 0);
+	for (i = 0; i < SHCA_WS_MAX; i++)
+		atomic64_set(&sdev->wstats[i], 0);
+	INIT_LIST_HEAD(&sdev->net_entry);
 	shca_mr_table_init(sdev);
 
 	ib_set_device_ops(ibdev, &shca_dev_ops);

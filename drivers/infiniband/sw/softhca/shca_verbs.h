@@ -189,6 +189,7 @@ int shca_mcast_detach(struct shca_qp *qp, const union ib_gid *mgid);
 int shca_mcast_get(const struct shca_dev *from, const union ib_gid *mgid,
 		   struct shca_qp **qps, int max);
 bool shca_dev_same_net(const struct shca_dev *a, const struct shca_dev *b);
+int shca_av_init(struct shca_av *av, const struct rdma_ah_attr *attr);
 bool shca_dev_owns_gid(struct shca_dev *sdev, const union ib_gid *gid);
 void shca_qp_put(struct shca_qp *qp);
 int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
@@ -238,6 +239,12 @@ extern struct workqueue_struct *shca_wq;
 int shca_exec_init(void);
 void shca_exec_fini(void);
 void shca_qp_work(struct work_struct *work);
+int shca_exec_atomic_op(struct shca_dev *sdev, struct shca_mem_target *rt,
+			bool cmp_swap, u64 compare_add, u64 swap, u64 *orig);
+void shca_exec_local(struct shca_qp *qp, struct shca_wqe *w, struct ib_wc *wc);
+enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode);
+unsigned long shca_ack_timeout(const struct shca_qp *qp);
+extern const u32 shca_rnr_timer_us[32];
 void shca_qp_post_exec(struct shca_qp *qp);
 void shca_qp_exec_stop(struct shca_qp *qp);
 void shca_qp_exec_resume(struct shca_qp *qp);

@@ -1,0 +1,1519 @@
+// SPDX-License-Identifier: GPL-2.0
+/**
+ * DOC: The transport on the wire
+ *
+ * What a QP does when its peer is reached through RoCE v2 packets
+ * (shca_net.c) rather than in memory: the IBTA reliable and unreliable
+ * connection transports and the datagram transport, split by role as a
+ * hardware HCA splits them.
+ *
+ * Everything runs in the QP's work item, holding SHCA_QP_EXEC_BUSY:
+ * received packets wait in the QP's queue (shca_qp.rxq, filled from the
+ * UDP socket in softirq context) and are taken in order; then the
+ * requester sends what the window allows. Nothing here runs in softirq
+ * context but the enqueueing, so every copy may fault in pages of an ODP
+ * MR, and every copy goes through the MR engine with the same checks as
+ * the in-memory link.
+ *
+ * Requester (RC): WQEs between the send queue's head and @wreq.next are
+ * in flight; each took its PSNs when its first packet left (WRITE and
+ * SEND: one per path-MTU of data; READ: one per response packet;
+ * atomics: one). SENDs and WRITEs are cut at the path MTU; the last
+ * packet of each message, and every SHCA_WIRE_ACKREQ-th packet, asks for
+ * an acknowledgement. At most SHCA_WIRE_WINDOW PSNs are outstanding and
+ * at most max_rd_atomic READs and atomics (IB_SEND_FENCE waits for those
+ * to complete). A local ACK timeout, a PSN sequence error NAK or an RNR
+ * NAK (after the timer it asks for) makes the requester go back to the
+ * first unacknowledged PSN and send again from there (go-back-N); a READ
+ * resumes with a request for the part not yet received. retry_cnt and
+ * rnr_retry bound the retries (IB_WC_RETRY_EXC_ERR,
+ * IB_WC_RNR_RETRY_EXC_ERR); other NAKs complete the WQE they name with
+ * the matching remote error.
+ *
+ * Completer: an ACK completes every SEND and WRITE whose last PSN it
+ * covers; READ responses are placed in the READ's own scatter list in
+ * order and complete it with their last packet; an atomic ACK returns
+ * the original value. Completions are in send-queue order; local
+ * operations (REG_MR, LOCAL_INV, BIND_MW) execute when their turn to be
+ * sent comes and complete in order with the rest.
+ *
+ * Responder (RC): a request with the expected PSN is executed: SENDs into
+ * the receive WQE they take with their first packet (none: an RNR NAK
+ * with the QP's min_rnr_timer), WRITEs through the rkey with
+ * IB_ACCESS_REMOTE_WRITE, READs and atomics through theirs; each refusal
+ * is the NAK the specification names, and a remote access or invalid
+ * request error moves the responder to the error state, as on the
+ * in-memory link. A duplicate request (an earlier PSN) is acknowledged
+ * again, a duplicate READ or atomic answered from the last
+ * max_dest_rd_atomic READ and atomic requests it kept (an atomic is not
+ * executed twice); a request beyond the expected PSN gets one PSN
+ * sequence error NAK. ACKs are coalesced: one per batch of packets that
+ * asked for one.
+ *
+ * UC: the same packets without acknowledgements; a lost packet loses its
+ * message, the responder waits for the next first packet.
+ *
+ * UD and the GSI QP: one packet per datagram; the receive gets the IP
+ * header of the packet in its 40-byte GRH area, as a RoCE v2 HCA does.
+ */
+
+#include <linux/etherdevice.h>
+#include <linux/if_vlan.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
+#include <linux/udp.h>
+
+#include "shca_verbs.h"
+#include "shca_wire.h"
+
+/* PSNs a requester may have outstanding. */
+#define SHCA_WIRE_WINDOW	256
+/* A request packet asks for an ACK at least this often. */
+#define SHCA_WIRE_ACKREQ	32
+/* Packets a QP keeps queued for its work item before it drops more. */
+#define SHCA_WIRE_RXQ_MAX	2048
+/* Packets one run of the work item receives, and sends. */
+#define SHCA_WIRE_BUDGET	256
+
+/* a - b in the 24-bit PSN space, as a signed distance */
+static inline s32 shca_psn_diff(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8) >> 8;
+}
+
+static inline u32 shca_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & SHCA_PSN_MASK;
+}
+
+static u32 shca_wire_mtu(const struct shca_qp *qp)
+{
+	return ib_mtu_enum_to_int(qp->path_mtu);
+}
+
+static bool shca_wire_is_rdatomic(u32 opcode)
+{
+	return opcode == IB_WR_RDMA_READ || opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+static bool shca_wire_is_local(u32 opcode)
+{
+	return opcode == IB_WR_REG_MR || opcode == IB_WR_REG_MR_INTEGRITY ||
+	       opcode == IB_WR_LOCAL_INV || opcode == IB_WR_BIND_MW;
+}
+
+/*
+ * Move @len bytes between @buf and the memory @t names; an ODP page that
+ * is not there is faulted in (the work item may sleep).
+ */
+static int shca_wire_copy(struct shca_dev *sdev, struct shca_mem_target *t,
+			  void *buf, u32 len, enum shca_copy_dir dir)
+{
+	int err, tries;
+
+	for (tries = 0; tries < 16; tries++) {
+		err = shca_mr_copy(sdev, t, buf, len, dir);
+		if (err != -EAGAIN)
+			return err;
+		err = shca_mr_fault(sdev, t, len, dir == SHCA_COPY_TO_MR);
+		if (err)
+			return err;
+	}
+	return -EFAULT;
+}
+
+/*
+ * Copy @len bytes between @buf and a scatter list (or the inline data of
+ * @w) from byte @off of it, with @access rights under the QP's PD.
+ */
+static int shca_wire_sg_copy(struct shca_qp *qp, const struct shca_wqe *w,
+			     u64 off, void *buf, u32 len, int access,
+			     enum shca_copy_dir dir)
+{
+	struct shca_mem_target t = { .pd = qp->ibqp.pd, .access = access };
+	u32 i;
+	int err;
+
+	if (!w->num_sge) {
+		if (off + len > w->inline_len || dir == SHCA_COPY_TO_MR)
+			return -ERANGE;
+		memcpy(buf, (const u8 *)w->sge + off, len);
+		return 0;
+	}
+	for (i = 0; i < w->num_sge && len; i++) {
+		u32 n;
+
+		if (off >= w->sge[i].length) {
+			off -= w->sge[i].length;
+			continue;
+		}
+		n = min_t(u64, len, w->sge[i].length - off);
+		t.key = w->sge[i].lkey;
+		t.iova = w->sge[i].addr + off;
+		err = shca_wire_copy(qp->sdev, &t, buf, n, dir);
+		if (err)
+			return err;
+		buf += n;
+		len -= n;
+		off = 0;
+	}
+	return len ? -ERANGE : 0;
+}
+
+static u64 shca_wire_wqe_len(const struct shca_wqe *w)
+{
+	u64 len = 0;
+	u32 i;
+
+	if (!w->num_sge)
+		return w->inline_len;
+	for (i = 0; i < w->num_sge; i++)
+		len += w->sge[i].length;
+	return len;
+}
+
+/*
+ * Build a packet: the headers of @pkt, then @paylen bytes of payload
+ * filled by the caller at *@payload, padded to four bytes. NULL without
+ * memory.
+ */
+static struct sk_buff *shca_wire_pkt(struct shca_dev *sdev,
+				     const struct shca_path *path,
+				     struct shca_pkt *pkt, u32 paylen,
+				     u8 **payload)
+{
+	u32 hdr = pkt->op->hdr_len, pad = -paylen & 3;
+	struct sk_buff *skb;
+	u8 *bth;
+
+	skb = shca_net_alloc(sdev, path, hdr + paylen + pad, &bth);
+	if (!skb)
+		return NULL;
+	pkt->pad = pad;
+	shca_pkt_build(bth, pkt);
+	*payload = bth + hdr;
+	memset(bth + hdr + paylen, 0, pad);
+	return skb;
+}
+
+/* ---- received packets --------------------------------------------------- */
+
+/**
+ * shca_wire_rx() - a packet for a device arrived
+ * @sdev: the device that owns its destination address
+ * @skb: the packet (its data at the BTH); consumed
+ * @pkt: its headers, decoded and checked (ICRC included)
+ *
+ * Finds the QP the packet is for and queues the packet to its work item;
+ * a packet for no QP of @sdev, or of a transport the QP does not speak,
+ * is dropped and counted.
+ *
+ * Context: softirq, under RCU.
+ */
+void shca_wire_rx(struct shca_dev *sdev, struct sk_buff *skb,
+		  const struct shca_pkt *pkt)
+{
+	u32 flags = pkt->op->flags;
+	struct shca_qp *qp;
+	bool ok;
+
+	if (pkt->qpn == 1)
+		qp = shca_gsi_get(sdev, &pkt->dgid);
+	else
+		qp = shca_qp_get(pkt->qpn);
+	if (!qp)
+		goto drop;
+	switch (qp->ibqp.qp_type) {
+	case IB_QPT_RC:
+		ok = flags & SHCA_OP_RC;
+		break;
+	case IB_QPT_UC:
+		ok = flags & SHCA_OP_UC;
+		break;
+	default:
+		ok = flags & SHCA_OP_UD;
+		break;
+	}
+	if (!ok || qp->sdev != sdev ||
+	    skb_queue_len(&qp->rxq) >= SHCA_WIRE_RXQ_MAX) {
+		shca_qp_put(qp);
+		goto drop;
+	}
+	skb_queue_tail(&qp->rxq, skb);
+	shca_qp_kick_now(qp);
+	shca_qp_put(qp);
+	return;
+
+drop:
+	shca_wstat_inc(sdev, SHCA_WS_RX_DROPPED);
+	kfree_skb(skb);
+}
+
+static void shca_wire_rx_count(struct shca_qp *qp, const struct sk_buff *skb)
+{
+	shca_wstat_inc(qp->sdev, SHCA_WS_RX_PKTS);
+	shca_wstat_add(qp->sdev, SHCA_WS_RX_BYTES, skb->len);
+}
+
+static void shca_wire_drop(struct shca_qp *qp)
+{
+	shca_wstat_inc(qp->sdev, SHCA_WS_RX_DROPPED);
+}
+
+/* Complete a receive WQE of @qp taken for a message from the wire. */
+static void shca_wire_recv_done(struct shca_qp *qp, const struct shca_wqe *r,
+				const struct shca_pkt *pkt,
+				enum ib_wc_status status, u32 byte_len,
+				u32 src_qp)
+{
+	u32 flags = pkt->op->flags;
+	struct ib_wc wc = {
+		.wr_id = r->wr_id,
+		.status = status,
+		.opcode = flags & SHCA_OP_WRITE ? IB_WC_RECV_RDMA_WITH_IMM :
+						  IB_WC_RECV,
+		.byte_len = byte_len,
+		.qp = &qp->ibqp,
+		.src_qp = src_qp,
+		.port_num = SHCA_PORT,
+	};
+
+	if (shca_qp_datagram(qp) && status == IB_WC_SUCCESS) {
+		wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE |
+			      IB_WC_WITH_SMAC;
+		wc.network_hdr_type = pkt->net_type;
+		ether_addr_copy(wc.smac, pkt->smac);
+		if (pkt->vlan_id < VLAN_N_VID) {
+			wc.wc_flags |= IB_WC_WITH_VLAN;
+			wc.vlan_id = pkt->vlan_id;
+		}
+	}
+	if (status == IB_WC_SUCCESS && (flags & SHCA_OP_IMM)) {
+		wc.wc_flags |= IB_WC_WITH_IMM;
+		wc.ex.imm_data = pkt->imm;
+	} else if (status == IB_WC_SUCCESS && (flags & SHCA_OP_IETH)) {
+		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
+		wc.ex.invalidate_rkey = pkt->ieth;
+	}
+	shca_cq_push(to_shca_cq(qp->ibqp.recv_cq), &wc, pkt->se, false);
+	shca_qp_srq_check(qp, true, false);
+}
+
+/* The state a QP must be in to take packets as a responder. */
+static bool shca_wire_receiving(const struct shca_qp *qp)
+{
+	return qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS ||
+	       qp->state == IB_QPS_SQD || qp->state == IB_QPS_SQE;
+}
+
+/* A datagram for a UD QP or the GSI QP. */
+static void shca_wire_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
+			      const struct shca_pkt *pkt)
+{
+	struct shca_wqe *r = qp->resp_wqe;
+	u8 grh[SHCA_GRH_BYTES] = {};
+	unsigned long flags;
+	bool popped = false;
+	int err;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (shca_wire_receiving(qp) && pkt->qkey == qp->qkey)
+		popped = shca_rq_pop(qp, r);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!popped) {
+		atomic_long_inc(&qp->sdev->rx_dropped);
+		shca_wire_drop(qp);
+		return;
+	}
+	shca_wire_rx_count(qp, skb);
+
+	/* The GRH area: the IPv6 header, or the IPv4 one in its last bytes. */
+	if (pkt->net_type == RDMA_NETWORK_IPV4)
+		memcpy(grh + 20, ip_hdr(skb), sizeof(struct iphdr));
+	else
+		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+	if (SHCA_GRH_BYTES + pkt->paylen > shca_wire_wqe_len(r)) {
+		shca_wire_recv_done(qp, r, pkt, IB_WC_LOC_LEN_ERR, 0,
+				    pkt->src_qp);
+		goto error;
+	}
+	err = shca_wire_sg_copy(qp, r, 0, grh, SHCA_GRH_BYTES,
+				IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
+	if (!err && pkt->paylen)
+		err = shca_wire_sg_copy(qp, r, SHCA_GRH_BYTES,
+					(void *)pkt->payload, pkt->paylen,
+					IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
+	if (err) {
+		shca_wire_recv_done(qp, r, pkt, IB_WC_LOC_PROT_ERR, 0,
+				    pkt->src_qp);
+		goto error;
+	}
+	shca_wire_recv_done(qp, r, pkt, IB_WC_SUCCESS,
+			    SHCA_GRH_BYTES + pkt->paylen, pkt->src_qp);
+	return;
+
+error:
+	spin_lock_irqsave(&qp->lock, flags);
+	shca_qp_set_error(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	shca_qp_event(qp, IB_EVENT_QP_ACCESS_ERR);
+}
+
+/**
+ * shca_wire_ud_send() - send a datagram on the wire
+ * @qp: the UD or GSI QP; its work item or poster executes @w
+ * @w: the send WQE; its local SGEs are held in @qp->held
+ * @len: bytes of data
+ *
+ * Return: 0, or -ENOMEM / a local protection error of the copy (the
+ * datagram is not sent); a datagram without a route is lost, as on a
+ * network.
+ */
+int shca_wire_ud_send(struct shca_qp *qp, const struct shca_wqe *w, u32 len)
+{
+	struct shca_path path = { .av = w->ud.av };
+	struct shca_pkt pkt = {
+		.opcode = w->opcode == IB_WR_SEND_WITH_IMM ?
+			  IB_OPCODE_UD_SEND_ONLY_WITH_IMMEDIATE :
+			  IB_OPCODE_UD_SEND_ONLY,
+		.se = !!(w->send_flags & IB_SEND_SOLICITED),
+		.qpn = w->ud.remote_qpn,
+		.qkey = (w->ud.remote_qkey & BIT(31)) ? qp->qkey :
+			w->ud.remote_qkey,
+		.src_qp = qp->ibqp.qp_num,
+		.imm = w->ex.imm_data,
+	};
+	struct sk_buff *skb;
+	u8 *payload;
+	u32 off, i;
+	int err;
+
+	pkt.op = shca_op_get(pkt.opcode);
+	path.sport = path.av.flow_label ?
+		     rdma_flow_label_to_udp_sport(path.av.flow_label) :
+		     shca_net_sport(qp->ibqp.qp_num, w->ud.remote_qpn);
+	skb = shca_wire_pkt(qp->sdev, &path, &pkt, len, &payload);
+	if (!skb)
+		return -ENOMEM;
+	if (!w->num_sge) {
+		memcpy(payload, w->sge, len);
+	} else {
+		for (i = 0, off = 0; i < w->num_sge; i++) {
+			if (!w->sge[i].length)
+				continue;
+			err = shca_mr_copy_held_buf(&qp->held[i], 0,
+						    payload + off,
+						    w->sge[i].length,
+						    SHCA_COPY_FROM_MR);
+			if (err) {
+				kfree_skb(skb);
+				return -EFAULT;
+			}
+			off += w->sge[i].length;
+		}
+	}
+	shca_net_send(qp->sdev, &path, skb);
+	return 0;
+}
+
+/* ---- RC and UC: the responder ------------------------------------------------ */
+
+static void shca_wire_send_ctl(struct shca_qp *qp, struct shca_pkt *pkt)
+{
+	struct sk_buff *skb;
+	u8 *payload;
+
+	pkt->op = shca_op_get(pkt->opcode);
+	skb = shca_wire_pkt(qp->sdev, &qp->path, pkt, 0, &payload);
+	if (skb)
+		shca_net_send(qp->sdev, &qp->path, skb);
+}
+
+/* Send an ACK or NAK for @psn with AETH syndrome @syndrome. */
+static void shca_wire_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
+{
+	struct shca_pkt pkt = {
+		.opcode = IB_OPCODE_RC_ACKNOWLEDGE,
+		.qpn = qp->dest_qpn,
+		.psn = psn,
+		.aeth = (u32)syndrome << 24 | (qp->wresp.msn & IB_MSN_MASK),
+	};
+
+	shca_wire_send_ctl(qp, &pkt);
+}
+
+/*
+ * Refuse the request at @psn with NAK @code; for the errors that end the
+ * connection, the responder goes to the error state with @event.
+ */
+static void shca_wire_nak(struct shca_qp *qp, u32 psn, u8 code,
+			  enum ib_event_type event)
+{
+	static const u8 sent[] = {
+		[SHCA_NAK_PSN_SEQ] = SHCA_WS_SEQ_NAKS_SENT,
+		[SHCA_NAK_INV_REQ] = SHCA_WS_INV_NAKS_SENT,
+		[SHCA_NAK_REM_ACCESS] = SHCA_WS_ACCESS_NAKS_SENT,
+		[SHCA_NAK_REM_OP] = SHCA_WS_OP_NAKS_SENT,
+	};
+	unsigned long flags;
+
+	shca_wstat_inc(qp->sdev, sent[code]);
+	shca_wire_ack(qp, psn, SHCA_AETH_NAK | code);
+	if (code == SHCA_NAK_PSN_SEQ)
+		return;
+	spin_lock_irqsave(&qp->lock, flags);
+	shca_qp_set_error(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	shca_qp_event(qp, event);
+}
+
+/*
+ * The responder's end of a message: the receive WQE it used completes
+ * with @status (if one was taken), and the MSN advances.
+ */
+static void shca_wire_msg_end(struct shca_qp *qp, const struct shca_pkt *pkt,
+			      enum ib_wc_status status)
+{
+	struct shca_wresp *rs = &qp->wresp;
+
+	if (rs->have_wqe) {
+		shca_wire_recv_done(qp, rs->rwqe, pkt, status,
+				    status == IB_WC_SUCCESS ? rs->off : 0,
+				    qp->dest_qpn);
+		rs->have_wqe = false;
+	}
+	rs->in_msg = false;
+	rs->off = 0;
+	rs->msn++;
+}
+
+/*
+ * Take a receive WQE for a SEND or WRITE with immediate. Return false if
+ * there is none (the request gets an RNR NAK).
+ */
+static bool shca_wire_take_recv(struct shca_qp *qp)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	unsigned long flags;
+
+	if (rs->have_wqe)
+		return true;
+	spin_lock_irqsave(&qp->lock, flags);
+	rs->have_wqe = shca_rq_pop(qp, rs->rwqe);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return rs->have_wqe;
+}
+
+/* A READ or atomic request the responder keeps, to answer a duplicate. */
+static struct shca_rd_res *shca_wire_res_new(struct shca_qp *qp)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	u32 n = max_t(u32, qp->max_dest_rd_atomic, 1);
+
+	return &rs->res[rs->res_next++ % n];
+}
+
+static struct shca_rd_res *shca_wire_res_find(struct shca_qp *qp, u32 psn)
+{
+	u32 i, n = max_t(u32, qp->max_dest_rd_atomic, 1);
+
+	for (i = 0; i < n; i++) {
+		struct shca_rd_res *res = &qp->wresp.res[i];
+
+		if (res->valid && shca_psn_diff(psn, res->psn) >= 0 &&
+		    shca_psn_diff(psn, res->lpsn) <= 0)
+			return res;
+	}
+	return NULL;
+}
+
+/*
+ * Send the responses of READ @res from PSN @psn on. Return false if the
+ * memory was refused (the caller NAKs).
+ */
+static bool shca_wire_read_respond(struct shca_qp *qp, struct shca_rd_res *res,
+				   u32 psn)
+{
+	u32 mtu = shca_wire_mtu(qp);
+	u32 first = shca_psn_diff(psn, res->psn), n, i;
+	struct shca_mem_target t = {
+		.pd = qp->ibqp.pd,
+		.key = res->rkey,
+		.access = IB_ACCESS_REMOTE_READ,
+		.qpn = qp->ibqp.qp_num,
+	};
+	struct shca_pkt pkt = { .qpn = qp->dest_qpn };
+	struct sk_buff *skb;
+	u8 *payload;
+
+	n = res->len ? DIV_ROUND_UP(res->len, mtu) : 1;
+	for (i = first; i < n; i++) {
+		u32 off = i * mtu, len = min(res->len - off, mtu);
+
+		if (n == 1)
+			pkt.opcode = IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
+		else if (i == 0)
+			pkt.opcode = IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST;
+		else if (i == n - 1)
+			pkt.opcode = IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST;
+		else
+			pkt.opcode = IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
+		pkt.op = shca_op_get(pkt.opcode);
+		pkt.psn = shca_psn_add(res->psn, i);
+		pkt.aeth = (u32)(SHCA_AETH_ACK | SHCA_AETH_CREDIT_INVAL) << 24 |
+			   (qp->wresp.msn & IB_MSN_MASK);
+		skb = shca_wire_pkt(qp->sdev, &qp->path, &pkt, len, &payload);
+		if (!skb)
+			return true;	/* the requester asks again */
+		t.iova = res->va + off;
+		if (len && shca_wire_copy(qp->sdev, &t, payload, len,
+					  SHCA_COPY_FROM_MR)) {
+			kfree_skb(skb);
+			return false;
+		}
+		shca_net_send(qp->sdev, &qp->path, skb);
+	}
+	return true;
+}
+
+static void shca_wire_atomic_ack(struct shca_qp *qp, const struct shca_rd_res *res)
+{
+	struct shca_pkt pkt = {
+		.opcode = IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE,
+		.qpn = qp->dest_qpn,
+		.psn = res->psn,
+		.aeth = (u32)(SHCA_AETH_ACK | SHCA_AETH_CREDIT_INVAL) << 24 |
+			(res->msn & IB_MSN_MASK),
+		.atomic_orig = res->orig,
+	};
+
+	shca_wire_send_ctl(qp, &pkt);
+}
+
+/* A request with an earlier PSN: answer it again, execute nothing. */
+static void shca_wire_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	u32 flags = pkt->op->flags;
+	struct shca_rd_res *res;
+
+	shca_wstat_inc(qp->sdev, SHCA_WS_DUP_REQS);
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return;
+	if (flags & (SHCA_OP_READ | SHCA_OP_ATOMIC)) {
+		res = shca_wire_res_find(qp, pkt->psn);
+		if (!res)
+			return;
+		if (res->atomic)
+			shca_wire_atomic_ack(qp, res);
+		else if (pkt->psn == res->psn || (flags & SHCA_OP_READ))
+			shca_wire_read_respond(qp, res, pkt->psn);
+		return;
+	}
+	/* Everything before the expected PSN was executed: say so. */
+	qp->wresp.ack_owed = true;
+}
+
+/* Execute an atomic request; the rest was checked. */
+static void shca_wire_atomic(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_mem_target t = {
+		.pd = qp->ibqp.pd,
+		.key = pkt->rkey,
+		.iova = pkt->va,
+		.access = IB_ACCESS_REMOTE_ATOMIC,
+		.qpn = qp->ibqp.qp_num,
+	};
+	struct shca_rd_res *res;
+	bool cmp_swap;
+	u64 orig;
+	int err;
+
+	if (!IS_ALIGNED(pkt->va, sizeof(u64))) {
+		shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
+			      IB_EVENT_QP_REQ_ERR);
+		return;
+	}
+	cmp_swap = pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP;
+	err = shca_exec_atomic_op(qp->sdev, &t, cmp_swap,
+				  cmp_swap ? pkt->compare : pkt->swap_add,
+				  pkt->swap_add, &orig);
+	if (err) {
+		shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS,
+			      IB_EVENT_QP_ACCESS_ERR);
+		return;
+	}
+	qp->wresp.msn++;
+	res = shca_wire_res_new(qp);
+	*res = (struct shca_rd_res){
+		.valid = true,
+		.atomic = true,
+		.psn = pkt->psn,
+		.lpsn = pkt->psn,
+		.orig = orig,
+		.msn = qp->wresp.msn,
+	};
+	shca_wire_atomic_ack(qp, res);
+	qp->rq_psn = shca_psn_add(pkt->psn, 1);
+}
+
+static void shca_wire_read(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	u32 mtu = shca_wire_mtu(qp);
+	struct shca_rd_res *res;
+	u32 n;
+
+	qp->wresp.msn++;
+	res = shca_wire_res_new(qp);
+	n = pkt->dma_len ? DIV_ROUND_UP(pkt->dma_len, mtu) : 1;
+	*res = (struct shca_rd_res){
+		.valid = true,
+		.psn = pkt->psn,
+		.lpsn = shca_psn_add(pkt->psn, n - 1),
+		.va = pkt->va,
+		.rkey = pkt->rkey,
+		.len = pkt->dma_len,
+		.msn = qp->wresp.msn,
+	};
+	qp->rq_psn = shca_psn_add(pkt->psn, n);
+	if (!shca_wire_read_respond(qp, res, pkt->psn)) {
+		res->valid = false;
+		shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS,
+			      IB_EVENT_QP_ACCESS_ERR);
+	}
+}
+
+/*
+ * The opcode fits the message in progress: a FIRST or ONLY packet starts
+ * one, MIDDLE and LAST continue one of the same kind.
+ */
+static bool shca_wire_seq_ok(const struct shca_wresp *rs, u32 flags)
+{
+	if (flags & SHCA_OP_FIRST)
+		return !rs->in_msg;
+	return rs->in_msg &&
+	       (flags & (SHCA_OP_SEND | SHCA_OP_WRITE)) == rs->kind;
+}
+
+/*
+ * A SEND or WRITE packet with the expected PSN. Return false if it was
+ * refused (and NAKed, or dropped on UC).
+ */
+static bool shca_wire_data(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	u32 flags = pkt->op->flags, mtu = shca_wire_mtu(qp);
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool imm = flags & SHCA_OP_IMM;
+	int err;
+
+	/* Packets but the last carry exactly one MTU. */
+	if (!shca_wire_seq_ok(rs, flags) || pkt->paylen > mtu ||
+	    (!(flags & SHCA_OP_LAST) && pkt->paylen != mtu)) {
+		if (rc)
+			shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
+				      IB_EVENT_QP_REQ_ERR);
+		rs->in_msg = false;
+		return false;
+	}
+
+	if (flags & SHCA_OP_FIRST) {
+		rs->kind = flags & (SHCA_OP_SEND | SHCA_OP_WRITE);
+		rs->off = 0;
+		if (flags & SHCA_OP_WRITE) {
+			if (!(qp->access & IB_ACCESS_REMOTE_WRITE)) {
+				if (rc)
+					shca_wire_nak(qp, pkt->psn,
+						      SHCA_NAK_REM_ACCESS,
+						      IB_EVENT_QP_ACCESS_ERR);
+				return false;
+			}
+			rs->va = pkt->va;
+			rs->rkey = pkt->rkey;
+			rs->resid = pkt->dma_len;
+		}
+	}
+	/* A receive WQE: with the first packet of a SEND, with WRITE's IMM. */
+	if (((flags & SHCA_OP_SEND) && (flags & SHCA_OP_FIRST)) ||
+	    ((flags & SHCA_OP_WRITE) && imm)) {
+		if (!shca_wire_take_recv(qp)) {
+			if (rc) {
+				shca_wstat_inc(qp->sdev, SHCA_WS_RNR_NAKS_SENT);
+				shca_wire_ack(qp, pkt->psn, SHCA_AETH_RNR_NAK |
+					      (qp->min_rnr_timer & 0x1f));
+			}
+			return false;
+		}
+	}
+
+	if (flags & SHCA_OP_SEND) {
+		if (rs->off + pkt->paylen > shca_wire_wqe_len(rs->rwqe)) {
+			shca_wire_msg_end(qp, pkt, IB_WC_LOC_LEN_ERR);
+			if (rc)
+				shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
+					      IB_EVENT_QP_REQ_ERR);
+			return false;
+		}
+		err = pkt->paylen ?
+		      shca_wire_sg_copy(qp, rs->rwqe, rs->off,
+					(void *)pkt->payload, pkt->paylen,
+					IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR) :
+		      0;
+		if (err) {
+			shca_wire_msg_end(qp, pkt, IB_WC_LOC_PROT_ERR);
+			if (rc)
+				shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_OP,
+					      IB_EVENT_QP_ACCESS_ERR);
+			return false;
+		}
+	} else {
+		struct shca_mem_target t = {
+			.pd = qp->ibqp.pd,
+			.key = rs->rkey,
+			.iova = rs->va + rs->off,
+			.access = IB_ACCESS_REMOTE_WRITE,
+			.qpn = qp->ibqp.qp_num,
+		};
+
+		if (pkt->paylen > rs->resid ||
+		    ((flags & SHCA_OP_LAST) && pkt->paylen != rs->resid)) {
+			if (rc)
+				shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
+					      IB_EVENT_QP_REQ_ERR);
+			rs->in_msg = false;
+			return false;
+		}
+		if (pkt->paylen && shca_wire_copy(qp->sdev, &t,
+						  (void *)pkt->payload,
+						  pkt->paylen, SHCA_COPY_TO_MR)) {
+			if (rc)
+				shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS,
+					      IB_EVENT_QP_ACCESS_ERR);
+			rs->in_msg = false;
+			return false;
+		}
+		rs->resid -= pkt->paylen;
+	}
+	rs->off += pkt->paylen;
+	rs->in_msg = true;
+
+	if (flags & SHCA_OP_LAST) {
+		enum ib_wc_status status = IB_WC_SUCCESS;
+
+		if ((flags & SHCA_OP_IETH) &&
+		    shca_mr_invalidate(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
+				       pkt->ieth)) {
+			shca_wire_msg_end(qp, pkt, IB_WC_LOC_PROT_ERR);
+			if (rc)
+				shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_OP,
+					      IB_EVENT_QP_ACCESS_ERR);
+			return false;
+		}
+		shca_wire_msg_end(qp, pkt, status);
+	}
+	return true;
+}
+
+/* A request packet for an RC or UC QP. */
+static void shca_wire_request(struct shca_qp *qp, struct sk_buff *skb,
+			      const struct shca_pkt *pkt)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	u32 flags = pkt->op->flags;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	s32 d;
+
+	if (!shca_wire_receiving(qp)) {
+		shca_wire_drop(qp);
+		return;
+	}
+	d = shca_psn_diff(pkt->psn, qp->rq_psn);
+	if (rc && d < 0) {
+		shca_wire_rx_count(qp, skb);
+		shca_wire_duplicate(qp, pkt);
+		return;
+	}
+	if (d) {
+		shca_wstat_inc(qp->sdev, SHCA_WS_OOS_REQS);
+		if (!rc) {
+			/* UC: what was lost is lost; resynchronise. */
+			if (!(flags & SHCA_OP_FIRST)) {
+				rs->in_msg = false;
+				return;
+			}
+			rs->in_msg = false;
+			rs->off = 0;
+		} else {
+			if (!rs->nak_sent) {
+				rs->nak_sent = true;
+				shca_wire_nak(qp, qp->rq_psn, SHCA_NAK_PSN_SEQ, 0);
+			}
+			return;
+		}
+	}
+	shca_wire_rx_count(qp, skb);
+	rs->nak_sent = false;
+
+	if (flags & (SHCA_OP_READ | SHCA_OP_ATOMIC)) {
+		int need = flags & SHCA_OP_READ ? IB_ACCESS_REMOTE_READ :
+						  IB_ACCESS_REMOTE_ATOMIC;
+
+		if (rs->in_msg) {
+			shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
+				      IB_EVENT_QP_REQ_ERR);
+		} else if (!(qp->access & need)) {
+			shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS,
+				      IB_EVENT_QP_ACCESS_ERR);
+		} else if (!qp->max_dest_rd_atomic) {
+			shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
+				      IB_EVENT_QP_REQ_ERR);
+		} else if (flags & SHCA_OP_READ) {
+			shca_wire_read(qp, pkt);
+		} else {
+			shca_wire_atomic(qp, pkt);
+		}
+		return;
+	}
+	if (!shca_wire_data(qp, pkt))
+		return;
+	qp->rq_psn = shca_psn_add(pkt->psn, 1);
+	if (rc && pkt->ackreq)
+		rs->ack_owed = true;
+}
+
+/* ---- RC and UC: requester and completer -------------------------------- */
+
+static struct shca_wqe *shca_wire_sq_wqe(struct shca_qp *qp, u32 idx)
+{
+	return shca_queue_slot(&qp->sq, idx);
+}
+
+/* Complete the WQE at the head of the send queue with @wc. */
+static void shca_wire_complete(struct shca_qp *qp, struct shca_wqe *w,
+			       struct ib_wc *wc)
+{
+	bool signaled = wc->status != IB_WC_SUCCESS || qp->sq_sig_all ||
+			(w->send_flags & IB_SEND_SIGNALED);
+	unsigned long flags;
+
+	if (shca_wire_is_rdatomic(w->opcode) && qp->wreq.rd_out)
+		qp->wreq.rd_out--;
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->sq.head++;
+	if (wc->status != IB_WC_SUCCESS && qp->state != IB_QPS_RESET)
+		shca_qp_set_error(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	qp->req.retries = 0;
+	qp->req.rnr_retries = 0;
+	qp->wreq.rd_off = 0;
+	if (signaled)
+		shca_cq_push(to_shca_cq(qp->ibqp.send_cq), wc, false, false);
+}
+
+static void shca_wire_wc(struct shca_qp *qp, const struct shca_wqe *w,
+			 struct ib_wc *wc, enum ib_wc_status status)
+{
+	*wc = (struct ib_wc){
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = shca_wc_opcode(w->opcode),
+		.qp = &qp->ibqp,
+	};
+}
+
+/*
+ * Complete, in order, what is done: local operations and UC messages
+ * that were executed or sent, and SENDs and WRITEs whose last PSN
+ * @acked covers (@acked_valid).
+ */
+static void shca_wire_complete_upto(struct shca_qp *qp, u32 acked,
+				    bool acked_valid)
+{
+	struct shca_wreq *rq = &qp->wreq;
+	struct shca_wqe *w;
+	struct ib_wc wc;
+
+	while (qp->sq.head != rq->next) {
+		w = shca_wire_sq_wqe(qp, qp->sq.head);
+		if (w->wire_done) {
+			shca_wire_wc(qp, w, &wc, w->wire_status);
+		} else if (acked_valid && !shca_wire_is_rdatomic(w->opcode) &&
+			   shca_psn_diff(acked, w->lpsn) >= 0) {
+			shca_wire_wc(qp, w, &wc, IB_WC_SUCCESS);
+		} else {
+			break;
+		}
+		shca_wire_complete(qp, w, &wc);
+		if (wc.status != IB_WC_SUCCESS)
+			return;
+	}
+	if (acked_valid && shca_psn_diff(acked, rq->una) >= 0)
+		rq->una = shca_psn_add(acked, 1);
+}
+
+/* Where the send queue restarts to send PSN @psn again. */
+static void shca_wire_rewind(struct shca_qp *qp, u32 psn)
+{
+	struct shca_wreq *rq = &qp->wreq;
+	u32 mtu = shca_wire_mtu(qp), idx;
+
+	/* Packets before the high-water mark are sent again. */
+	if (!rq->resend || shca_psn_diff(rq->psn, rq->resend_until) > 0)
+		rq->resend_until = rq->psn;
+	rq->rd_out = 0;
+	for (idx = qp->sq.head; idx != rq->next; idx++) {
+		struct shca_wqe *w = shca_wire_sq_wqe(qp, idx);
+
+		if (w->wire_done || shca_wire_is_local(w->opcode))
+			continue;
+		if (shca_psn_diff(psn, w->lpsn) <= 0) {
+			s32 k = max(shca_psn_diff(psn, w->psn), 0);
+
+			rq->next = idx;
+			rq->off = w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+				  w->opcode == IB_WR_ATOMIC_FETCH_AND_ADD ?
+				  0 : (u64)k * mtu;
+			rq->psn = shca_psn_add(w->psn, k);
+			rq->resend = true;
+			return;
+		}
+		if (shca_wire_is_rdatomic(w->opcode))
+			rq->rd_out++;
+	}
+}
+
+/* Arm the retransmission timer, unless it runs. */
+static void shca_wire_arm(struct shca_qp *qp, unsigned long delay)
+{
+	if (!timer_pending(&qp->wtimer))
+		mod_timer(&qp->wtimer, jiffies + delay);
+}
+
+static void shca_wire_fail_head(struct shca_qp *qp, enum ib_wc_status status)
+{
+	struct shca_wqe *w;
+	struct ib_wc wc;
+
+	if (qp->sq.head == qp->wreq.next)
+		return;
+	w = shca_wire_sq_wqe(qp, qp->sq.head);
+	shca_wire_wc(qp, w, &wc, status);
+	shca_wire_complete(qp, w, &wc);
+}
+
+/* A NAK or RNR NAK for @psn; the WQEs before it are done. */
+static void shca_wire_nak_rcvd(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	u8 syn = pkt->aeth >> 24, code = syn & 0x1f;
+	u32 before = shca_psn_add(pkt->psn, SHCA_PSN_MASK);
+
+	shca_wire_complete_upto(qp, before, true);
+	if ((syn & SHCA_AETH_KIND_MASK) == SHCA_AETH_RNR_NAK) {
+		shca_wstat_inc(qp->sdev, SHCA_WS_RNR_NAKS_RCVD);
+		if (qp->rnr_retry != 7 &&
+		    qp->req.rnr_retries++ >= qp->rnr_retry) {
+			shca_wire_fail_head(qp, IB_WC_RNR_RETRY_EXC_ERR);
+			return;
+		}
+		shca_wire_rewind(qp, pkt->psn);
+		qp->wreq.rnr_until = jiffies +
+			usecs_to_jiffies(shca_rnr_timer_us[code]) + 1;
+		qp->wreq.rnr_wait = true;
+		mod_timer(&qp->wtimer, qp->wreq.rnr_until);
+		return;
+	}
+	switch (code) {
+	case SHCA_NAK_PSN_SEQ:
+		shca_wstat_inc(qp->sdev, SHCA_WS_SEQ_NAKS_RCVD);
+		if (qp->req.retries++ >= qp->retry_cnt) {
+			shca_wire_fail_head(qp, IB_WC_RETRY_EXC_ERR);
+			return;
+		}
+		shca_wire_rewind(qp, pkt->psn);
+		break;
+	case SHCA_NAK_REM_ACCESS:
+		shca_wstat_inc(qp->sdev, SHCA_WS_ACCESS_NAKS_RCVD);
+		shca_wire_fail_head(qp, IB_WC_REM_ACCESS_ERR);
+		break;
+	case SHCA_NAK_REM_OP:
+		shca_wstat_inc(qp->sdev, SHCA_WS_OP_NAKS_RCVD);
+		shca_wire_fail_head(qp, IB_WC_REM_OP_ERR);
+		break;
+	default:
+		shca_wstat_inc(qp->sdev, SHCA_WS_INV_NAKS_RCVD);
+		shca_wire_fail_head(qp, IB_WC_REM_INV_REQ_ERR);
+		break;
+	}
+}
+
+/* READ response data for the READ at the head, in order. */
+static void shca_wire_read_resp(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_wreq *rq = &qp->wreq;
+	u32 flags = pkt->op->flags, mtu = shca_wire_mtu(qp), expect;
+	struct shca_wqe *w;
+	struct ib_wc wc;
+	u64 len;
+
+	/* A response says every request before the READ was executed. */
+	if (qp->sq.head == rq->next)
+		return;
+	w = shca_wire_sq_wqe(qp, qp->sq.head);
+	if (w->opcode != IB_WR_RDMA_READ) {
+		shca_wire_complete_upto(qp, shca_psn_add(pkt->psn,
+							 SHCA_PSN_MASK), true);
+		if (qp->sq.head == rq->next)
+			return;
+		w = shca_wire_sq_wqe(qp, qp->sq.head);
+		if (w->opcode != IB_WR_RDMA_READ)
+			return;
+	}
+	expect = shca_psn_add(w->psn, rq->rd_off / mtu);
+	if (pkt->psn != expect) {
+		/* A gap: ask again from the first missing response. */
+		if (shca_psn_diff(pkt->psn, expect) > 0 &&
+		    rq->rd_gap_psn != expect) {
+			rq->rd_gap_psn = expect;
+			shca_wire_rewind(qp, expect);
+		}
+		return;
+	}
+	len = shca_wire_wqe_len(w);
+	if (pkt->paylen > len - rq->rd_off ||
+	    (!(flags & SHCA_OP_LAST) && pkt->paylen != mtu))
+		return;
+	if (pkt->paylen &&
+	    shca_wire_sg_copy(qp, w, rq->rd_off, (void *)pkt->payload,
+			      pkt->paylen, IB_ACCESS_LOCAL_WRITE,
+			      SHCA_COPY_TO_MR)) {
+		shca_wire_fail_head(qp, IB_WC_LOC_PROT_ERR);
+		return;
+	}
+	rq->rd_off += pkt->paylen;
+	rq->una = shca_psn_add(pkt->psn, 1);
+	qp->req.retries = 0;
+	if (!(flags & SHCA_OP_LAST))
+		return;
+	if (rq->rd_off != len)
+		return;
+	shca_wire_wc(qp, w, &wc, IB_WC_SUCCESS);
+	wc.byte_len = len;
+	shca_wire_complete(qp, w, &wc);
+}
+
+static void shca_wire_atomic_resp(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_wreq *rq = &qp->wreq;
+	struct shca_wqe *w;
+	struct ib_wc wc;
+
+	shca_wire_complete_upto(qp, shca_psn_add(pkt->psn, SHCA_PSN_MASK),
+				true);
+	if (qp->sq.head == rq->next)
+		return;
+	w = shca_wire_sq_wqe(qp, qp->sq.head);
+	if ((w->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
+	     w->opcode != IB_WR_ATOMIC_FETCH_AND_ADD) || w->psn != pkt->psn)
+		return;
+	shca_wire_wc(qp, w, &wc, IB_WC_SUCCESS);
+	if (shca_wire_sg_copy(qp, w, 0, (void *)&pkt->atomic_orig,
+			      sizeof(u64), IB_ACCESS_LOCAL_WRITE,
+			      SHCA_COPY_TO_MR))
+		wc.status = IB_WC_LOC_PROT_ERR;
+	else
+		wc.byte_len = sizeof(u64);
+	rq->una = shca_psn_add(pkt->psn, 1);
+	shca_wire_complete(qp, w, &wc);
+}
+
+/* A response packet (ACK, NAK, READ response, atomic ACK). */
+static void shca_wire_response(struct shca_qp *qp, struct sk_buff *skb,
+			       const struct shca_pkt *pkt)
+{
+	u32 flags = pkt->op->flags;
+	u8 syn = pkt->aeth >> 24;
+
+	if (qp->ibqp.qp_type != IB_QPT_RC || qp->state != IB_QPS_RTS) {
+		shca_wire_drop(qp);
+		return;
+	}
+	/* Only PSNs in flight mean anything. */
+	if (shca_psn_diff(pkt->psn, qp->wreq.psn) >= 0) {
+		shca_wire_drop(qp);
+		return;
+	}
+	shca_wire_rx_count(qp, skb);
+	if ((flags & SHCA_OP_AETH) && (syn & SHCA_AETH_KIND_MASK) != SHCA_AETH_ACK &&
+	    pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE) {
+		shca_wire_nak_rcvd(qp, pkt);
+	} else if (pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE) {
+		qp->req.retries = 0;
+		qp->req.rnr_retries = 0;
+		shca_wire_complete_upto(qp, pkt->psn, true);
+	} else if (pkt->opcode == IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE) {
+		shca_wire_atomic_resp(qp, pkt);
+	} else {
+		shca_wire_read_resp(qp, pkt);
+	}
+	/* Progress restarts the timer; nothing outstanding stops it. */
+	if (qp->sq.head == qp->wreq.next)
+		del_timer(&qp->wtimer);
+	else if (!qp->wreq.rnr_wait)
+		mod_timer(&qp->wtimer, jiffies + shca_ack_timeout(qp));
+}
+
+/*
+ * Send the next packet of @w, the WQE at @wreq.next; advance the cursor.
+ * Return false if it could not leave (no memory: try again later).
+ */
+static bool shca_wire_send_pkt(struct shca_qp *qp, struct shca_wqe *w)
+{
+	struct shca_wreq *rq = &qp->wreq;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	u32 mtu = shca_wire_mtu(qp), paylen = 0;
+	u64 len = shca_wire_wqe_len(w);
+	struct shca_pkt pkt = {
+		.qpn = qp->dest_qpn,
+		.psn = rq->psn,
+	};
+	bool first, last;
+	struct sk_buff *skb;
+	u8 *payload, base;
+	u32 npsn = 1;
+
+	if (rq->off == 0 && !rq->resend) {
+		w->psn = rq->psn;
+		if (w->opcode == IB_WR_RDMA_READ)
+			w->lpsn = shca_psn_add(w->psn,
+					       (len ? DIV_ROUND_UP_ULL(len, mtu) : 1) - 1);
+		else if (shca_wire_is_rdatomic(w->opcode))
+			w->lpsn = w->psn;
+		else
+			w->lpsn = shca_psn_add(w->psn,
+					       (len ? DIV_ROUND_UP_ULL(len, mtu) : 1) - 1);
+	}
+	first = rq->off == 0;
+	base = rc ? IB_OPCODE_RC : IB_OPCODE_UC;
+
+	switch (w->opcode) {
+	case IB_WR_RDMA_READ:
+		pkt.opcode = IB_OPCODE_RC_RDMA_READ_REQUEST;
+		pkt.va = w->rdma.remote_addr + rq->off;
+		pkt.rkey = w->rdma.rkey;
+		pkt.dma_len = len - rq->off;
+		npsn = pkt.dma_len ? DIV_ROUND_UP(pkt.dma_len, mtu) : 1;
+		pkt.ackreq = true;
+		last = true;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		pkt.opcode = w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+			     IB_OPCODE_RC_COMPARE_SWAP : IB_OPCODE_RC_FETCH_ADD;
+		pkt.va = w->atomic.remote_addr;
+		pkt.rkey = w->atomic.rkey;
+		pkt.swap_add = w->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+			       w->atomic.swap : w->atomic.compare_add;
+		pkt.compare = w->atomic.compare_add;
+		pkt.ackreq = true;
+		last = true;
+		break;
+	default: {
+		bool write = w->opcode == IB_WR_RDMA_WRITE ||
+			     w->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
+		bool imm = w->opcode == IB_WR_RDMA_WRITE_WITH_IMM ||
+			   w->opcode == IB_WR_SEND_WITH_IMM;
+		bool inv = w->opcode == IB_WR_SEND_WITH_INV;
+
+		paylen = min_t(u64, len - rq->off, mtu);
+		last = rq->off + paylen >= len;
+		if (write && first && last)
+			pkt.opcode = imm ? IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE :
+					   IB_OPCODE_RDMA_WRITE_ONLY;
+		else if (write && first)
+			pkt.opcode = IB_OPCODE_RDMA_WRITE_FIRST;
+		else if (write && last)
+			pkt.opcode = imm ? IB_OPCODE_RDMA_WRITE_LAST_WITH_IMMEDIATE :
+					   IB_OPCODE_RDMA_WRITE_LAST;
+		else if (write)
+			pkt.opcode = IB_OPCODE_RDMA_WRITE_MIDDLE;
+		else if (first && last)
+			pkt.opcode = imm ? IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE :
+				     inv ? IB_OPCODE_SEND_ONLY_WITH_INVALIDATE :
+					   IB_OPCODE_SEND_ONLY;
+		else if (first)
+			pkt.opcode = IB_OPCODE_SEND_FIRST;
+		else if (last)
+			pkt.opcode = imm ? IB_OPCODE_SEND_LAST_WITH_IMMEDIATE :
+				     inv ? IB_OPCODE_SEND_LAST_WITH_INVALIDATE :
+					   IB_OPCODE_SEND_LAST;
+		else
+			pkt.opcode = IB_OPCODE_SEND_MIDDLE;
+		pkt.opcode += base;
+		if (write && first) {
+			pkt.va = w->rdma.remote_addr;
+			pkt.rkey = w->rdma.rkey;
+			pkt.dma_len = len;
+		}
+		pkt.imm = w->ex.imm_data;
+		pkt.ieth = w->ex.invalidate_rkey;
+		pkt.se = last && (w->send_flags & IB_SEND_SOLICITED);
+		pkt.ackreq = rc && (last ||
+				    shca_psn_diff(rq->psn, rq->una) %
+				    SHCA_WIRE_ACKREQ == SHCA_WIRE_ACKREQ - 1);
+		break;
+	}
+	}
+	pkt.op = shca_op_get(pkt.opcode);
+	if (WARN_ON_ONCE(!pkt.op))
+		return false;
+	skb = shca_wire_pkt(qp->sdev, &qp->path, &pkt, paylen, &payload);
+	if (!skb)
+		return false;
+	if (paylen && shca_wire_sg_copy(qp, w, rq->off, payload, paylen, 0,
+					SHCA_COPY_FROM_MR)) {
+		kfree_skb(skb);
+		/* A local protection error: the WQE completes with it. */
+		w->wire_done = true;
+		w->wire_status = IB_WC_LOC_PROT_ERR;
+		rq->next++;
+		rq->off = 0;
+		rq->resend = false;
+		return true;
+	}
+	if (rq->resend)
+		shca_wstat_inc(qp->sdev, SHCA_WS_RETRANSMITS);
+	shca_net_send(qp->sdev, &qp->path, skb);
+
+	rq->psn = shca_psn_add(rq->psn, npsn);
+	if (last) {
+		if (!rc) {
+			w->wire_done = true;
+			w->wire_status = IB_WC_SUCCESS;
+		} else if (shca_wire_is_rdatomic(w->opcode)) {
+			rq->rd_out++;
+		}
+		rq->next++;
+		rq->off = 0;
+		/* A READ resent from the middle is whole again. */
+		if (w->opcode == IB_WR_RDMA_READ)
+			rq->off = 0;
+	} else {
+		rq->off += paylen;
+	}
+	/* Past the point the go-back started from, sending is new again. */
+	if (rq->resend && shca_psn_diff(rq->psn, rq->resend_until) >= 0)
+		rq->resend = false;
+	if (rc)
+		shca_wire_arm(qp, shca_ack_timeout(qp));
+	return true;
+}
+
+/*
+ * Send what the window allows. Return true if the budget ran out with
+ * packets left to send.
+ */
+static bool shca_wire_send(struct shca_qp *qp)
+{
+	struct shca_wreq *rq = &qp->wreq;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	int budget = SHCA_WIRE_BUDGET;
+	unsigned long flags;
+	struct shca_wqe *w;
+	struct ib_wc wc;
+	bool ready;
+
+	while (budget--) {
+		spin_lock_irqsave(&qp->lock, flags);
+		ready = qp->state == IB_QPS_RTS && rq->next != qp->sq.tail;
+		if (ready && rq->next == qp->sq.head)
+			qp->sq_psn = rq->psn;
+		spin_unlock_irqrestore(&qp->lock, flags);
+		if (!ready || rq->rnr_wait)
+			return false;
+		w = shca_wire_sq_wqe(qp, rq->next);
+		/* Going back over what already completed its part. */
+		if (rq->resend && w->wire_done) {
+			rq->next++;
+			continue;
+		}
+		if (rc && shca_psn_diff(rq->psn, rq->una) >= SHCA_WIRE_WINDOW)
+			return false;
+		if (shca_wire_is_local(w->opcode)) {
+			/* Executed in turn, completed in order. */
+			wc.status = IB_WC_SUCCESS;
+			shca_exec_local(qp, w, &wc);
+			w->wire_done = true;
+			w->wire_status = wc.status;
+			rq->next++;
+			continue;
+		}
+		if (rq->off == 0 && !rq->resend) {
+			w->wire_done = false;
+			if (shca_wire_is_rdatomic(w->opcode) &&
+			    !qp->max_rd_atomic) {
+				w->wire_done = true;
+				w->wire_status = IB_WC_LOC_QP_OP_ERR;
+				rq->next++;
+				continue;
+			}
+			if (shca_wire_wqe_len(w) > SHCA_MAX_MSG_SZ) {
+				w->wire_done = true;
+				w->wire_status = IB_WC_LOC_LEN_ERR;
+				rq->next++;
+				continue;
+			}
+		}
+		if (rq->off == 0 && shca_wire_is_rdatomic(w->opcode) &&
+		    rq->rd_out >= qp->max_rd_atomic)
+			return false;
+		if (rq->off == 0 && (w->send_flags & IB_SEND_FENCE) &&
+		    rq->rd_out)
+			return false;
+		if (!shca_wire_send_pkt(qp, w)) {
+			shca_qp_kick(qp);
+			return false;
+		}
+		shca_wire_complete_upto(qp, 0, false);
+	}
+	return true;
+}
+
+/* The timer ran out: an ACK timeout, or the end of an RNR wait. */
+static void shca_wire_timeout(struct shca_qp *qp)
+{
+	struct shca_wreq *rq = &qp->wreq;
+
+	if (rq->rnr_wait) {
+		if (time_before(jiffies, rq->rnr_until))
+			return;
+		rq->rnr_wait = false;
+		return;
+	}
+	if (qp->sq.head == rq->next || qp->ibqp.qp_type != IB_QPT_RC)
+		return;
+	shca_wstat_inc(qp->sdev, SHCA_WS_ACK_TIMEOUTS);
+	/* A timeout of 0 waits for ever. */
+	if (qp->timeout && qp->req.retries++ >= qp->retry_cnt) {
+		shca_wire_fail_head(qp, IB_WC_RETRY_EXC_ERR);
+		return;
+	}
+	shca_wire_rewind(qp, rq->una);
+	mod_timer(&qp->wtimer, jiffies + shca_ack_timeout(qp));
+}
+
+/**
+ * shca_wire_timer() - a QP's retransmission timer ran out
+ * @t: &shca_qp.wtimer
+ *
+ * Context: timer (softirq).
+ */
+void shca_wire_timer(struct timer_list *t)
+{
+	struct shca_qp *qp = from_timer(qp, t, wtimer);
+
+	set_bit(SHCA_QP_EXEC_TIMEOUT, &qp->exec_flags);
+	shca_qp_kick_now(qp);
+}
+
+/* The packets waiting for the QP, in order. */
+static void shca_wire_rx_run(struct shca_qp *qp)
+{
+	int budget = SHCA_WIRE_BUDGET;
+	struct sk_buff *skb;
+	struct shca_pkt pkt;
+
+	while (budget-- && (skb = skb_dequeue(&qp->rxq))) {
+		if (shca_net_decode(skb, &pkt)) {
+			shca_wire_drop(qp);
+		} else if (shca_qp_datagram(qp)) {
+			shca_wire_ud_recv(qp, skb, &pkt);
+		} else if (!qp->wire ||
+			   memcmp(&pkt.sgid, &qp->dgid, sizeof(pkt.sgid))) {
+			/* Not from the peer of a connection on the wire. */
+			shca_wire_drop(qp);
+		} else {
+			if (pkt.op->flags & SHCA_OP_REQ)
+				shca_wire_request(qp, skb, &pkt);
+			else
+				shca_wire_response(qp, skb, &pkt);
+		}
+		kfree_skb(skb);
+	}
+	if (!skb_queue_empty(&qp->rxq))
+		shca_qp_kick(qp);
+	if (qp->wresp.ack_owed) {
+		qp->wresp.ack_owed = false;
+		shca_wire_ack(qp, shca_psn_add(qp->rq_psn, SHCA_PSN_MASK),
+			      SHCA_AETH_ACK | SHCA_AETH_CREDIT_INVAL);
+	}
+}
+
+/**
+ * shca_wire_run() - one run of a wire QP's work item
+ * @qp: the QP; the caller holds SHCA_QP_EXEC_BUSY
+ *
+ * Takes the packets that arrived, handles a timeout, then sends what the
+ * window allows. A connected QP in the error state flushes instead.
+ *
+ * Return: true if work is left for another run.
+ */
+bool shca_wire_run(struct shca_qp *qp)
+{
+	if (test_and_clear_bit(SHCA_QP_EXEC_TIMEOUT, &qp->exec_flags))
+		shca_wire_timeout(qp);
+	shca_wire_rx_run(qp);
+	if (shca_qp_datagram(qp) || !qp->wire)
+		return false;
+	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
+		del_timer(&qp->wtimer);
+		qp->wreq.next = qp->sq.head;
+		return false;
+	}
+	return shca_wire_send(qp);
+}
+
+/**
+ * shca_wire_reset() - forget the transport state (RESET, or a new path)
+ * @qp: the QP; nothing executes it
+ */
+void shca_wire_reset(struct shca_qp *qp)
+{
+	struct shca_wqe *r = qp->wresp.rwqe;
+
+	del_timer_sync(&qp->wtimer);
+	skb_queue_purge(&qp->rxq);
+	memset(&qp->wreq, 0, sizeof(qp->wreq));
+	memset(&qp->wresp, 0, sizeof(qp->wresp));
+	qp->wresp.rwqe = r;
+	clear_bit(SHCA_QP_EXEC_TIMEOUT, &qp->exec_flags);
+}
+
+/**
+ * shca_wire_start() - a connected QP enters RTR or RTS
+ * @qp: the QP; its lock is held
+ * @next: the state it enters
+ *
+ * Entering RTR decides whether the connection runs on the wire: with
+ * force_wire, or when no softhca device of the host's namespace owns the
+ * destination GID; entering RTS starts the requester at sq_psn.
+ */
+void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next)
+{
+	lockdep_assert_held(&qp->lock);
+	if (next == IB_QPS_RTR) {
+		qp->path.av.dgid = qp->dgid;
+		qp->path.av.flow_label = qp->flow_label;
+		qp->path.av.traffic_class = qp->traffic_class;
+		qp->path.av.hop_limit = qp->hop_limit;
+		qp->path.sport = qp->flow_label ?
+			rdma_flow_label_to_udp_sport(qp->flow_label) :
+			shca_net_sport(qp->ibqp.qp_num, qp->dest_qpn);
+		WRITE_ONCE(qp->wire, qp->sdev->wire_attached &&
+			   (shca_force_wire ||
+			    !shca_net_gid_local(qp->sdev, &qp->dgid)));
+	} else if (next == IB_QPS_RTS) {
+		qp->wreq.psn = qp->sq_psn;
+		qp->wreq.una = qp->sq_psn;
+		qp->wreq.next = qp->sq.head;
+	}
+}
