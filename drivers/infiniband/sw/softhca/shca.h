@@ -931,6 +931,7 @@ struct shca_wqe {
  * @una: the oldest PSN not acknowledged
  * @resend: going back over packets sent before, up to @resend_until
  * @resend_until: the PSN sending was at when it went back
+ * @resend_next: the @next it was at then
  * @rd_out: READs and atomics in flight (max_rd_atomic)
  * @rd_off: bytes of the READ at the head received so far
  * @rd_gap_psn: the READ response PSN last asked again for a gap
@@ -946,6 +947,7 @@ struct shca_wreq {
 	u32 una;
 	bool resend;
 	u32 resend_until;
+	u32 resend_next;
 	u32 rd_out;
 	u64 rd_off;
 	u32 rd_gap_psn;

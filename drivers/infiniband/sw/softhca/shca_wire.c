@@ -67,7 +67,7 @@
 #include "shca_wire.h"
 
 /* PSNs a requester may have outstanding. */
-#define SHCA_WIRE_WINDOW	256
+#define SHCA_WIRE_WINDOW	64
 /* A request packet asks for an ACK at least this often. */
 #define SHCA_WIRE_ACKREQ	32
 /* Packets a QP keeps queued for its work item before it drops more. */
@@ -930,10 +930,11 @@ static void shca_wire_complete_upto(struct shca_qp *qp, u32 acked,
 				    bool acked_valid)
 {
 	struct shca_wreq *rq = &qp->wreq;
+	u32 end = rq->resend ? rq->resend_next : rq->next;
 	struct shca_wqe *w;
 	struct ib_wc wc;
 
-	while (qp->sq.head != rq->next) {
+	while (qp->sq.head != end) {
 		w = shca_wire_sq_wqe(qp, qp->sq.head);
 		if (w->wire_done) {
 			shca_wire_wc(qp, w, &wc, w->wire_status);
@@ -944,6 +945,17 @@ static void shca_wire_complete_upto(struct shca_qp *qp, u32 acked,
 			break;
 		}
 		shca_wire_complete(qp, w, &wc);
+		/*
+		 * Acknowledged while going back over it (the ACK of the
+		 * first sending came late): no need to send it again.
+		 */
+		if ((s32)(qp->sq.head - rq->next) > 0) {
+			rq->next = qp->sq.head;
+			rq->off = 0;
+			rq->psn = shca_psn_add(w->lpsn, 1);
+			if (rq->next == rq->resend_next)
+				rq->resend = false;
+		}
 		if (wc.status != IB_WC_SUCCESS)
 			return;
 	}
@@ -958,10 +970,12 @@ static void shca_wire_rewind(struct shca_qp *qp, u32 psn)
 	u32 mtu = shca_wire_mtu(qp), idx;
 
 	/* Packets before the high-water mark are sent again. */
-	if (!rq->resend || shca_psn_diff(rq->psn, rq->resend_until) > 0)
+	if (!rq->resend || shca_psn_diff(rq->psn, rq->resend_until) > 0) {
 		rq->resend_until = rq->psn;
+		rq->resend_next = rq->next;
+	}
 	rq->rd_out = 0;
-	for (idx = qp->sq.head; idx != rq->next; idx++) {
+	for (idx = qp->sq.head; idx != rq->resend_next; idx++) {
 		struct shca_wqe *w = shca_wire_sq_wqe(qp, idx);
 
 		if (w->wire_done || shca_wire_is_local(w->opcode))
@@ -980,6 +994,8 @@ static void shca_wire_rewind(struct shca_qp *qp, u32 psn)
 		if (shca_wire_is_rdatomic(w->opcode))
 			rq->rd_out++;
 	}
+	/* Nothing sent has that PSN: carry on where sending was. */
+	rq->resend = rq->next != rq->resend_next;
 }
 
 /* Arm the retransmission timer, unless it runs. */
@@ -1137,8 +1153,9 @@ static void shca_wire_response(struct shca_qp *qp, struct sk_buff *skb,
 		shca_wire_drop(qp);
 		return;
 	}
-	/* Only PSNs in flight mean anything. */
-	if (shca_psn_diff(pkt->psn, qp->wreq.psn) >= 0) {
+	/* Only PSNs sent mean anything. */
+	if (shca_psn_diff(pkt->psn, qp->wreq.resend ? qp->wreq.resend_until :
+						      qp->wreq.psn) >= 0) {
 		shca_wire_drop(qp);
 		return;
 	}
@@ -1301,7 +1318,8 @@ static bool shca_wire_send_pkt(struct shca_qp *qp, struct shca_wqe *w)
 		rq->off += paylen;
 	}
 	/* Past the point the go-back started from, sending is new again. */
-	if (rq->resend && shca_psn_diff(rq->psn, rq->resend_until) >= 0)
+	if (rq->resend && (shca_psn_diff(rq->psn, rq->resend_until) >= 0 ||
+			   rq->next == rq->resend_next))
 		rq->resend = false;
 	if (rc)
 		shca_wire_arm(qp, shca_ack_timeout(qp));
