@@ -51,6 +51,22 @@
 #define KUNIT_STATIC_STUB_REDIRECT(real_fn_name, args...) ((void)(real_fn_name))
 #endif
 
+/* Unaligned access helpers moved to <linux/unaligned.h> in 6.12. */
+#ifdef HAVE_LINUX_UNALIGNED_H
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
+
+/* Timer names: timer_delete*() since 6.2, timer_container_of() since 6.16. */
+#ifndef HAVE_TIMER_DELETE
+#define timer_delete(t)		del_timer(t)
+#define timer_delete_sync(t)	del_timer_sync(t)
+#endif
+#ifndef HAVE_TIMER_CONTAINER_OF
+#define timer_container_of(var, t, field)	from_timer(var, t, field)
+#endif
+
 #ifndef HAVE_VM_FLAGS_SET
 /* Before 6.3, vm_flags is a plain field the mmap handler may change. */
 static inline void vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)

@@ -46,6 +46,26 @@ probe HAVE_KUNIT_STATIC_STUB_H "kunit/static_stub.h" ""
 probe HAVE_MODULE_IMPORT_NS_TOKEN "linux/module.h" "
 MODULE_IMPORT_NS(DMA_BUF);"
 
+# <linux/unaligned.h> (6.12); <asm/unaligned.h> before.
+probe HAVE_LINUX_UNALIGNED_H "linux/unaligned.h" ""
+
+# timer_delete() and timer_delete_sync() (6.2): del_timer*() before.
+probe HAVE_TIMER_DELETE "linux/timer.h" "
+int shca_probe(struct timer_list *t);
+int shca_probe(struct timer_list *t)
+{
+	return timer_delete(t) + timer_delete_sync(t);
+}"
+
+# timer_container_of() (6.16): from_timer() before.
+probe HAVE_TIMER_CONTAINER_OF "linux/timer.h" "
+struct shca_probe_s { struct timer_list t; };
+struct shca_probe_s *shca_probe(struct timer_list *t);
+struct shca_probe_s *shca_probe(struct timer_list *t)
+{
+	return timer_container_of((struct shca_probe_s *)NULL, t, t);
+}"
+
 # vm_flags_set() (6.3); vma->vm_flags became read-only at the same time.
 probe HAVE_VM_FLAGS_SET "linux/mm.h" "
 void shca_probe(struct vm_area_struct *vma);

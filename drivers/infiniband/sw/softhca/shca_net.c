@@ -36,7 +36,6 @@
 #include <linux/ipv6.h>
 #include <linux/module.h>
 #include <linux/udp.h>
-#include <linux/unaligned.h>
 #include <net/addrconf.h>
 #include <net/ip.h>
 #include <net/ip6_checksum.h>

@@ -24,7 +24,6 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
-#include <linux/unaligned.h>
 
 #include "shca_verbs.h"
 #include "shca_wire.h"

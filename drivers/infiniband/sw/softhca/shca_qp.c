@@ -1105,7 +1105,7 @@ void shca_qp_fini(struct shca_qp *qp)
 	/* No peer can queue our work any more; stop it for good. */
 	shca_qp_exec_stop(qp);
 	/* Its timer may queue the work item once more: stop both again. */
-	del_timer_sync(&qp->wtimer);
+	timer_delete_sync(&qp->wtimer);
 	cancel_delayed_work_sync(&qp->work);
 	skb_queue_purge(&qp->rxq);
 	shca_qp_purge_cqs(qp);

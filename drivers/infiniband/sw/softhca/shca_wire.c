@@ -1174,7 +1174,7 @@ static void shca_wire_response(struct shca_qp *qp, struct sk_buff *skb,
 	}
 	/* Progress restarts the timer; nothing outstanding stops it. */
 	if (qp->sq.head == qp->wreq.next)
-		del_timer(&qp->wtimer);
+		timer_delete(&qp->wtimer);
 	else if (!qp->wreq.rnr_wait)
 		mod_timer(&qp->wtimer, jiffies + shca_ack_timeout(qp));
 }
@@ -1427,7 +1427,7 @@ static void shca_wire_timeout(struct shca_qp *qp)
  */
 void shca_wire_timer(struct timer_list *t)
 {
-	struct shca_qp *qp = from_timer(qp, t, wtimer);
+	struct shca_qp *qp = timer_container_of(qp, t, wtimer);
 
 	set_bit(SHCA_QP_EXEC_TIMEOUT, &qp->exec_flags);
 	shca_qp_kick_now(qp);
@@ -1483,7 +1483,7 @@ bool shca_wire_run(struct shca_qp *qp)
 	if (shca_qp_datagram(qp) || !qp->wire)
 		return false;
 	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
-		del_timer(&qp->wtimer);
+		timer_delete(&qp->wtimer);
 		qp->wreq.next = qp->sq.head;
 		return false;
 	}
@@ -1498,7 +1498,7 @@ void shca_wire_reset(struct shca_qp *qp)
 {
 	struct shca_wqe *r = qp->wresp.rwqe;
 
-	del_timer_sync(&qp->wtimer);
+	timer_delete_sync(&qp->wtimer);
 	skb_queue_purge(&qp->rxq);
 	memset(&qp->wreq, 0, sizeof(qp->wreq));
 	memset(&qp->wresp, 0, sizeof(qp->wresp));
