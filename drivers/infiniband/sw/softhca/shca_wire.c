@@ -20,7 +20,7 @@
  * SEND: one per path-MTU of data; READ: one per response packet;
  * atomics: one). SENDs and WRITEs are cut at the path MTU; the last
  * packet of each message, and every SHCA_WIRE_ACKREQ-th packet, asks for
- * an acknowledgement. At most SHCA_WIRE_WINDOW PSNs are outstanding and
+ * an acknowledgment. At most SHCA_WIRE_WINDOW PSNs are outstanding and
  * at most max_rd_atomic READs and atomics (IB_SEND_FENCE waits for those
  * to complete). A local ACK timeout, a PSN sequence error NAK or an RNR
  * NAK (after the timer it asks for) makes the requester go back to the
@@ -1274,9 +1274,9 @@ static bool shca_wire_send_pkt(struct shca_qp *qp, struct shca_wqe *w)
 		pkt.imm = w->ex.imm_data;
 		pkt.ieth = w->ex.invalidate_rkey;
 		pkt.se = last && (w->send_flags & IB_SEND_SOLICITED);
-		pkt.ackreq = rc && (last ||
-				    shca_psn_diff(rq->psn, rq->una) %
-				    SHCA_WIRE_ACKREQ == SHCA_WIRE_ACKREQ - 1);
+		/* The last packet, and one in SHCA_WIRE_ACKREQ. */
+		pkt.ackreq = rc && (last || !((rq->psn + 1) %
+					      SHCA_WIRE_ACKREQ));
 		break;
 	}
 	}
