@@ -28,6 +28,7 @@ KO=${SOFTHCA_KO:-/softhca.ko}
 IB=/sys/class/infiniband
 FAILS=0
 NETDEVS_CREATED=
+NETNS_CREATED=
 L2_LINKED=
 
 info() { echo "  # $*"; }
@@ -323,6 +324,67 @@ vm_leftovers() {
 	done
 }
 
+# ---- a wire inside the guest ------------------------------------------------------
+
+# wire_setup: two "hosts" joined by a wire: a veth pair, va in this network
+# namespace (10.9.0.1/24, fd00:9::1/64) and vb in the namespace $WIRE_NS
+# (10.9.0.2/24, fd00:9::2/64), $D0 (e.g. softhca0) on va and $D1 on vb.
+# Devices of different namespaces are not local to each other: everything
+# between them travels as RoCE v2 packets over the veth.
+WIRE_NS=shcawire
+wire_setup() {
+	drv_load || die "loading $DRV_MOD failed"
+	run modprobe veth || die "modprobe veth failed"
+	run ip netns add "$WIRE_NS" || die "ip netns add failed"
+	NETNS_CREATED="$NETNS_CREATED $WIRE_NS"
+	run ip link add va type veth peer name vb || die "veth pair failed"
+	NETDEVS_CREATED="$NETDEVS_CREATED va"
+	run ip link set vb netns "$WIRE_NS"
+	run ip addr add 10.9.0.1/24 dev va
+	run ip -6 addr add fd00:9::1/64 dev va nodad
+	run ip link set va up
+	wns ip link set lo up
+	wns ip addr add 10.9.0.2/24 dev vb
+	wns ip -6 addr add fd00:9::2/64 dev vb nodad
+	wns ip link set vb up
+	must "rdma link add $D0 type $DRV_TYPE netdev va" link_add "$D0" va
+	must "rdma link add $D1 type $DRV_TYPE netdev vb (in $WIRE_NS)" \
+		wns rdma link add "$D1" type "$DRV_TYPE" netdev vb
+	expect_port "$D0" state "4: ACTIVE" 10
+	expect_port "$D1" state "4: ACTIVE" 10
+	wait_for 10 wire_gids_ready || bad "the GIDs of va and vb did not appear"
+	vm_baseline "$D0" "$D1"
+}
+
+# wns CMD...: run CMD (with run()) in the other namespace
+wns() { run ip netns exec "$WIRE_NS" "$@"; }
+
+# gid_of DEV KIND: index of a RoCE v2 GID of DEV: KIND ipv4 (IPv4-mapped),
+# ll (link-local IPv6) or ula (fd00::/8)
+gid_of() {
+	for _f in "$IB/$1"/ports/1/gids/*; do
+		_i=${_f##*/}
+		[ "$(cat "$IB/$1/ports/1/gid_attrs/types/$_i" 2>/dev/null)" = "RoCE v2" ] || continue
+		case $2:$(cat "$_f" 2>/dev/null) in
+		ipv4:0000:0000:0000:0000:0000:ffff:*|ll:fe80:*|ula:fd*)
+			echo "$_i"
+			return 0 ;;
+		esac
+	done
+	return 1
+}
+wire_gids_ready() {
+	for _k in ipv4 ll ula; do
+		gid_of "$D0" $_k >/dev/null && gid_of "$D1" $_k >/dev/null || return 1
+	done
+}
+
+# wire_stat DEV NAME: a port counter of DEV (rdma statistic)
+wire_stat() {
+	rdma statistic show link "$1/1" 2>/dev/null |
+		awk -v f="$2" '{ for (i = 1; i < NF; i++) if ($i == f) { print $(i + 1); exit } }'
+}
+
 # ---- cleanup -------------------------------------------------------------------
 
 # add_dummy NAME: create an up dummy netdev, deleted again by vm_cleanup
@@ -339,6 +401,9 @@ vm_cleanup() {
 	done
 	for _n in $NETDEVS_CREATED; do
 		[ ! -e "/sys/class/net/$_n" ] || ip link del "$_n" || _ok=1
+	done
+	for _n in $NETNS_CREATED; do
+		ip netns del "$_n" || _ok=1
 	done
 	for _n in $L2_LINKED; do
 		[ ! -e "/sys/class/net/$_n" ] || ip neigh flush dev "$_n" nud permanent

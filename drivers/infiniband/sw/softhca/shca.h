@@ -834,10 +834,13 @@ struct shca_av {
  * @av: source and destination addresses, traffic class, hop limit and
  *	the netdev of the source GID
  * @sport: UDP source port of the flow
+ * @mtu: connections: the path MTU in bytes, no more than the netdev of
+ *	the source GID carries
  */
 struct shca_path {
 	struct shca_av av;
 	u16 sport;
+	u32 mtu;
 };
 
 
@@ -937,6 +940,8 @@ struct shca_wqe {
  * @rd_gap_psn: the READ response PSN last asked again for a gap
  * @rnr_wait: waiting out an RNR NAK's timer, until @rnr_until
  * @rnr_until: see @rnr_wait
+ * @nak_psn: the PSN of the last NAK acted on, if @nak_valid
+ * @nak_valid: see @nak_psn
  *
  * Owned by the holder of SHCA_QP_EXEC_BUSY (the QP's work item).
  */
@@ -953,6 +958,8 @@ struct shca_wreq {
 	u32 rd_gap_psn;
 	bool rnr_wait;
 	unsigned long rnr_until;
+	u32 nak_psn;
+	bool nak_valid;
 };
 
 /**

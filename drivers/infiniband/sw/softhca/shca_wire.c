@@ -62,6 +62,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
+#include <rdma/ib_addr.h>
 
 #include "shca_verbs.h"
 #include "shca_wire.h"
@@ -86,9 +87,10 @@ static inline u32 shca_psn_add(u32 psn, u32 n)
 	return (psn + n) & SHCA_PSN_MASK;
 }
 
+/* The path MTU of a connection on the wire (see shca_wire_start()). */
 static u32 shca_wire_mtu(const struct shca_qp *qp)
 {
-	return ib_mtu_enum_to_int(qp->path_mtu);
+	return qp->path.mtu;
 }
 
 static bool shca_wire_is_rdatomic(u32 opcode)
@@ -921,6 +923,12 @@ static void shca_wire_wc(struct shca_qp *qp, const struct shca_wqe *w,
 	};
 }
 
+/* The send queue counter up to which WQEs were sent (once at least). */
+static u32 shca_wire_sent_end(const struct shca_wreq *rq)
+{
+	return rq->resend ? rq->resend_next : rq->next;
+}
+
 /*
  * Complete, in order, what is done: local operations and UC messages
  * that were executed or sent, and SENDs and WRITEs whose last PSN
@@ -930,7 +938,7 @@ static void shca_wire_complete_upto(struct shca_qp *qp, u32 acked,
 				    bool acked_valid)
 {
 	struct shca_wreq *rq = &qp->wreq;
-	u32 end = rq->resend ? rq->resend_next : rq->next;
+	u32 end = shca_wire_sent_end(rq);
 	struct shca_wqe *w;
 	struct ib_wc wc;
 
@@ -1022,8 +1030,24 @@ static void shca_wire_nak_rcvd(struct shca_qp *qp, const struct shca_pkt *pkt)
 {
 	u8 syn = pkt->aeth >> 24, code = syn & 0x1f;
 	u32 before = shca_psn_add(pkt->psn, SHCA_PSN_MASK);
+	struct shca_wreq *rq = &qp->wreq;
 
+	/*
+	 * A NAK older than what was acknowledged since is stale (reordered
+	 * on the way); one for the PSN the requester already went back to is
+	 * a second answer to the same gap.
+	 */
+	if (shca_psn_diff(pkt->psn, rq->una) < 0 ||
+	    (rq->resend && rq->nak_valid && pkt->psn == rq->nak_psn))
+		return;
+	/* It acknowledges what came before it: progress. */
+	if (shca_psn_diff(pkt->psn, rq->una) > 0) {
+		qp->req.retries = 0;
+		qp->req.rnr_retries = 0;
+	}
 	shca_wire_complete_upto(qp, before, true);
+	rq->nak_psn = pkt->psn;
+	rq->nak_valid = true;
 	if ((syn & SHCA_AETH_KIND_MASK) == SHCA_AETH_RNR_NAK) {
 		shca_wstat_inc(qp->sdev, SHCA_WS_RNR_NAKS_RCVD);
 		if (qp->rnr_retry != 7 &&
@@ -1172,10 +1196,15 @@ static void shca_wire_response(struct shca_qp *qp, struct sk_buff *skb,
 	} else {
 		shca_wire_read_resp(qp, pkt);
 	}
-	/* Progress restarts the timer; nothing outstanding stops it. */
-	if (qp->sq.head == qp->wreq.next)
+	/*
+	 * Progress restarts the timer, nothing outstanding stops it; an RNR
+	 * wait keeps its own.
+	 */
+	if (qp->wreq.rnr_wait)
+		return;
+	if (qp->sq.head == shca_wire_sent_end(&qp->wreq))
 		timer_delete(&qp->wtimer);
-	else if (!qp->wreq.rnr_wait)
+	else
 		mod_timer(&qp->wtimer, jiffies + shca_ack_timeout(qp));
 }
 
@@ -1477,6 +1506,8 @@ static void shca_wire_rx_run(struct shca_qp *qp)
  */
 bool shca_wire_run(struct shca_qp *qp)
 {
+	bool more;
+
 	if (test_and_clear_bit(SHCA_QP_EXEC_TIMEOUT, &qp->exec_flags))
 		shca_wire_timeout(qp);
 	shca_wire_rx_run(qp);
@@ -1485,9 +1516,13 @@ bool shca_wire_run(struct shca_qp *qp)
 	if (READ_ONCE(qp->state) == IB_QPS_ERR) {
 		timer_delete(&qp->wtimer);
 		qp->wreq.next = qp->sq.head;
+		qp->wreq.resend = false;
 		return false;
 	}
-	return shca_wire_send(qp);
+	more = shca_wire_send(qp);
+	/* Local operations executed meanwhile complete in their turn. */
+	shca_wire_complete_upto(qp, 0, false);
+	return more;
 }
 
 /**
@@ -1504,6 +1539,26 @@ void shca_wire_reset(struct shca_qp *qp)
 	memset(&qp->wresp, 0, sizeof(qp->wresp));
 	qp->wresp.rwqe = r;
 	clear_bit(SHCA_QP_EXEC_TIMEOUT, &qp->exec_flags);
+}
+
+/*
+ * The path MTU, but no more than the source GID's netdev carries (an
+ * application may ask for 4096 on a 1500-byte Ethernet: its packets would
+ * never arrive), as the port's active MTU says.
+ */
+static u32 shca_wire_path_mtu(struct shca_qp *qp)
+{
+	u32 mtu = ib_mtu_enum_to_int(qp->path_mtu);
+	struct net_device *ndev;
+
+	rcu_read_lock();
+	ndev = dev_get_by_index_rcu(read_pnet(&qp->sdev->wire_net),
+				    qp->path.av.ifindex);
+	if (ndev)
+		mtu = min_t(u32, mtu,
+			    ib_mtu_enum_to_int(iboe_get_mtu(READ_ONCE(ndev->mtu))));
+	rcu_read_unlock();
+	return max_t(u32, mtu, 256);
 }
 
 /**
@@ -1526,6 +1581,7 @@ void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next)
 		qp->path.sport = qp->flow_label ?
 			rdma_flow_label_to_udp_sport(qp->flow_label) :
 			shca_net_sport(qp->ibqp.qp_num, qp->dest_qpn);
+		qp->path.mtu = shca_wire_path_mtu(qp);
 		WRITE_ONCE(qp->wire, qp->sdev->wire_attached &&
 			   (shca_force_wire ||
 			    !shca_net_gid_local(qp->sdev, &qp->dgid)));
