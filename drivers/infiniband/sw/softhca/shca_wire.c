@@ -837,16 +837,15 @@ static void shca_wire_request(struct shca_qp *qp, struct sk_buff *skb,
 	}
 	if (d) {
 		shca_wstat_inc(qp->sdev, SHCA_WS_OOS_REQS);
-		if (!rc) {
+		if (!rc && (flags & SHCA_OP_FIRST)) {
 			/* UC: what was lost is lost; resynchronise. */
-			if (!(flags & SHCA_OP_FIRST)) {
-				rs->in_msg = false;
-				return;
-			}
 			rs->in_msg = false;
 			rs->off = 0;
 		} else {
-			if (!rs->nak_sent) {
+			/* Not taken: a UC message's rest, an RC gap. */
+			shca_wire_drop(qp);
+			rs->in_msg = rc && rs->in_msg;
+			if (rc && !rs->nak_sent) {
 				rs->nak_sent = true;
 				shca_wire_nak(qp, qp->rq_psn, SHCA_NAK_PSN_SEQ, 0);
 			}
