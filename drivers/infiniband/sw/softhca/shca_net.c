@@ -467,6 +467,8 @@ int shca_net_send(struct shca_dev *sdev, const struct shca_path *path,
 	u32 len = skb->len;
 	int err;
 
+	/* The KUnit suites of the transport carry packets themselves. */
+	KUNIT_STATIC_STUB_REDIRECT(shca_net_send, sdev, path, skb);
 	if (!sdev->wire_attached) {
 		kfree_skb(skb);
 		return -EHOSTUNREACH;
@@ -509,6 +511,7 @@ int shca_net_send(struct shca_dev *sdev, const struct shca_path *path,
 	shca_wstat_add(sdev, SHCA_WS_TX_BYTES, len + SHCA_ICRC_BYTES);
 	return 0;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_net_send);
 
 static int __net_init shca_net_init_ns(struct net *net)
 {

@@ -251,6 +251,7 @@ drop:
 	shca_wstat_inc(sdev, SHCA_WS_RX_DROPPED);
 	kfree_skb(skb);
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_wire_rx);
 
 static void shca_wire_rx_count(struct shca_qp *qp, const struct sk_buff *skb)
 {
