@@ -90,6 +90,48 @@ pp "UD, IPv4 GIDs, 1000 bytes, data checked" ibv_ud_pingpong ipv4 -s 1000 -c
 pp "UD, IPv6 GIDs" ibv_ud_pingpong ula -s 500
 pp "SRQ, IPv4 GIDs, 4 QPs" ibv_srq_pingpong ipv4 -q 4 -s 2000
 
+title "a VLAN GID: tagged frames through the VLAN device"
+# vlan_pkts DEV [NS]: packets sent by the netdev DEV
+vlan_pkts() { ${2:+ip netns exec $2} cat "/sys/class/net/$1/statistics/tx_packets"; }
+if run modprobe 8021q && run ip link add link va name va.100 type vlan id 100 &&
+	wns ip link add link vb name vb.100 type vlan id 100; then
+	NETDEVS_CREATED="va.100 $NETDEVS_CREATED"
+	run ip addr add 10.9.100.1/24 dev va.100
+	run ip link set va.100 up
+	wns ip addr add 10.9.100.2/24 dev vb.100
+	wns ip link set vb.100 up
+	gid_vlan() {
+		for _f in "$IB/$1"/ports/1/gids/*; do
+			_i=${_f##*/}
+			[ "$(cat "$IB/$1/ports/1/gid_attrs/types/$_i" 2>/dev/null)" = "RoCE v2" ] || continue
+			[ "$(cat "$IB/$1/ports/1/gid_attrs/ndevs/$_i" 2>/dev/null)" = "$2" ] || continue
+			case $(cat "$_f") in *:ffff:*) echo "$_i"; return 0 ;; esac
+		done
+		return 1
+	}
+	if wait_for 10 gid_vlan "$D0" va.100 && wait_for 10 gid_vlan "$D1" vb.100; then
+		_v0=$(vlan_pkts va.100)
+		_g0=$(gid_vlan "$D0" va.100) _g1=$(gid_vlan "$D1" vb.100)
+		timeout -k 5 60 ibv_rc_pingpong -d "$D0" -g "$_g0" -n "$ITERS" -s 3000 -c >/tmp/pp_srv.out 2>&1 &
+		_spid=$!
+		wait_for 10 pp_listening
+		run_t 60 ip netns exec "$WIRE_NS" ibv_rc_pingpong -d "$D1" -g "$_g1" -n "$ITERS" -s 3000 -c 10.9.0.1
+		_crc=$?
+		wait $_spid
+		_src=$?
+		_sent=$(( $(vlan_pkts va.100) - _v0 ))
+		if [ $_crc -eq 0 ] && [ $_src -eq 0 ] && [ "$_sent" -ge "$ITERS" ]; then
+			ok "RC over the VLAN 100 GIDs: $ITERS iterations, $_sent packets left by va.100"
+		else
+			bad "RC over VLAN GIDs: client exit status $_crc, server $_src, $_sent packets on va.100"
+		fi
+	else
+		bad "no RoCE v2 GID of va.100 / vb.100 appeared"
+	fi
+else
+	bad "could not create the VLAN devices"
+fi
+
 title "librdmacm across the wire"
 echo "  \$ rping -s -a 10.9.0.1 -C 20 -S 3000 -v &"
 timeout -k 5 60 rping -s -a 10.9.0.1 -C 20 -S 3000 -v >/tmp/rping.out 2>&1 &
