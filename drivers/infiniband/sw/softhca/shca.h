@@ -843,7 +843,6 @@ struct shca_path {
 	u32 mtu;
 };
 
-
 /**
  * struct shca_ah - an address handle
  * @ibah: the core object; first member (INIT_RDMA_OBJ_SIZE)

@@ -700,8 +700,7 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
  * @w: REG_MR, REG_MR_INTEGRITY, LOCAL_INV or BIND_MW: no peer involved
  * @wc: its status is set on failure
  */
-void shca_exec_local(struct shca_qp *qp, struct shca_wqe *w,
-			    struct ib_wc *wc)
+void shca_exec_local(struct shca_qp *qp, struct shca_wqe *w, struct ib_wc *wc)
 {
 	struct shca_mr *mr;
 	int err;

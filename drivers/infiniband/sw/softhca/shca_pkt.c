@@ -24,6 +24,7 @@
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <linux/udp.h>
+#include <net/checksum.h>
 
 #include "shca_verbs.h"
 #include "shca_wire.h"
@@ -300,7 +301,7 @@ u32 shca_icrc(const void *iph, const struct udphdr *uh, const u8 *bth,
 		memcpy(ip, iph, sizeof(*ip));
 		ip->tos = 0xff;
 		ip->ttl = 0xff;
-		ip->check = htons(0xffff);
+		ip->check = CSUM_MANGLED_0;
 		n = sizeof(*ip);
 	} else {
 		struct ipv6hdr *ip6 = (struct ipv6hdr *)ph;
@@ -313,7 +314,7 @@ u32 shca_icrc(const void *iph, const struct udphdr *uh, const u8 *bth,
 	}
 	u = (struct udphdr *)(ph + n);
 	memcpy(u, uh, sizeof(*u));
-	u->check = htons(0xffff);
+	u->check = CSUM_MANGLED_0;
 	n += sizeof(*u);
 	memcpy(ph + n, bth, SHCA_BTH_BYTES);
 	ph[n + 4] = 0xff;	/* resv8a: FECN, BECN, reserved */
