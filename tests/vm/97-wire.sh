@@ -212,7 +212,9 @@ if [ -x /usr/sbin/tc ] && run modprobe sch_netem; then
 		pp "RC under '$_imp', 9000 bytes, data checked" ibv_rc_pingpong ipv4 -s 9000 -c
 		# (UD is unreliable: a lost datagram stops a pingpong for good)
 		perf "ib_write_bw under '$_imp'" ib_write_bw -n 20 -s 16384
-		perf "ib_read_bw under '$_imp'" ib_read_bw -n 20 -s 16384
+		# (-o 4: a gap in one READ's responses makes the requester ask
+		# again for every READ behind it, go-back-N)
+		perf "ib_read_bw under '$_imp'" ib_read_bw -n 20 -s 16384 -o 4
 	done
 	netem none
 	info "after the faults: $D0 retransmits $(wire_stat "$D0" retransmits), ack_timeouts $(wire_stat "$D0" ack_timeouts), seq_naks_rcvd $(wire_stat "$D0" seq_naks_rcvd); $D1 duplicate_requests $(wire_stat "$D1" duplicate_requests), out_of_sequence $(wire_stat "$D1" out_of_sequence), icrc_errors $(wire_stat "$D0" icrc_errors)/$(wire_stat "$D1" icrc_errors)"

@@ -1332,9 +1332,26 @@ void shca_qp_post_exec(struct shca_qp *qp)
 {
 	bool more;
 
-	/* On the wire, requests are the work item's (shca_wire.c). */
-	if (in_hardirq() || in_nmi() || READ_ONCE(qp->req.waiting) ||
-	    READ_ONCE(qp->wire)) {
+	/*
+	 * On the wire (shca_wire.c), a process's post sends its packets
+	 * itself: its system call may sleep (to fault in an ODP page) and
+	 * its completion handler is uverbs'. Kernel posters may hold locks
+	 * with interrupts off: their requests are the work item's.
+	 */
+	if (READ_ONCE(qp->wire)) {
+		if (!qp->user || in_interrupt() ||
+		    test_and_set_bit(SHCA_QP_EXEC_BUSY, &qp->exec_flags)) {
+			shca_qp_kick(qp);
+			return;
+		}
+		more = shca_wire_run(qp);
+		/* The flush of the error state is the work item's. */
+		if (READ_ONCE(qp->state) == IB_QPS_ERR)
+			more = true;
+		shca_exec_release(qp, more);
+		return;
+	}
+	if (in_hardirq() || in_nmi() || READ_ONCE(qp->req.waiting)) {
 		shca_qp_kick(qp);
 		return;
 	}
