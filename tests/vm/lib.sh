@@ -477,6 +477,288 @@ disconnect() {
 	fi
 }
 
+# the nvmet configfs
+CFS=/sys/kernel/config/nvmet
+
+# nvme_modules: the ULPs of the 87-* tests and a memory-backed 1 GiB
+# null_blk disk, /dev/nullb0 (the namespace nvmet_setup serves)
+nvme_modules() {
+	must "null_blk: a memory-backed 1 GiB disk" \
+		modprobe null_blk nr_devices=1 memory_backed=1 gb=1
+	must "nvmet-rdma" modprobe nvmet-rdma
+	must "nvme-rdma" modprobe nvme-rdma
+	grep -q ' /sys/kernel/config ' /proc/mounts ||
+		mount -t configfs none /sys/kernel/config
+}
+
+# nvmet_setup [ADDR]: subsystem $NQN with
+# /dev/nullb0 as namespace 1, on an RDMA port at ADDR (default $A0):4420
+nvmet_setup() {
+	mkdir "$CFS/subsystems/$NQN" &&
+	echo 1 >"$CFS/subsystems/$NQN/attr_allow_any_host" &&
+	mkdir "$CFS/subsystems/$NQN/namespaces/1" &&
+	echo /dev/nullb0 >"$CFS/subsystems/$NQN/namespaces/1/device_path" &&
+	echo 1 >"$CFS/subsystems/$NQN/namespaces/1/enable" &&
+	mkdir "$CFS/ports/1" &&
+	echo rdma >"$CFS/ports/1/addr_trtype" &&
+	echo ipv4 >"$CFS/ports/1/addr_adrfam" &&
+	echo "${1:-$A0}" >"$CFS/ports/1/addr_traddr" &&
+	echo 4420 >"$CFS/ports/1/addr_trsvcid" &&
+	ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN"
+}
+
+nvmet_teardown() {
+	rm -f "$CFS/ports/1/subsystems/$NQN"
+	rmdir "$CFS/ports/1" "$CFS/subsystems/$NQN/namespaces/1" \
+		"$CFS/subsystems/$NQN" 2>/dev/null
+	return 0
+}
+
+# cm_listening PORT: an rdma_cm ID listens on PORT
+cm_listening() {
+	rdma res show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ":$1 "
+}
+
+# data_check MIB SEEK_MIB: random data through the host, compared on the
+# host and on the backing device
+data_check() {
+	dd if=/dev/urandom of=/tmp/pat bs=1M count="$1" 2>/dev/null
+	run_t 120 dd if=/tmp/pat of=/dev/nvme0n1 bs=1M seek="$2" oflag=direct conv=fsync
+	run_t 120 dd if=/dev/nvme0n1 of=/tmp/back bs=1M skip="$2" count="$1" iflag=direct
+	if cmp -s /tmp/pat /tmp/back; then
+		ok "$1 MiB at $2 MiB read back through nvme-rdma equal"
+	else
+		bad "$1 MiB at $2 MiB read back through nvme-rdma differ"
+	fi
+	run_t 60 dd if=/dev/nullb0 of=/tmp/back bs=1M skip="$2" count="$1" iflag=direct
+	if cmp -s /tmp/pat /tmp/back; then
+		ok "$1 MiB at $2 MiB on the backing device equal"
+	else
+		bad "$1 MiB at $2 MiB on the backing device differ"
+	fi
+	rm -f /tmp/back
+}
+
+# small_check BLOCK: 256 writes of 4 KiB at the odd 4 KiB block BLOCK
+# (many small requests), compared on the backing device
+small_check() {
+	dd if=/dev/urandom of=/tmp/small bs=4k count=256 2>/dev/null
+	run_t 60 dd if=/tmp/small of=/dev/nvme0n1 bs=4k seek="$1" oflag=direct
+	run_t 60 dd if=/dev/nullb0 of=/tmp/small.back bs=4k skip="$1" count=256 iflag=direct
+	if cmp -s /tmp/small /tmp/small.back; then
+		ok "256 writes of 4 KiB at block $1 on the backing device"
+	else
+		bad "256 writes of 4 KiB at block $1 differ on the backing device"
+	fi
+	rm -f /tmp/small /tmp/small.back
+}
+
+# kernel_quiet: no warning, oops or blocked task in the kernel log
+kernel_quiet() {
+	if dmesg | grep -E 'WARNING:|BUG:|Oops|blocked for more than|hung_task' >/tmp/dmesg.bad; then
+		bad "the kernel complained:"
+		sed 's/^/    /' /tmp/dmesg.bad
+	else
+		ok "no warning, oops or blocked task in the kernel log"
+	fi
+}
+
+# ---- NFS over RDMA (88-*) ------------------------------------------------------
+#
+# The kernel's nfsd serves a tmpfs directory, $EXP, through its
+# RPC-over-RDMA listener (svcrdma) on port $NFS_PORT; the kernel's NFSv4.2
+# client mounts it on $MNT with proto=rdma (xprtrdma). No nfs-utils in the
+# guest: the export is put into nfsd's export caches by hand, with the
+# lines rpc.mountd writes when it answers nfsd's upcalls (ip_map_parse,
+# svc_export_parse and expkey_parse in the kernel), and busybox's mount
+# hands the options to the kernel unchanged, so they name the server's
+# address (addr=) and the client's (clientaddr=), which mount.nfs would
+# add. NFSv4 only: no rpcbind, mountd or lockd needed. See
+# Documentation/ulp-testing.rst.
+NFS_PORT=20049
+EXP=/srv/nfs
+MNT=/mnt/nfs
+NFSD=/proc/fs/nfsd
+RPC=/proc/net/rpc
+# the auth_domain the client's address maps to (any name)
+NFS_DOM=softhca-test
+# nfsd's legacy NFSv4 client recovery directory (nfs4_recoverydir): with
+# it nfsd tracks its clients without nfsdcld, and its grace period can be
+# ended at once through v4_end_grace
+NFS_RECDIR=/var/lib/nfs/v4recovery
+# export flags (include/uapi/linux/nfsd/export.h): INSECURE_PORT 0x2,
+# NOSUBTREECHECK 0x400, FSID 0x2000 (tmpfs has no device number: the
+# export is known by its fsid, 0, which makes it the NFSv4 root)
+NFS_FLAGS=$((0x2 | 0x400 | 0x2000))
+# the cache entries' expiry, in seconds since the epoch: never
+NFS_NEVER=2147483647
+
+# wr FILE LINE: write LINE to a control file (bounded, as every step)
+wr() {
+	echo "  \$ echo \"$2\" > $1"
+	# shellcheck disable=SC2016
+	timeout -k 5 30 sh -c 'printf "%s\n" "$2" >"$1"' wr "$1" "$2"
+	_rc=$?
+	[ $_rc -eq 0 ] || echo "    (exit status $_rc)"
+	return $_rc
+}
+
+# nfs_ulp_qps: the local QP numbers of rpcrdma's connected rdma_cm IDs
+nfs_ulp_qps() {
+	rdma res show cm_id 2>/dev/null |
+		awk '/comm \[rpcrdma\]/ && / state CONNECT / {
+			for (i = 1; i < NF; i++) if ($i == "lqpn") print $(i + 1) }'
+}
+
+no_ulp_cm_id() { ! rdma res show cm_id 2>/dev/null | grep -q 'comm \[rpcrdma\]'; }
+mounted() { grep -q " $MNT nfs4 " /proc/mounts; }
+
+# same DESC A B: files A and B are equal (cmp, bounded)
+same() {
+	if timeout -k 5 60 cmp -s "$2" "$3"; then
+		ok "$1 equal"
+	else
+		bad "$1 differ"
+	fi
+}
+
+# nfs_modules: rpcrdma (svcrdma and xprtrdma), nfsd, the NFSv4 client
+nfs_modules() {
+	must "rpcrdma (svcrdma and xprtrdma)" modprobe rpcrdma
+	must "nfsd" modprobe nfsd
+	must "nfsv4 client" modprobe nfsv4
+}
+
+# nfs_server_start MIB ADDR: nfsd on rdma $NFS_PORT exporting $EXP, a
+# tmpfs with room for two files of MIB MiB, to the client at ADDR
+nfs_server_start() {
+	mkdir -p "$EXP" "$MNT" "$NFS_RECDIR"
+	must "tmpfs on $EXP" run mount -t tmpfs -o size=$(($1 * 2 + 16))m nfsexport "$EXP"
+	must "nfsd control filesystem on $NFSD" run mount -t nfsd nfsd "$NFSD"
+	must "NFSv4.x only" wr "$NFSD/versions" "-3 +4 +4.1 +4.2"
+	must "an RPC-over-RDMA listener on port $NFS_PORT" wr "$NFSD/portlist" "rdma $NFS_PORT"
+	must "2 nfsd threads" wr "$NFSD/threads" 2
+	run cat "$NFSD/portlist" "$NFSD/versions" "$NFSD/threads"
+	if wait_for 10 cm_listening $NFS_PORT; then
+		ok "an rdma_cm ID listens on port $NFS_PORT"
+	else
+		bad "nobody listens on port $NFS_PORT"
+		run rdma res show cm_id
+	fi
+	# The export, as rpc.mountd would answer nfsd's upcalls: the
+	# client's address belongs to $NFS_DOM; $NFS_DOM may use $EXP; fsid
+	# 0 (FSID_NUM, type 1) is $EXP.
+	must "auth.unix.ip: $2 is $NFS_DOM" wr "$RPC/auth.unix.ip/channel" \
+		"nfsd $2 $NFS_NEVER $NFS_DOM"
+	must "nfsd.export: $NFS_DOM may use $EXP" wr "$RPC/nfsd.export/channel" \
+		"$NFS_DOM $EXP $NFS_NEVER $NFS_FLAGS 65534 65534 0"
+	must "nfsd.fh: fsid 0 is $EXP" wr "$RPC/nfsd.fh/channel" \
+		"$NFS_DOM 1 \\x00000000 $NFS_NEVER $EXP"
+	# No client of an earlier instance can reclaim state: end the grace
+	# period now rather than waiting 90 s before the first OPEN.
+	must "NFSv4 grace period ended" wr "$NFSD/v4_end_grace" Y
+}
+
+# nfs_mount ADDR: mount the server at ADDR on $MNT over RDMA, the client
+# at ADDR too; rpcrdma's QPs (client and server) are connected RC QPs
+nfs_mount() {
+	_o=vers=4.2,proto=rdma,port=$NFS_PORT,addr=$1,clientaddr=$1
+	must "mount -t nfs4 -o $_o $1:/ $MNT" \
+		run_t 60 mount -t nfs4 -o "$_o" "$1:/" "$MNT"
+	run grep " $MNT " /proc/mounts
+	if mounted && grep " $MNT nfs4 " /proc/mounts | grep -q ',proto=rdma,'; then
+		ok "/proc/mounts: nfs4 with proto=rdma"
+	else
+		bad "$MNT is not an nfs4 mount with proto=rdma"
+	fi
+	run rdma res show cm_id
+	run rdma res show qp
+	_nq=0
+	for _q in $(nfs_ulp_qps); do
+		if rdma res show qp lqpn "$_q" 2>/dev/null | grep -q 'type RC state RTS'; then
+			_nq=$((_nq + 1))
+		else
+			bad "rpcrdma's QP $_q is not an RC QP in RTS"
+		fi
+	done
+	if [ $_nq -ge 2 ]; then
+		ok "$_nq RC QPs in RTS belong to rpcrdma's connected rdma_cm IDs (client and server)"
+	else
+		bad "rpcrdma holds $_nq connected RC QPs, expected at least 2"
+	fi
+}
+
+# nfs_data MIB: MIB MiB of random data written through the mount with
+# O_DIRECT and through the page cache, read back through the mount
+# (O_DIRECT, and after drop_caches) and compared there and in the
+# server's $EXP
+nfs_data() {
+	dd if=/dev/urandom of=/tmp/pat bs=1M count="$1" 2>/dev/null
+	run_t 120 dd if=/tmp/pat of="$MNT/direct" bs=1M oflag=direct conv=fsync
+	run_t 120 dd if="$MNT/direct" of=/tmp/back bs=1M iflag=direct
+	same "$1 MiB written and read back with O_DIRECT through the mount" /tmp/pat /tmp/back
+	same "$1 MiB in the server's $EXP/direct" /tmp/pat "$EXP/direct"
+	dd if=/dev/urandom of=/tmp/pat2 bs=1M count="$1" 2>/dev/null
+	run_t 120 dd if=/tmp/pat2 of="$MNT/cached" bs=64k conv=fsync
+	echo 3 >/proc/sys/vm/drop_caches
+	same "$1 MiB written through the page cache, read back after drop_caches," \
+		/tmp/pat2 "$MNT/cached"
+	same "$1 MiB in the server's $EXP/cached" /tmp/pat2 "$EXP/cached"
+	rm -f /tmp/back /tmp/pat /tmp/pat2
+}
+
+# nfs_chunks MIB: the client's RPC-over-RDMA counters
+# (xprt_rdma_print_stats) show the payloads moved in RDMA chunks: read
+# chunks (WRITE payloads the server pulled with RDMA READ), write chunks
+# and the bytes the server wrote into them with RDMA WRITE (READ
+# payloads: the two files of nfs_data MIB, once each), no reply the
+# client could not parse
+nfs_chunks() {
+	run grep 'xprt:' /proc/self/mountstats
+	# shellcheck disable=SC2046
+	set -- "$1" $(awk -v m="$MNT" '$1 == "device" { on = ($5 == m) }
+		on && $1 == "xprt:" && $2 == "rdma" { print $13, $14, $17, $22; exit }' \
+		/proc/self/mountstats)
+	if [ $# -ne 5 ]; then
+		bad "no rdma transport statistics for $MNT in /proc/self/mountstats"
+	elif [ "$2" -gt 0 ] && [ "$3" -gt 0 ] &&
+		[ "$4" -ge $(($1 * 2 * 1048576)) ] && [ "$5" -eq 0 ]; then
+		ok "xprtrdma: $2 read chunks, $3 write chunks, $4 bytes written by the server with RDMA WRITE, no bad reply"
+	else
+		bad "xprtrdma: $2 read chunks, $3 write chunks, $4 bytes by RDMA WRITE (expected >= $(($1 * 2)) MiB), $5 bad replies"
+	fi
+}
+
+nfs_server_stop() {
+	_r=0
+	if [ -e "$NFSD/threads" ]; then
+		wr "$NFSD/threads" 0 || _r=1
+		for _c in nfsd.fh nfsd.export auth.unix.ip; do
+			wr "$RPC/$_c/flush" "$(date +%s)" || _r=1
+		done
+	fi
+	! grep -q " $NFSD " /proc/mounts || run umount "$NFSD" || _r=1
+	! grep -q " $EXP " /proc/mounts || run umount "$EXP" || _r=1
+	rm -rf /var/lib/nfs
+	return $_r
+}
+
+# nfs_stop: unmount, stop nfsd, and no rdma_cm ID of rpcrdma is left;
+# unload the modules; the kernel did not complain
+nfs_stop() {
+	must "umount $MNT" run_t 60 umount "$MNT"
+	! mounted || bad "$MNT still mounted"
+	must "nfsd stopped, its caches flushed, $EXP unmounted" nfs_server_stop
+	if wait_for 10 no_ulp_cm_id; then
+		ok "no rdma_cm ID of rpcrdma left (connections and listeners gone)"
+	else
+		bad "rpcrdma still holds rdma_cm IDs:"
+		run rdma res show cm_id
+	fi
+	run rmmod nfsv4 nfs nfsd rpcrdma
+	kernel_quiet
+}
+
 _vm_exit() {
 	_rc=$?
 	trap - EXIT
