@@ -385,6 +385,91 @@ wire_stat() {
 		awk -v f="$2" '{ for (i = 1; i < NF; i++) if ($i == f) { print $(i + 1); exit } }'
 }
 
+# wire_mark DEV...: remember the port counters of each DEV (wire_delta),
+# and the packets lo carried (wire_through_lo)
+wire_mark() {
+	_lo0=$(cat /sys/class/net/lo/statistics/tx_packets)
+	for _wd; do
+		rdma statistic show link "$_wd/1" >"/tmp/wire_mark.$_wd" 2>/dev/null
+	done
+}
+
+# wire_delta DEV NAME: how much the port counter NAME of DEV grew since
+# wire_mark DEV
+wire_delta() {
+	_w0=$(awk -v f="$2" '{ for (i = 1; i < NF; i++) if ($i == f) { print $(i + 1); exit } }' \
+		"/tmp/wire_mark.$1" 2>/dev/null)
+	echo $(($(wire_stat "$1" "$2") - ${_w0:-0}))
+}
+
+# ---- the wire between devices of this guest (force_wire) ---------------------
+#
+# With softhca's force_wire parameter set, connections and datagrams set
+# up from then on travel as RoCE v2 packets even between softhca devices
+# of this guest. The kernel's ULPs make their rdma_cm IDs in init_net, so
+# both ends of a ULP are here: with force_wire their packets go through
+# the IP stack, and since the destination address is one of the guest's
+# own, through the loopback netdev lo, whatever netdevs the GIDs belong
+# to. Unloading the module (vm_cleanup) resets the parameter.
+
+FORCE_WIRE=/sys/module/softhca/parameters/force_wire
+
+# force_wire Y|N: set the parameter; fails if it is not there or not set
+force_wire() {
+	echo "  \$ echo $1 > $FORCE_WIRE"
+	echo "$1" >"$FORCE_WIRE" 2>/dev/null && [ "$(cat "$FORCE_WIRE")" = "$1" ]
+}
+
+# wire_through_lo DEV BYTES WHAT: since wire_mark DEV, DEV sent at least
+# BYTES bytes, WHAT had to go (the data, not only the CM's MADs), and lo
+# carried at least as many packets as DEV sent (DEV talked to itself)
+wire_through_lo() {
+	_wb=$(wire_delta "$1" tx_bytes)
+	if [ "$_wb" -ge "$2" ]; then
+		ok "$1 sent $_wb bytes, at least $3"
+	else
+		bad "$1 sent $_wb bytes, less than $3 ($2 bytes)"
+	fi
+	_wp=$(wire_delta "$1" tx_packets)
+	_wl=$(($(cat /sys/class/net/lo/statistics/tx_packets) - _lo0))
+	if [ "$_wl" -ge "$_wp" ]; then
+		ok "lo carried $_wl packets, $1 sent $_wp"
+	else
+		bad "lo carried $_wl packets, fewer than the $_wp $1 sent"
+	fi
+}
+
+# wire_traffic DEV...: each DEV sent and received RoCE v2 packets since
+# wire_mark DEV, none failed to leave and none arrived with a bad ICRC
+wire_traffic() {
+	for _wd; do
+		_tx=$(wire_delta "$_wd" tx_packets)
+		_rx=$(wire_delta "$_wd" rx_packets)
+		if [ "$_tx" -gt 0 ] && [ "$_rx" -gt 0 ]; then
+			ok "$_wd on the wire: $_tx packets sent ($(wire_delta "$_wd" tx_bytes) bytes), $_rx received ($(wire_delta "$_wd" rx_bytes) bytes)"
+		else
+			bad "$_wd on the wire: $_tx packets sent, $_rx received (expected both > 0)"
+		fi
+		expect_eq "$_wd icrc_errors" 0 "$(wire_stat "$_wd" icrc_errors)"
+		expect_eq "$_wd tx_errors" 0 "$(wire_stat "$_wd" tx_errors)"
+	done
+}
+
+# wire_recovery DEV...: what the transport of the DEVs did about lost
+# packets since wire_mark, as "retransmits N ack_timeouts N ..." summed
+# over them
+wire_recovery() {
+	for _wc in retransmits ack_timeouts seq_naks_sent seq_naks_rcvd \
+		duplicate_requests out_of_sequence; do
+		_ws=0
+		for _wd; do
+			_ws=$((_ws + $(wire_delta "$_wd" $_wc)))
+		done
+		printf '%s %s ' $_wc $_ws
+	done
+	echo
+}
+
 # ---- cleanup -------------------------------------------------------------------
 
 # add_dummy NAME: create an up dummy netdev, deleted again by vm_cleanup
