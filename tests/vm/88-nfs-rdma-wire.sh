@@ -11,7 +11,10 @@
 # - clean: the data checks of 88-nfs-rdma (O_DIRECT and page cache, read
 #   back through the mount and compared in the export), the payloads in
 #   RDMA chunks; the device's port counters grew both ways, with no ICRC
-#   or send error, by at least the data, and lo carried the packets.
+#   or send error, by at least the data, and lo carried the packets;
+# - netem dropping 1% of lo's packets: the same data checks; the
+#   requesters retransmitted, and the RPC layer saw no timeout or
+#   reconnection: the transport recovered every loss by itself.
 #
 # NFS_WIRE_MIB (default 4) sets the MiB of data each check writes.
 # vm-test-timeout: 180
@@ -54,7 +57,20 @@ wire_traffic "$D0"
 wire_through_lo "$D0" $((MIB * 4 * 1048576)) "the $((MIB * 4)) MiB written and read"
 info "recovery on a clean wire: $(wire_recovery "$D0")"
 
-nfs_chunks "$MIB"
+title "1% of lo's packets lost (netem)"
+wire_mark "$D0"
+klog_mark
+t0=$(date +%s)
+must "netem: loss 1% on lo" lo_netem loss 1%
+lo_watchdog 60
+nfs_data "$MIB"
+lo_watchdog_end
+t1=$(date +%s)
+info "$MIB MiB twice each way under loss: $((t1 - t0)) s"
+rpc_recovered
+wire_traffic "$D0"
+wire_retransmitted "$D0"
+nfs_chunks $((MIB * 2))
 
 title "unmount and stop"
 nfs_stop

@@ -470,6 +470,55 @@ wire_recovery() {
 	echo
 }
 
+# lo_netem NETEM...: impair the loopback netdev with `tc qdisc ... netem
+# NETEM...`; "lo_netem none" removes it, and so does vm_cleanup
+LO_NETEM=
+lo_netem() {
+	/usr/sbin/tc qdisc del dev lo root 2>/dev/null
+	LO_NETEM=
+	[ "$1" != none ] || return 0
+	[ -x /usr/sbin/tc ] || { bad "no /usr/sbin/tc in the guest"; return 1; }
+	run modprobe sch_netem || return 1
+	LO_NETEM=1
+	run /usr/sbin/tc qdisc add dev lo root netem "$@"
+}
+
+# lo_watchdog SECS: lift lo's netem after SECS seconds. A transport that
+# stopped recovering from the losses would leave the I/O to the ULP's own
+# timeouts and reconnections, and the test to its time limit: with the
+# loss lifted the test goes on, to fail. lo_watchdog_end stops it, says
+# whether it had to act, and removes the netem.
+lo_watchdog() {
+	(sleep "$1"; /usr/sbin/tc qdisc del dev lo root) 2>/dev/null &
+	_lo_wd=$!
+	_lo_wd_secs=$1
+}
+lo_watchdog_end() {
+	kill "$_lo_wd" 2>/dev/null
+	wait "$_lo_wd" 2>/dev/null
+	if /usr/sbin/tc qdisc show dev lo | grep -q netem; then
+		ok "the I/O under loss was done within $_lo_wd_secs s"
+		run /usr/sbin/tc -s qdisc show dev lo
+	else
+		bad "the I/O under loss took more than $_lo_wd_secs s: the watchdog lifted the loss"
+	fi
+	lo_netem none
+}
+
+# wire_retransmitted DEV...: the requesters of the DEVs went back and
+# sent packets again since wire_mark (what the transport did is shown)
+wire_retransmitted() {
+	_wr=$(wire_recovery "$@")
+	info "recovery: $_wr"
+	# shellcheck disable=SC2086
+	set -- $_wr
+	if [ "$2" -gt 0 ]; then
+		ok "the requesters retransmitted $2 packets"
+	else
+		bad "no retransmission: was anything lost? ($_wr)"
+	fi
+}
+
 # ---- cleanup -------------------------------------------------------------------
 
 # add_dummy NAME: create an up dummy netdev, deleted again by vm_cleanup
@@ -496,6 +545,7 @@ vm_cleanup() {
 	for _n in eth0 eth1; do
 		ip link set "$_n" up 2>/dev/null
 	done
+	[ -z "$LO_NETEM" ] || /usr/sbin/tc qdisc del dev lo root || _ok=1
 	if drv_loaded; then
 		timeout 30 rmmod "$DRV_MOD" || _ok=1
 	fi
