@@ -22,7 +22,6 @@ D0=${DRV_TYPE}0
 A0=10.0.2.15
 MIB=${NVME_MIB:-32}
 NQN=softhca-test
-CFS=/sys/kernel/config/nvmet
 need_progs shca_blkpoll
 
 vm_setup "$D0"
@@ -31,86 +30,14 @@ vm_setup "$D0"
 	echo 20 >/proc/sys/kernel/hung_task_timeout_secs
 dmesg -c >/dev/null
 
-must "null_blk: a memory-backed 1 GiB disk" \
-	modprobe null_blk nr_devices=1 memory_backed=1 gb=1
-must "nvmet-rdma" modprobe nvmet-rdma
-must "nvme-rdma" modprobe nvme-rdma
-grep -q ' /sys/kernel/config ' /proc/mounts ||
-	mount -t configfs none /sys/kernel/config
-
-# nvmet_setup: subsystem $NQN with /dev/nullb0 as namespace 1, on an RDMA
-# port at $A0:4420
-nvmet_setup() {
-	mkdir "$CFS/subsystems/$NQN" &&
-	echo 1 >"$CFS/subsystems/$NQN/attr_allow_any_host" &&
-	mkdir "$CFS/subsystems/$NQN/namespaces/1" &&
-	echo /dev/nullb0 >"$CFS/subsystems/$NQN/namespaces/1/device_path" &&
-	echo 1 >"$CFS/subsystems/$NQN/namespaces/1/enable" &&
-	mkdir "$CFS/ports/1" &&
-	echo rdma >"$CFS/ports/1/addr_trtype" &&
-	echo ipv4 >"$CFS/ports/1/addr_adrfam" &&
-	echo "$A0" >"$CFS/ports/1/addr_traddr" &&
-	echo 4420 >"$CFS/ports/1/addr_trsvcid" &&
-	ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN"
-}
-
-nvmet_teardown() {
-	rm -f "$CFS/ports/1/subsystems/$NQN"
-	rmdir "$CFS/ports/1" "$CFS/subsystems/$NQN/namespaces/1" \
-		"$CFS/subsystems/$NQN" 2>/dev/null
-	return 0
-}
-
-# cm_listening PORT: an rdma_cm ID listens on PORT
-cm_listening() {
-	rdma res show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ":$1 "
-}
-
-
-# data_check MIB SEEK_MIB: random data through the host, compared on the
-# host and on the backing device
-data_check() {
-	dd if=/dev/urandom of=/tmp/pat bs=1M count="$1" 2>/dev/null
-	run_t 120 dd if=/tmp/pat of=/dev/nvme0n1 bs=1M seek="$2" oflag=direct conv=fsync
-	run_t 120 dd if=/dev/nvme0n1 of=/tmp/back bs=1M skip="$2" count="$1" iflag=direct
-	if cmp -s /tmp/pat /tmp/back; then
-		ok "$1 MiB at $2 MiB read back through nvme-rdma equal"
-	else
-		bad "$1 MiB at $2 MiB read back through nvme-rdma differ"
-	fi
-	run_t 60 dd if=/dev/nullb0 of=/tmp/back bs=1M skip="$2" count="$1" iflag=direct
-	if cmp -s /tmp/pat /tmp/back; then
-		ok "$1 MiB at $2 MiB on the backing device equal"
-	else
-		bad "$1 MiB at $2 MiB on the backing device differ"
-	fi
-	rm -f /tmp/back
-}
-
-# kernel_quiet: no warning, oops or blocked task in the kernel log
-kernel_quiet() {
-	if dmesg | grep -E 'WARNING:|BUG:|Oops|blocked for more than|hung_task' >/tmp/dmesg.bad; then
-		bad "the kernel complained:"
-		sed 's/^/    /' /tmp/dmesg.bad
-	else
-		ok "no warning, oops or blocked task in the kernel log"
-	fi
-}
+nvme_modules
 
 title "target and host"
 must "nvmet subsystem $NQN on rdma $A0:4420" nvmet_setup
 connect || die "no controller"
 run rdma res show qp
 data_check "$MIB" 0
-# 4 KiB writes at an odd offset: many small requests
-dd if=/dev/urandom of=/tmp/small bs=4k count=256 2>/dev/null
-run_t 60 dd if=/tmp/small of=/dev/nvme0n1 bs=4k seek=77777 oflag=direct
-run_t 60 dd if=/dev/nullb0 of=/tmp/small.back bs=4k skip=77777 count=256 iflag=direct
-if cmp -s /tmp/small /tmp/small.back; then
-	ok "256 writes of 4 KiB at block 77777 on the backing device"
-else
-	bad "256 writes of 4 KiB at block 77777 differ on the backing device"
-fi
+small_check 77777
 
 title "controller reset"
 echo 1 >"/sys/class/nvme/$(ctrl)/reset_controller"

@@ -385,6 +385,140 @@ wire_stat() {
 		awk -v f="$2" '{ for (i = 1; i < NF; i++) if ($i == f) { print $(i + 1); exit } }'
 }
 
+# wire_mark DEV...: remember the port counters of each DEV (wire_delta),
+# and the packets lo carried (wire_through_lo)
+wire_mark() {
+	_lo0=$(cat /sys/class/net/lo/statistics/tx_packets)
+	for _wd; do
+		rdma statistic show link "$_wd/1" >"/tmp/wire_mark.$_wd" 2>/dev/null
+	done
+}
+
+# wire_delta DEV NAME: how much the port counter NAME of DEV grew since
+# wire_mark DEV
+wire_delta() {
+	_w0=$(awk -v f="$2" '{ for (i = 1; i < NF; i++) if ($i == f) { print $(i + 1); exit } }' \
+		"/tmp/wire_mark.$1" 2>/dev/null)
+	echo $(($(wire_stat "$1" "$2") - ${_w0:-0}))
+}
+
+# ---- the wire between devices of this guest (force_wire) ---------------------
+#
+# With softhca's force_wire parameter set, connections and datagrams set
+# up from then on travel as RoCE v2 packets even between softhca devices
+# of this guest. The kernel's ULPs make their rdma_cm IDs in init_net, so
+# both ends of a ULP are here: with force_wire their packets go through
+# the IP stack, and since the destination address is one of the guest's
+# own, through the loopback netdev lo, whatever netdevs the GIDs belong
+# to. Unloading the module (vm_cleanup) resets the parameter.
+
+FORCE_WIRE=/sys/module/softhca/parameters/force_wire
+
+# force_wire Y|N: set the parameter; fails if it is not there or not set
+force_wire() {
+	echo "  \$ echo $1 > $FORCE_WIRE"
+	echo "$1" >"$FORCE_WIRE" 2>/dev/null && [ "$(cat "$FORCE_WIRE")" = "$1" ]
+}
+
+# wire_through_lo DEV BYTES WHAT: since wire_mark DEV, DEV sent at least
+# BYTES bytes, WHAT had to go (the data, not only the CM's MADs), and lo
+# carried at least as many packets as DEV sent (DEV talked to itself)
+wire_through_lo() {
+	_wb=$(wire_delta "$1" tx_bytes)
+	if [ "$_wb" -ge "$2" ]; then
+		ok "$1 sent $_wb bytes, at least $3"
+	else
+		bad "$1 sent $_wb bytes, less than $3 ($2 bytes)"
+	fi
+	_wp=$(wire_delta "$1" tx_packets)
+	_wl=$(($(cat /sys/class/net/lo/statistics/tx_packets) - _lo0))
+	if [ "$_wl" -ge "$_wp" ]; then
+		ok "lo carried $_wl packets, $1 sent $_wp"
+	else
+		bad "lo carried $_wl packets, fewer than the $_wp $1 sent"
+	fi
+}
+
+# wire_traffic DEV...: each DEV sent and received RoCE v2 packets since
+# wire_mark DEV, none failed to leave and none arrived with a bad ICRC
+wire_traffic() {
+	for _wd; do
+		_tx=$(wire_delta "$_wd" tx_packets)
+		_rx=$(wire_delta "$_wd" rx_packets)
+		if [ "$_tx" -gt 0 ] && [ "$_rx" -gt 0 ]; then
+			ok "$_wd on the wire: $_tx packets sent ($(wire_delta "$_wd" tx_bytes) bytes), $_rx received ($(wire_delta "$_wd" rx_bytes) bytes)"
+		else
+			bad "$_wd on the wire: $_tx packets sent, $_rx received (expected both > 0)"
+		fi
+		expect_eq "$_wd icrc_errors" 0 "$(wire_stat "$_wd" icrc_errors)"
+		expect_eq "$_wd tx_errors" 0 "$(wire_stat "$_wd" tx_errors)"
+	done
+}
+
+# wire_recovery DEV...: what the transport of the DEVs did about lost
+# packets since wire_mark, as "retransmits N ack_timeouts N ..." summed
+# over them
+wire_recovery() {
+	for _wc in retransmits ack_timeouts seq_naks_sent seq_naks_rcvd \
+		duplicate_requests out_of_sequence; do
+		_ws=0
+		for _wd; do
+			_ws=$((_ws + $(wire_delta "$_wd" $_wc)))
+		done
+		printf '%s %s ' $_wc $_ws
+	done
+	echo
+}
+
+# lo_netem NETEM...: impair the loopback netdev with `tc qdisc ... netem
+# NETEM...`; "lo_netem none" removes it, and so does vm_cleanup
+LO_NETEM=
+lo_netem() {
+	/usr/sbin/tc qdisc del dev lo root 2>/dev/null
+	LO_NETEM=
+	[ "$1" != none ] || return 0
+	[ -x /usr/sbin/tc ] || { bad "no /usr/sbin/tc in the guest"; return 1; }
+	run modprobe sch_netem || return 1
+	LO_NETEM=1
+	run /usr/sbin/tc qdisc add dev lo root netem "$@"
+}
+
+# lo_watchdog SECS: lift lo's netem after SECS seconds. A transport that
+# stopped recovering from the losses would leave the I/O to the ULP's own
+# timeouts and reconnections, and the test to its time limit: with the
+# loss lifted the test goes on, to fail. lo_watchdog_end stops it, says
+# whether it had to act, and removes the netem.
+lo_watchdog() {
+	(sleep "$1"; /usr/sbin/tc qdisc del dev lo root) 2>/dev/null &
+	_lo_wd=$!
+	_lo_wd_secs=$1
+}
+lo_watchdog_end() {
+	kill "$_lo_wd" 2>/dev/null
+	wait "$_lo_wd" 2>/dev/null
+	if /usr/sbin/tc qdisc show dev lo | grep -q netem; then
+		ok "the I/O under loss was done within $_lo_wd_secs s"
+		run /usr/sbin/tc -s qdisc show dev lo
+	else
+		bad "the I/O under loss took more than $_lo_wd_secs s: the watchdog lifted the loss"
+	fi
+	lo_netem none
+}
+
+# wire_retransmitted DEV...: the requesters of the DEVs went back and
+# sent packets again since wire_mark (what the transport did is shown)
+wire_retransmitted() {
+	_wr=$(wire_recovery "$@")
+	info "recovery: $_wr"
+	# shellcheck disable=SC2086
+	set -- $_wr
+	if [ "$2" -gt 0 ]; then
+		ok "the requesters retransmitted $2 packets"
+	else
+		bad "no retransmission: was anything lost? ($_wr)"
+	fi
+}
+
 # ---- cleanup -------------------------------------------------------------------
 
 # add_dummy NAME: create an up dummy netdev, deleted again by vm_cleanup
@@ -411,6 +545,7 @@ vm_cleanup() {
 	for _n in eth0 eth1; do
 		ip link set "$_n" up 2>/dev/null
 	done
+	[ -z "$LO_NETEM" ] || /usr/sbin/tc qdisc del dev lo root || _ok=1
 	if drv_loaded; then
 		timeout 30 rmmod "$DRV_MOD" || _ok=1
 	fi
@@ -475,6 +610,288 @@ disconnect() {
 	else
 		bad "controller $_c still there: '$(ctrl_state)'"
 	fi
+}
+
+# the nvmet configfs
+CFS=/sys/kernel/config/nvmet
+
+# nvme_modules: the ULPs of the 87-* tests and a memory-backed 1 GiB
+# null_blk disk, /dev/nullb0 (the namespace nvmet_setup serves)
+nvme_modules() {
+	must "null_blk: a memory-backed 1 GiB disk" \
+		modprobe null_blk nr_devices=1 memory_backed=1 gb=1
+	must "nvmet-rdma" modprobe nvmet-rdma
+	must "nvme-rdma" modprobe nvme-rdma
+	grep -q ' /sys/kernel/config ' /proc/mounts ||
+		mount -t configfs none /sys/kernel/config
+}
+
+# nvmet_setup [ADDR]: subsystem $NQN with
+# /dev/nullb0 as namespace 1, on an RDMA port at ADDR (default $A0):4420
+nvmet_setup() {
+	mkdir "$CFS/subsystems/$NQN" &&
+	echo 1 >"$CFS/subsystems/$NQN/attr_allow_any_host" &&
+	mkdir "$CFS/subsystems/$NQN/namespaces/1" &&
+	echo /dev/nullb0 >"$CFS/subsystems/$NQN/namespaces/1/device_path" &&
+	echo 1 >"$CFS/subsystems/$NQN/namespaces/1/enable" &&
+	mkdir "$CFS/ports/1" &&
+	echo rdma >"$CFS/ports/1/addr_trtype" &&
+	echo ipv4 >"$CFS/ports/1/addr_adrfam" &&
+	echo "${1:-$A0}" >"$CFS/ports/1/addr_traddr" &&
+	echo 4420 >"$CFS/ports/1/addr_trsvcid" &&
+	ln -s "$CFS/subsystems/$NQN" "$CFS/ports/1/subsystems/$NQN"
+}
+
+nvmet_teardown() {
+	rm -f "$CFS/ports/1/subsystems/$NQN"
+	rmdir "$CFS/ports/1" "$CFS/subsystems/$NQN/namespaces/1" \
+		"$CFS/subsystems/$NQN" 2>/dev/null
+	return 0
+}
+
+# cm_listening PORT: an rdma_cm ID listens on PORT
+cm_listening() {
+	rdma res show cm_id 2>/dev/null | grep 'state LISTEN' | grep -q ":$1 "
+}
+
+# data_check MIB SEEK_MIB: random data through the host, compared on the
+# host and on the backing device
+data_check() {
+	dd if=/dev/urandom of=/tmp/pat bs=1M count="$1" 2>/dev/null
+	run_t 120 dd if=/tmp/pat of=/dev/nvme0n1 bs=1M seek="$2" oflag=direct conv=fsync
+	run_t 120 dd if=/dev/nvme0n1 of=/tmp/back bs=1M skip="$2" count="$1" iflag=direct
+	if cmp -s /tmp/pat /tmp/back; then
+		ok "$1 MiB at $2 MiB read back through nvme-rdma equal"
+	else
+		bad "$1 MiB at $2 MiB read back through nvme-rdma differ"
+	fi
+	run_t 60 dd if=/dev/nullb0 of=/tmp/back bs=1M skip="$2" count="$1" iflag=direct
+	if cmp -s /tmp/pat /tmp/back; then
+		ok "$1 MiB at $2 MiB on the backing device equal"
+	else
+		bad "$1 MiB at $2 MiB on the backing device differ"
+	fi
+	rm -f /tmp/back
+}
+
+# small_check BLOCK: 256 writes of 4 KiB at the odd 4 KiB block BLOCK
+# (many small requests), compared on the backing device
+small_check() {
+	dd if=/dev/urandom of=/tmp/small bs=4k count=256 2>/dev/null
+	run_t 60 dd if=/tmp/small of=/dev/nvme0n1 bs=4k seek="$1" oflag=direct
+	run_t 60 dd if=/dev/nullb0 of=/tmp/small.back bs=4k skip="$1" count=256 iflag=direct
+	if cmp -s /tmp/small /tmp/small.back; then
+		ok "256 writes of 4 KiB at block $1 on the backing device"
+	else
+		bad "256 writes of 4 KiB at block $1 differ on the backing device"
+	fi
+	rm -f /tmp/small /tmp/small.back
+}
+
+# kernel_quiet: no warning, oops or blocked task in the kernel log
+kernel_quiet() {
+	if dmesg | grep -E 'WARNING:|BUG:|Oops|blocked for more than|hung_task' >/tmp/dmesg.bad; then
+		bad "the kernel complained:"
+		sed 's/^/    /' /tmp/dmesg.bad
+	else
+		ok "no warning, oops or blocked task in the kernel log"
+	fi
+}
+
+# ---- NFS over RDMA (88-*) ------------------------------------------------------
+#
+# The kernel's nfsd serves a tmpfs directory, $EXP, through its
+# RPC-over-RDMA listener (svcrdma) on port $NFS_PORT; the kernel's NFSv4.2
+# client mounts it on $MNT with proto=rdma (xprtrdma). No nfs-utils in the
+# guest: the export is put into nfsd's export caches by hand, with the
+# lines rpc.mountd writes when it answers nfsd's upcalls (ip_map_parse,
+# svc_export_parse and expkey_parse in the kernel), and busybox's mount
+# hands the options to the kernel unchanged, so they name the server's
+# address (addr=) and the client's (clientaddr=), which mount.nfs would
+# add. NFSv4 only: no rpcbind, mountd or lockd needed. See
+# Documentation/ulp-testing.rst.
+NFS_PORT=20049
+EXP=/srv/nfs
+MNT=/mnt/nfs
+NFSD=/proc/fs/nfsd
+RPC=/proc/net/rpc
+# the auth_domain the client's address maps to (any name)
+NFS_DOM=softhca-test
+# nfsd's legacy NFSv4 client recovery directory (nfs4_recoverydir): with
+# it nfsd tracks its clients without nfsdcld, and its grace period can be
+# ended at once through v4_end_grace
+NFS_RECDIR=/var/lib/nfs/v4recovery
+# export flags (include/uapi/linux/nfsd/export.h): INSECURE_PORT 0x2,
+# NOSUBTREECHECK 0x400, FSID 0x2000 (tmpfs has no device number: the
+# export is known by its fsid, 0, which makes it the NFSv4 root)
+NFS_FLAGS=$((0x2 | 0x400 | 0x2000))
+# the cache entries' expiry, in seconds since the epoch: never
+NFS_NEVER=2147483647
+
+# wr FILE LINE: write LINE to a control file (bounded, as every step)
+wr() {
+	echo "  \$ echo \"$2\" > $1"
+	# shellcheck disable=SC2016
+	timeout -k 5 30 sh -c 'printf "%s\n" "$2" >"$1"' wr "$1" "$2"
+	_rc=$?
+	[ $_rc -eq 0 ] || echo "    (exit status $_rc)"
+	return $_rc
+}
+
+# nfs_ulp_qps: the local QP numbers of rpcrdma's connected rdma_cm IDs
+nfs_ulp_qps() {
+	rdma res show cm_id 2>/dev/null |
+		awk '/comm \[rpcrdma\]/ && / state CONNECT / {
+			for (i = 1; i < NF; i++) if ($i == "lqpn") print $(i + 1) }'
+}
+
+no_ulp_cm_id() { ! rdma res show cm_id 2>/dev/null | grep -q 'comm \[rpcrdma\]'; }
+mounted() { grep -q " $MNT nfs4 " /proc/mounts; }
+
+# same DESC A B: files A and B are equal (cmp, bounded)
+same() {
+	if timeout -k 5 60 cmp -s "$2" "$3"; then
+		ok "$1 equal"
+	else
+		bad "$1 differ"
+	fi
+}
+
+# nfs_modules: rpcrdma (svcrdma and xprtrdma), nfsd, the NFSv4 client
+nfs_modules() {
+	must "rpcrdma (svcrdma and xprtrdma)" modprobe rpcrdma
+	must "nfsd" modprobe nfsd
+	must "nfsv4 client" modprobe nfsv4
+}
+
+# nfs_server_start MIB ADDR: nfsd on rdma $NFS_PORT exporting $EXP, a
+# tmpfs with room for two files of MIB MiB, to the client at ADDR
+nfs_server_start() {
+	mkdir -p "$EXP" "$MNT" "$NFS_RECDIR"
+	must "tmpfs on $EXP" run mount -t tmpfs -o size=$(($1 * 2 + 16))m nfsexport "$EXP"
+	must "nfsd control filesystem on $NFSD" run mount -t nfsd nfsd "$NFSD"
+	must "NFSv4.x only" wr "$NFSD/versions" "-3 +4 +4.1 +4.2"
+	must "an RPC-over-RDMA listener on port $NFS_PORT" wr "$NFSD/portlist" "rdma $NFS_PORT"
+	must "2 nfsd threads" wr "$NFSD/threads" 2
+	run cat "$NFSD/portlist" "$NFSD/versions" "$NFSD/threads"
+	if wait_for 10 cm_listening $NFS_PORT; then
+		ok "an rdma_cm ID listens on port $NFS_PORT"
+	else
+		bad "nobody listens on port $NFS_PORT"
+		run rdma res show cm_id
+	fi
+	# The export, as rpc.mountd would answer nfsd's upcalls: the
+	# client's address belongs to $NFS_DOM; $NFS_DOM may use $EXP; fsid
+	# 0 (FSID_NUM, type 1) is $EXP.
+	must "auth.unix.ip: $2 is $NFS_DOM" wr "$RPC/auth.unix.ip/channel" \
+		"nfsd $2 $NFS_NEVER $NFS_DOM"
+	must "nfsd.export: $NFS_DOM may use $EXP" wr "$RPC/nfsd.export/channel" \
+		"$NFS_DOM $EXP $NFS_NEVER $NFS_FLAGS 65534 65534 0"
+	must "nfsd.fh: fsid 0 is $EXP" wr "$RPC/nfsd.fh/channel" \
+		"$NFS_DOM 1 \\x00000000 $NFS_NEVER $EXP"
+	# No client of an earlier instance can reclaim state: end the grace
+	# period now rather than waiting 90 s before the first OPEN.
+	must "NFSv4 grace period ended" wr "$NFSD/v4_end_grace" Y
+}
+
+# nfs_mount ADDR: mount the server at ADDR on $MNT over RDMA, the client
+# at ADDR too; rpcrdma's QPs (client and server) are connected RC QPs
+nfs_mount() {
+	_o=vers=4.2,proto=rdma,port=$NFS_PORT,addr=$1,clientaddr=$1
+	must "mount -t nfs4 -o $_o $1:/ $MNT" \
+		run_t 60 mount -t nfs4 -o "$_o" "$1:/" "$MNT"
+	run grep " $MNT " /proc/mounts
+	if mounted && grep " $MNT nfs4 " /proc/mounts | grep -q ',proto=rdma,'; then
+		ok "/proc/mounts: nfs4 with proto=rdma"
+	else
+		bad "$MNT is not an nfs4 mount with proto=rdma"
+	fi
+	run rdma res show cm_id
+	run rdma res show qp
+	_nq=0
+	for _q in $(nfs_ulp_qps); do
+		if rdma res show qp lqpn "$_q" 2>/dev/null | grep -q 'type RC state RTS'; then
+			_nq=$((_nq + 1))
+		else
+			bad "rpcrdma's QP $_q is not an RC QP in RTS"
+		fi
+	done
+	if [ $_nq -ge 2 ]; then
+		ok "$_nq RC QPs in RTS belong to rpcrdma's connected rdma_cm IDs (client and server)"
+	else
+		bad "rpcrdma holds $_nq connected RC QPs, expected at least 2"
+	fi
+}
+
+# nfs_data MIB: MIB MiB of random data written through the mount with
+# O_DIRECT and through the page cache, read back through the mount
+# (O_DIRECT, and after drop_caches) and compared there and in the
+# server's $EXP
+nfs_data() {
+	dd if=/dev/urandom of=/tmp/pat bs=1M count="$1" 2>/dev/null
+	run_t 120 dd if=/tmp/pat of="$MNT/direct" bs=1M oflag=direct conv=fsync
+	run_t 120 dd if="$MNT/direct" of=/tmp/back bs=1M iflag=direct
+	same "$1 MiB written and read back with O_DIRECT through the mount" /tmp/pat /tmp/back
+	same "$1 MiB in the server's $EXP/direct" /tmp/pat "$EXP/direct"
+	dd if=/dev/urandom of=/tmp/pat2 bs=1M count="$1" 2>/dev/null
+	run_t 120 dd if=/tmp/pat2 of="$MNT/cached" bs=64k conv=fsync
+	echo 3 >/proc/sys/vm/drop_caches
+	same "$1 MiB written through the page cache, read back after drop_caches," \
+		/tmp/pat2 "$MNT/cached"
+	same "$1 MiB in the server's $EXP/cached" /tmp/pat2 "$EXP/cached"
+	rm -f /tmp/back /tmp/pat /tmp/pat2
+}
+
+# nfs_chunks MIB: the client's RPC-over-RDMA counters
+# (xprt_rdma_print_stats) show the payloads moved in RDMA chunks: read
+# chunks (WRITE payloads the server pulled with RDMA READ), write chunks
+# and the bytes the server wrote into them with RDMA WRITE (READ
+# payloads: the two files of nfs_data MIB, once each), no reply the
+# client could not parse
+nfs_chunks() {
+	run grep 'xprt:' /proc/self/mountstats
+	# shellcheck disable=SC2046
+	set -- "$1" $(awk -v m="$MNT" '$1 == "device" { on = ($5 == m) }
+		on && $1 == "xprt:" && $2 == "rdma" { print $13, $14, $17, $22; exit }' \
+		/proc/self/mountstats)
+	if [ $# -ne 5 ]; then
+		bad "no rdma transport statistics for $MNT in /proc/self/mountstats"
+	elif [ "$2" -gt 0 ] && [ "$3" -gt 0 ] &&
+		[ "$4" -ge $(($1 * 2 * 1048576)) ] && [ "$5" -eq 0 ]; then
+		ok "xprtrdma: $2 read chunks, $3 write chunks, $4 bytes written by the server with RDMA WRITE, no bad reply"
+	else
+		bad "xprtrdma: $2 read chunks, $3 write chunks, $4 bytes by RDMA WRITE (expected >= $(($1 * 2)) MiB), $5 bad replies"
+	fi
+}
+
+nfs_server_stop() {
+	_r=0
+	if [ -e "$NFSD/threads" ]; then
+		wr "$NFSD/threads" 0 || _r=1
+		for _c in nfsd.fh nfsd.export auth.unix.ip; do
+			wr "$RPC/$_c/flush" "$(date +%s)" || _r=1
+		done
+	fi
+	! grep -q " $NFSD " /proc/mounts || run umount "$NFSD" || _r=1
+	! grep -q " $EXP " /proc/mounts || run umount "$EXP" || _r=1
+	rm -rf /var/lib/nfs
+	return $_r
+}
+
+# nfs_stop: unmount, stop nfsd, and no rdma_cm ID of rpcrdma is left;
+# unload the modules; the kernel did not complain
+nfs_stop() {
+	must "umount $MNT" run_t 60 umount "$MNT"
+	! mounted || bad "$MNT still mounted"
+	must "nfsd stopped, its caches flushed, $EXP unmounted" nfs_server_stop
+	if wait_for 10 no_ulp_cm_id; then
+		ok "no rdma_cm ID of rpcrdma left (connections and listeners gone)"
+	else
+		bad "rpcrdma still holds rdma_cm IDs:"
+		run rdma res show cm_id
+	fi
+	run rmmod nfsv4 nfs nfsd rpcrdma
+	kernel_quiet
 }
 
 _vm_exit() {
