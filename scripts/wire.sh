@@ -57,10 +57,15 @@ LABEL=wire
 WORK=${XDG_CACHE_HOME:-$HOME/.cache}/softhca/wire
 
 RUN=
+PAIR_PID=
 SUMMARY_DONE=0
 NTESTS=1
 on_exit() {
 	local rc=$?
+	if [ -n "$PAIR_PID" ]; then
+		kill "$PAIR_PID" 2>/dev/null || true
+		wait "$PAIR_PID" || true
+	fi
 	if [ -n "$RUN" ]; then rm -rf "$RUN"; fi
 	if [ $SUMMARY_DONE = 0 ]; then
 		echo "$LABEL: 0 passed, $NTESTS failed"
@@ -207,8 +212,12 @@ for p in "${PAIRS[@]}"; do
 	note "guest A: $a, guest B: $b; consoles: $dir/A.log, $dir/B.log"
 	start=$SECONDS
 	rc=0
+	# in the background, so that a signal's trap runs at once (and kills it)
 	python3 "$ROOT/scripts/wire/pair.py" --timeout "$TOTAL_TIMEOUT" --grace 60 \
-		"${show[@]}" "$dir/A.log" "$dir/B.log" -- "${cmd_a[@]}" -- "${cmd_b[@]}" || rc=$?
+		"${show[@]}" "$dir/A.log" "$dir/B.log" -- "${cmd_a[@]}" -- "${cmd_b[@]}" </dev/null &
+	PAIR_PID=$!
+	wait "$PAIR_PID" || rc=$?
+	PAIR_PID=
 	elapsed=$((SECONDS - start))
 	[ $rc = 0 ] || note "guests ended with status $rc (124: killed at the time limit)"
 

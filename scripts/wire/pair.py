@@ -14,7 +14,7 @@ Each guest's console (stdout and stderr) goes to its log file; lines
 matching --show (or, with -v, every line) are printed as "A| line" or
 "B| line". Both are bounded by --timeout; once one has exited, the other
 has --grace seconds left. Exit status: 0 if both exited with 0, 124 if
-one had to be killed, else 1.
+one had to be killed, else 1; SIGINT, SIGTERM or SIGHUP kill both.
 """
 
 import argparse
@@ -74,6 +74,19 @@ def main():
     for p in pairs:
         p[0].close()
         p[1].close()
+
+    def stop(signum, _frame):
+        for p in procs:
+            if p.poll() is None:
+                try:
+                    os.killpg(p.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        sys.stderr.write("pair: signal %d: both guests killed\n" % signum)
+        sys.exit(128 + signum)
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, stop)
 
     sel = selectors.DefaultSelector()
     partial = [b"", b""]

@@ -115,6 +115,8 @@ _wire_ready() {
 # ends there (the peer learns it from the "exit" message and stops
 # waiting), unless WIRE_ALL_STEPS=1 (scripts/wire.sh --all-steps).
 _wire_go() {
+	wire_peer_alive ||
+		die "$1 and the rest of this test not run: guest $WIRE_PEER is gone (its QEMU exited)"
 	if wire_seen exit >/dev/null; then
 		die "$1 and the rest of this test not run: the test ended in guest $WIRE_PEER"
 	fi
@@ -243,11 +245,14 @@ wire_connect() {
 	_wtag=$1 _wsecs=$2
 	shift 2
 	_wire_go "$_wtag"
-	if ! wire_wait 40 "$_wtag ready" >/dev/null; then
-		wire_send "$_wtag fail"
+	wire_wait 40 "$_wtag ready" >/dev/null
+	case $? in
+	0) ;;
+	3) die "$_wtag: guest $WIRE_PEER is gone (its QEMU exited)" ;;
+	*)	wire_send "$_wtag fail"
 		bad "$_wtag: the server (guest $WIRE_PEER) did not get ready"
-		return 1
-	fi
+		return 1 ;;
+	esac
 	_wt0=$(date +%s)
 	run_t "$_wsecs" "$@"
 	_wrc=$(run_rc)

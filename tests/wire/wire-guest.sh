@@ -105,11 +105,25 @@ wire_ctl_start() {
 	: >"$WIRE_MSGS"
 	exec 8<>"$_port"
 	cat <&8 >>"$WIRE_MSGS" &
+	WIRE_CTL_PID=$!
+	export WIRE_CTL_PID
 }
 
-# wire_send TAG [WORDS]: send "ROLE TEST TAG [WORDS]" to the peer
+# wire_peer_alive: the collector still runs. When the other QEMU exits
+# (the guest crashed, or was killed) the control socket closes, the port
+# reads end of file and cat ends.
+wire_peer_alive() {
+	[ -n "${WIRE_CTL_PID:-}" ] || return 0
+	[ -r "/proc/$WIRE_CTL_PID/status" ] &&
+		! grep -q '^State:[[:space:]]*Z' "/proc/$WIRE_CTL_PID/status"
+}
+
+# wire_send TAG [WORDS]: send "ROLE TEST TAG [WORDS]" to the peer (a write
+# to a port whose other end is gone would block: bounded)
 wire_send() {
-	echo "$WIRE_ROLE $WIRE_TEST $*" >&8
+	wire_peer_alive || return 1
+	# shellcheck disable=SC2016
+	timeout 5 sh -c 'printf "%s\n" "$1" >&8' sh "$WIRE_ROLE $WIRE_TEST $*"
 }
 
 # wire_seen TAG [WORDS]: the peer sent "PEER TEST TAG [WORDS]" (followed by
@@ -123,7 +137,8 @@ wire_seen() {
 
 # wire_wait SECS TAG [WORDS]: wait up to SECS for the peer's message (its
 # remaining words on stdout). 0: seen; 2: the peer's test ended instead
-# ("exit") or it sent "TAG fail"; 1: timed out.
+# ("exit") or it sent "TAG fail"; 3: the peer is gone (wire_peer_alive);
+# 1: timed out.
 wire_wait() {
 	_ws=$(($1 * 10))
 	shift
@@ -135,6 +150,7 @@ wire_wait() {
 			wire_seen exit >/dev/null && return 2
 			wire_seen "$_wwt" fail >/dev/null && return 2
 		fi
+		wire_peer_alive || return 3
 		[ "$_ws" -gt 0 ] || return 1
 		_ws=$((_ws - 1))
 		sleep 0.1
@@ -185,6 +201,7 @@ wire_main() {
 		if [ -z "$_lost" ] && ! wire_sync 120 "start $_t"; then
 			_lost="the peer did not start $_t within 120s"
 		fi
+		wire_peer_alive || _lost="the peer is gone (its QEMU exited)"
 		if [ -n "$_lost" ]; then
 			echo "=== VMTEST-START $_t"
 			_wsay "$_t: not run: $_lost"
@@ -203,6 +220,7 @@ wire_main() {
 		_wt=$(sed -n 's/^# vm-test-timeout: *\([0-9][0-9]*\)$/\1/p' "/tests/$_t.sh" 2>/dev/null | head -n 1)
 		[ -n "$_wt" ] && [ "$_wt" -gt "$VM_TEST_TIMEOUT" ] || _wt=$VM_TEST_TIMEOUT
 		wire_sync $((_wt + 90)) "end $_t" || _lost="the peer did not finish $_t"
+		wire_peer_alive || _lost="the peer is gone (its QEMU exited)"
 	done
 	# the kernel log since the last test (between the tests nothing runs;
 	# run_test checked each test's)
