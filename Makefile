@@ -11,6 +11,9 @@
 #   make run             the guided tour in a QEMU VM running Debian's kernel
 #   make kunit           the KUnit tier only (kunit-san: under sanitizers)
 #   make vm              the VM tier only (VM_KVER=KVER: on another Debian kernel)
+#   make wire            the wire tier: two QEMU guests on one virtual link,
+#                        RoCE v2 between softhca (guest A) and rdma_rxe (B);
+#                        WIRE_ARGS='--pair rxe:rxe' (see scripts/wire.sh --help)
 #   make deb             build/deb/softhca-dkms_<version>_all.deb and
 #                        libsofthca_<version>_<arch>.deb (scripts/packaging/)
 #   make pkgtest         the packaging tier only: the packages installed in a
@@ -37,7 +40,7 @@ SOURCES := $(shell find $(DRIVER) -name '*.[ch]' ! -name '*.mod.c' \
 	! -name shca_conftest.h) \
 	$(wildcard include/uapi/rdma/*.h)
 
-.PHONY: all modules provider vm-programs install clean check test run kunit kunit-san vm bench deps deb pkgtest
+.PHONY: all modules provider vm-programs install clean check test run kunit kunit-san vm wire bench deps deb pkgtest
 
 all: modules provider
 
@@ -99,6 +102,13 @@ else
 	scripts/vm.sh --kernel $(VM_KVER) \
 		--module build/kernel-$(VM_KVER)/$(DRIVER)/softhca.ko
 endif
+
+# make wire WIRE_ARGS='--pair softhca:rxe --pair rxe:softhca': both
+# directions; '--pair rxe:rxe' checks the tests themselves
+wire:
+	scripts/deps.sh wire build
+	$(MAKE) modules provider KDIR=$(DEBIAN_KDIR)
+	scripts/wire.sh $(WIRE_ARGS)
 
 deb:
 	scripts/deps.sh pkg

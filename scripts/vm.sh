@@ -41,6 +41,14 @@
 #                    on) that match REGEX, instead of one line per test
 #   --console FILE   save the guest's console (without CRs) to FILE
 #
+# For the two-guest wire tier (scripts/wire.sh):
+#   --wire           the guest runs tests/wire/NN-*.sh (or --tests-dir) as
+#                    one of two guests on a link (tests/wire/wire-guest.sh);
+#                    tests/vm/lib.sh comes along as /tests/vm-lib.sh
+#   --initrd-only DIR  build the initramfs, write DIR/initrd.gz and
+#                    DIR/boot.env (kernel, command line, accelerator, tests)
+#                    and exit without booting
+#
 # Environment variables named FUZZ_* or VMT_* are passed to the guest tests
 # (e.g. FUZZ_ITERS=1000000 FUZZ_SECS=0 make vm for a long fuzz run; see
 # tests/vm/*.sh).
@@ -80,6 +88,8 @@ GUEST_ENV=()
 SHOW=
 CONSOLE_OUT=
 LABEL=vm
+INITRD_ONLY=
+TESTDIR_SET=0
 
 die() { echo "vm: error: $*" >&2; exit 2; }
 TESTS=()
@@ -104,6 +114,8 @@ note() { echo "vm: $*"; }
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tour) MODE=tour ;;
+	--wire) MODE=wire ;;
+	--initrd-only) INITRD_ONLY=${2:?--initrd-only needs a directory}; shift ;;
 	--run) RUN_SCRIPT=${2:?--run needs a script}; shift ;;
 	--run=*) RUN_SCRIPT=${1#*=} ;;
 	--hub) HUB=1 ;;
@@ -121,7 +133,7 @@ while [ $# -gt 0 ]; do
 	--provider=*) PROVIDER=${1#*=} ;;
 	--driver) DRIVER=${2:?--driver needs a name}; shift ;;
 	--driver=*) DRIVER=${1#*=} ;;
-	--tests-dir) TESTDIR=$(cd "${2:?--tests-dir needs a directory}" && pwd); shift ;;
+	--tests-dir) TESTDIR=$(cd "${2:?--tests-dir needs a directory}" && pwd); TESTDIR_SET=1; shift ;;
 	--timeout) TOTAL_TIMEOUT=${2:?}; shift ;;
 	--test-timeout) TEST_TIMEOUT=${2:?}; shift ;;
 	-v|--verbose) VERBOSE=1 ;;
@@ -138,6 +150,14 @@ case $DRIVER in
 softhca|rxe) ;;
 *) die "--driver must be softhca or rxe" ;;
 esac
+if [ "$MODE" = wire ] && [ $TESTDIR_SET = 0 ]; then
+	TESTDIR=$ROOT/tests/wire
+fi
+if [ -n "$INITRD_ONLY" ]; then
+	[ "$MODE" != shell ] || die "--initrd-only and --shell exclude each other"
+	mkdir -p "$INITRD_ONLY"
+	INITRD_ONLY=$(cd "$INITRD_ONLY" && pwd)
+fi
 case $MODULE in
 /*) ;;
 *) MODULE=$PWD/$MODULE ;;
@@ -180,11 +200,11 @@ done
 if [ "$MODE" = tour ]; then
 	[ -r "$TESTDIR/tour.sh" ] || die "$TESTDIR/tour.sh not found"
 	TESTS=(tour)
-elif [ "$MODE" = tests ] && [ -n "$RUN_SCRIPT" ]; then
+elif [ "$MODE" != shell ] && [ -n "$RUN_SCRIPT" ]; then
 	[ ${#SELECT[@]} -eq 0 ] || die "--run takes no test names"
 	[ -r "$RUN_SCRIPT" ] || die "$RUN_SCRIPT not found"
 	TESTS=("$(basename "$RUN_SCRIPT" .sh)")
-elif [ "$MODE" = tests ]; then
+elif [ "$MODE" != shell ]; then
 	if [ ${#SELECT[@]} -eq 0 ]; then
 		TESTS=("${ALL_TESTS[@]}")
 	else
@@ -452,6 +472,9 @@ install -m 0755 "$VMDIR/init" "$ov/init"
 for f in "$TESTDIR"/*.sh; do
 	[ -e "$f" ] && install -m 0755 "$f" "$ov/tests/"
 done
+if [ "$MODE" = wire ]; then
+	install -m 0755 "$ROOT/tests/vm/lib.sh" "$ov/tests/vm-lib.sh"
+fi
 if [ -d "$TESTDIR/bin" ]; then
 	mkdir -p "$ov/tests/bin"
 	tbins=()
@@ -535,18 +558,42 @@ flock -u 9
 
 # ---- boot ------------------------------------------------------------------
 
+# no_timer_check: under TCG on a loaded host the kernel's check that the
+# 8254 timer reaches the IO-APIC can fail ("IO-APIC + timer doesn't
+# work!") and panic the boot; the emulated timer is known to work.
+APPEND="console=ttyS0 quiet panic=-1 no_timer_check"
+if [ -e /dev/kvm ] && [ -w /dev/kvm ]; then
+	ACCEL=(-accel kvm -cpu host)
+else
+	# Single-threaded TCG: as fast here as multi-threaded for these tests,
+	# and immune to the cross-CPU code-patching race once seen with MTTCG
+	# (an early-boot "Oops: int3" in a just-patched static branch).
+	# VM_TCG_THREAD=multi switches back.
+	ACCEL=(-accel "tcg,thread=${VM_TCG_THREAD:-single}")
+fi
+
+if [ -n "$INITRD_ONLY" ]; then	# another harness boots it (scripts/wire.sh)
+	mv "$RUN/initrd.gz" "$INITRD_ONLY/initrd.gz"
+	{
+		printf 'KVER=%q\n' "$KVER"
+		printf 'KERNEL=%q\n' "$KERNEL"
+		printf 'APPEND=%q\n' "$APPEND"
+		printf 'ACCEL=(%s)\n' "$(printf '%q ' "${ACCEL[@]}")"
+		printf 'TESTS=(%s)\n' "$(printf '%q ' "${TESTS[@]}")"
+		printf 'HAVE_MODULE=%q\n' "$HAVE_MODULE"
+	} >"$INITRD_ONLY/boot.env"
+	SUMMARY_DONE=1
+	exit 0
+fi
+
 LOG=$CACHE/logs/vm-$(date +%Y%m%d-%H%M%S)-$$.log
 ln -sfn "$(basename "$LOG")" "$CACHE/logs/last.log"
 find "$CACHE/logs" -name 'vm-*.log' -printf '%T@ %p\n' | sort -rn | tail -n +31 |
 	cut -d' ' -f2- | xargs -r rm -f
 note "console log: $LOG"
-# no_timer_check: under TCG on a loaded host the kernel's check that the
-# 8254 timer reaches the IO-APIC can fail ("IO-APIC + timer doesn't
-# work!") and panic the boot; the emulated timer is known to work.
 # shellcheck disable=SC2054
 QEMU=(qemu-system-x86_64 -m 3072 -smp 2 -nographic -no-reboot
-	-kernel "$KERNEL" -initrd "$RUN/initrd.gz"
-	-append "console=ttyS0 quiet panic=-1 no_timer_check")
+	-kernel "$KERNEL" -initrd "$RUN/initrd.gz" -append "$APPEND")
 if [ $HUB = 1 ]; then
 	# eth0 and eth1 on one hub, as two ports of a switch: rxe0 (eth0) and
 	# rxe1 (eth1) can then talk through the NICs, which two user-mode
@@ -560,15 +607,7 @@ else
 	QEMU+=(-nic user,model=virtio-net-pci
 		-nic user,model=virtio-net-pci,net=10.0.3.0/24)
 fi
-if [ -e /dev/kvm ] && [ -w /dev/kvm ]; then
-	QEMU+=(-accel kvm -cpu host)
-else
-	# Single-threaded TCG: as fast here as multi-threaded for these tests,
-	# and immune to the cross-CPU code-patching race once seen with MTTCG
-	# (an early-boot "Oops: int3" in a just-patched static branch).
-	# VM_TCG_THREAD=multi switches back.
-	QEMU+=(-accel "tcg,thread=${VM_TCG_THREAD:-single}")
-fi
+QEMU+=("${ACCEL[@]}")
 
 start=$SECONDS
 rc=0

@@ -1,0 +1,28 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# perftest latency across the link, B serving, A connecting: ib_write_lat
+# and ib_send_lat, with -x at the RoCE v2 IPv4 GID (index from sysfs,
+# wire_gid) and through rdma_cm (-R); 30 iterations each (busy polling
+# under TCG: tens of milliseconds per round trip).
+# -F everywhere: perftest estimates the CPU clock for its report, and on a
+# loaded TCG host the estimate fails ("Correlation coefficient r^2 < 0.9",
+# "Can't produce a report", exit status 1) though the test itself went
+# well; -F reports anyway (the figures are only informative here).
+# shellcheck disable=SC1091
+. /tests/lib.sh
+
+wire_setup
+G4=$(wire_gid 4)
+
+port=18660
+for prog in ib_write_lat ib_send_lat; do
+	title "$prog, GID index $G4"
+	port=$((port + 1))
+	wire_pp "$prog" 20 "tcp:$port" $prog -F -d "$WIRE_DEV" -x "$G4" -p $port -n 30
+	title "$prog -R (rdma_cm)"
+	port=$((port + 1))
+	wire_pp "$prog-R" 20 "cm:$port" $prog -R -F -d "$WIRE_DEV" -p $port -n 30
+done
+
+vm_leftovers 5

@@ -1,0 +1,353 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for the wire tests (tests/wire/NN-*.sh), sourced with
+# ". /tests/lib.sh". A wire test is written once and runs in both guests at
+# the same time (scripts/wire.sh); it knows its side from the environment:
+#   WIRE_ROLE     A or B (WIRE_PEER: the other one)
+#   WIRE_DRIVER   rxe or softhca: the driver of this guest (PEER_DRIVER: the
+#                 other guest's); only this one is loaded
+#   WIRE_DEV      the RDMA device the test creates: rxe0 or softhca0
+#   WIRE_NETDEV   eth0, the link between the guests
+#   WIRE_IP, WIRE_IP6   this guest's addresses (A: 10.0.9.1, fd00:9::1;
+#                 B: 10.0.9.2, fd00:9::2), PEER_IP, PEER_IP6 the other's
+#   WIRE_TEST     the test's name (the control messages carry it)
+# It has everything of tests/vm/lib.sh (ok, bad, die, run, must, drv_load,
+# link_add, expect_port, ...; the driver is WIRE_DRIVER) and the control
+# channel of tests/wire/wire-guest.sh (wire_send, wire_wait). Each guest
+# reports its own checks; scripts/wire.sh passes a test only if it passed
+# in both guests.
+#
+# The usual shape: wire_setup (driver, device, GIDs, the peer answers a
+# ping), then client/server steps with wire_pp (or wire_serve in one role
+# and wire_connect in the other): B serves, A connects (WIRE_SERVER=A swaps
+# them); every step is bounded, and a side that fails or ends tells the
+# other (wire_send "TAG fail", "exit"), which stops waiting at once.
+
+# shellcheck disable=SC1091,SC2153
+. /tests/wire-guest.sh
+# shellcheck disable=SC1091
+. /tests/vm-lib.sh
+
+WIRE_BG=		# the servers' state files (/tmp/wire-srv.PID.N), see wire_serve
+WIRE_CAP_PID=
+WIRE_CAP_NAME=
+WIRE_CAPTURED=0
+WIRE_NETEM=0
+WIRE_GRACE=5		# seconds a server may take to end after its client
+WIRE_HUNG=		# the step that hung (see _wire_go)
+WIRE_ALL_STEPS=${WIRE_ALL_STEPS:-}
+_wire_n=0
+
+# ---- setup ---------------------------------------------------------------------
+
+# wire_gid 4|6 [DEV]: the index of DEV's (default WIRE_DEV) RoCE v2 GID of
+# this guest's IPv4 (4) or IPv6 (6) address, found through
+# ports/1/gid_attrs/types/N ("RoCE v2") and ports/1/gids/N
+wire_gid() {
+	_wd=${2:-$WIRE_DEV}
+	if [ "$1" = 6 ]; then
+		_wg=$WIRE_GID6
+	else
+		_wg=$(ipv4_gid "$WIRE_IP")
+	fi
+	for _wt in "$IB/$_wd"/ports/1/gid_attrs/types/*; do
+		[ "$(cat "$_wt" 2>/dev/null)" = "RoCE v2" ] || continue
+		_wi=${_wt##*/}
+		[ "$(cat "$IB/$_wd/ports/1/gids/$_wi" 2>/dev/null)" = "$_wg" ] || continue
+		echo "$_wi"
+		return 0
+	done
+	return 1
+}
+
+_wire_gids() { wire_gid 4 >/dev/null && wire_gid 6 >/dev/null; }
+
+# wire_show_gids: the non-zero GIDs of WIRE_DEV with their types
+wire_show_gids() {
+	_wd=$WIRE_DEV
+	for _wt in "$IB/$_wd"/ports/1/gids/*; do
+		_wg=$(cat "$_wt" 2>/dev/null)
+		case $_wg in ''|0000:0000:0000:0000:0000:0000:0000:0000) continue ;; esac
+		info "gid ${_wt##*/}: $_wg $(cat "$IB/$_wd/ports/1/gid_attrs/types/${_wt##*/}" 2>/dev/null)"
+	done
+}
+
+# wire_setup: load WIRE_DRIVER, create WIRE_DEV on WIRE_NETDEV, wait for its
+# port to be ACTIVE and for its RoCE v2 GIDs of WIRE_IP and WIRE_IP6; the
+# peer answers a ping; then vm_baseline WIRE_DEV (for vm_leftovers).
+wire_setup() {
+	drv_load || die "loading $DRV_MOD failed"
+	must "rdma link add $WIRE_DEV type $DRV_TYPE netdev $WIRE_NETDEV" \
+		link_add "$WIRE_DEV" "$WIRE_NETDEV"
+	expect_port "$WIRE_DEV" state "4: ACTIVE" 10
+	if wait_for 10 _wire_gids; then
+		ok "$WIRE_DEV: RoCE v2 GID of $WIRE_IP at index $(wire_gid 4), of $WIRE_IP6 at index $(wire_gid 6)"
+	else
+		wire_show_gids
+		die "$WIRE_DEV: no RoCE v2 GID of $WIRE_IP and $WIRE_IP6 within 10s"
+	fi
+	must "guest $WIRE_PEER answers at $PEER_IP" ping -c 1 -W 5 "$PEER_IP"
+	vm_baseline "$WIRE_DEV"
+}
+
+# ---- client and server ------------------------------------------------------------
+
+# wire_is_server: this guest serves (B, or WIRE_SERVER)
+wire_is_server() { [ "$WIRE_ROLE" = "${WIRE_SERVER:-B}" ]; }
+
+# _wire_ready SPEC STATEFILE: the server is ready to be connected to:
+# tcp:PORT (a TCP listener on PORT), cm:PORT (an rdma_cm listener on PORT,
+# per rdma res), now
+_wire_ready() {
+	[ ! -e "$2.rc" ] || return 2
+	case $1 in
+	tcp:*) netstat -ltn 2>/dev/null | awk -v p=":${1#tcp:}" '
+		substr($4, length($4) - length(p) + 1) == p { f = 1 } END { exit !f }' ;;
+	cm:*) rdma res show cm_id 2>/dev/null | grep -q -e "state LISTEN .*:${1#cm:} " ;;
+	*) true ;;
+	esac
+}
+
+# _wire_go TAG: may the step TAG run? Not once the peer's side of the test
+# has ended. And once a step has hung (killed at its time limit) the rest
+# of the test would most likely hang as well, one time limit each: the test
+# ends there (the peer learns it from the "exit" message and stops
+# waiting), unless WIRE_ALL_STEPS=1 (scripts/wire.sh --all-steps).
+_wire_go() {
+	wire_peer_alive ||
+		die "$1 and the rest of this test not run: guest $WIRE_PEER is gone (its QEMU exited)"
+	if wire_seen exit >/dev/null; then
+		die "$1 and the rest of this test not run: the test ended in guest $WIRE_PEER"
+	fi
+	[ -n "$WIRE_HUNG" ] && [ -z "$WIRE_ALL_STEPS" ] || return 0
+	die "$1 and the rest of this test not run: step $WIRE_HUNG hung (scripts/wire.sh --all-steps runs them all)"
+}
+
+# _wire_verdict TAG WHAT STATUS OUTPUT [stopped]: check a client's or
+# server's exit status: 0, or with WIRE_XFAIL=ERE set, a failure (not a
+# timeout) whose output matches ERE. "stopped": a server that wire_serve
+# stopped after its client had ended (not a hang of its own)
+_wire_verdict() {
+	if [ "${5:-}" = stopped ]; then
+		if [ -n "${WIRE_XFAIL:-}" ]; then
+			bad "$1: $2 was still running ${WIRE_GRACE}s after its client ended, expected it to fail ($WIRE_XFAIL)"
+		else
+			bad "$1: $2 was still running ${WIRE_GRACE}s after its client ended: stopped"
+		fi
+		return
+	fi
+	case $3 in 124|137|143) WIRE_HUNG=$1 ;; esac
+	if [ -z "${WIRE_XFAIL:-}" ]; then
+		if [ "$3" = 0 ]; then
+			ok "$1: $2"
+		else
+			case $3 in
+			124|137|143) bad "$1: $2: killed at its time limit (exit status $3)" ;;
+			*) bad "$1: $2: exit status $3" ;;
+			esac
+		fi
+		return
+	fi
+	case $3 in
+	0) bad "$1: $2 succeeded, expected a failure ($WIRE_XFAIL)" ;;
+	124|137|143) bad "$1: $2 hung (killed, exit status $3), expected a failure ($WIRE_XFAIL)" ;;
+	*)	_wv=$(printf '%s\n' "$4" | grep -E -e "$WIRE_XFAIL" | head -n 1)
+		if [ -n "$_wv" ]; then
+			ok "$1: $2 failed as expected: '$_wv'"
+		else
+			bad "$1: $2 failed (exit status $3) without '$WIRE_XFAIL'"
+		fi ;;
+	esac
+}
+
+# wire_serve TAG SECS READY CMD...: run the server CMD (bounded by SECS) in
+# the background (WIRE_XFAIL: see _wire_verdict); tell the client "TAG ready" once READY (see _wire_ready)
+# holds, or "TAG fail" if it does not within 20 s; wait for the server to
+# end, but no more than WIRE_GRACE seconds after the client's "TAG done"
+# (or its test's end); print its output, check its exit status (0) and tell
+# the client "TAG served STATUS". Returns the server's exit status.
+wire_serve() {
+	_wtag=$1 _wsecs=$2 _wready=$3
+	shift 3
+	_wire_go "$_wtag"
+	_wire_n=$((_wire_n + 1))
+	_wsf=/tmp/wire-srv.$$.$_wire_n
+	rm -f "$_wsf".*
+	WIRE_BG="$WIRE_BG $_wsf"
+	echo "  \$ $* (server $_wtag)"
+	(
+		timeout -k 3 "$_wsecs" "$@" >"$_wsf.out" 2>&1 &
+		echo $! >"$_wsf.pid"
+		wait $!
+		echo $? >"$_wsf.rc"
+	) &
+	_wn=100
+	until _wire_ready "$_wready" "$_wsf"; do
+		if [ -e "$_wsf.rc" ] || [ $_wn -le 0 ]; then
+			_wn=-1
+			break
+		fi
+		_wn=$((_wn - 1))
+		sleep 0.2
+	done
+	if [ $_wn -ge 0 ]; then
+		wire_send "$_wtag ready"
+	else
+		wire_send "$_wtag fail"
+		if [ -e "$_wsf.rc" ]; then
+			bad "$_wtag: the server ended before it was ready ($_wready)"
+		else
+			bad "$_wtag: the server did not get ready ($_wready) within 20s"
+		fi
+	fi
+	_wn=$(((_wsecs + 10) * 5))
+	_wg=
+	while [ ! -e "$_wsf.rc" ] && [ $_wn -gt 0 ]; do
+		if [ -z "$_wg" ]; then
+			if wire_seen "$_wtag done" >/dev/null || wire_seen exit >/dev/null; then
+				_wg=$((WIRE_GRACE * 5))
+			fi
+		else
+			_wg=$((_wg - 1))
+			[ "$_wg" -gt 0 ] || break
+		fi
+		_wn=$((_wn - 1))
+		sleep 0.2
+	done
+	_wstop=
+	if [ ! -e "$_wsf.rc" ]; then
+		_wstop=stopped
+		_wire_stop "$_wsf"
+	fi
+	_wrc=$(cat "$_wsf.rc" 2>/dev/null || echo 124)
+	sed 's/^/    /' "$_wsf.out"
+	[ "$_wrc" = 0 ] || echo "    (exit status $_wrc)"
+	wire_send "$_wtag served $_wrc"
+	_wire_verdict "$_wtag" "server $1" "$_wrc" "$(cat "$_wsf.out")" $_wstop
+	return "$_wrc"
+}
+
+# _wire_stop STATEFILE: stop a wire_serve server (its timeout passes the
+# signal on, then kills after 3 s) and wait for its end
+_wire_stop() {
+	[ -e "$1.rc" ] && return 0
+	_wp=$(cat "$1.pid" 2>/dev/null)
+	[ -z "$_wp" ] || kill "$_wp" 2>/dev/null
+	wait_for 6 test -e "$1.rc"
+}
+
+# wire_connect TAG SECS CMD...: wait (40 s at most) for the server's "TAG
+# ready", run the client CMD bounded by SECS, tell the server "TAG done
+# STATUS", check the exit status (0) and wait for the server's end (its
+# "TAG served"). Returns the client's exit status.
+wire_connect() {
+	_wtag=$1 _wsecs=$2
+	shift 2
+	_wire_go "$_wtag"
+	wire_wait 40 "$_wtag ready" >/dev/null
+	case $? in
+	0) ;;
+	3) die "$_wtag: guest $WIRE_PEER is gone (its QEMU exited)" ;;
+	*)	wire_send "$_wtag fail"
+		bad "$_wtag: the server (guest $WIRE_PEER) did not get ready"
+		return 1 ;;
+	esac
+	_wt0=$(date +%s)
+	run_t "$_wsecs" "$@"
+	_wrc=$(run_rc)
+	wire_send "$_wtag done $_wrc"
+	_wire_verdict "$_wtag" "client $1 ($(($(date +%s) - _wt0))s)" "$_wrc" "$(run_out)"
+	_wsv=$(wire_wait $((WIRE_GRACE + 10)) "$_wtag served") ||
+		info "$_wtag: no word of the server's end"
+	[ -z "$_wsv" ] || info "$_wtag: server (guest $WIRE_PEER) exit status $_wsv"
+	return "$_wrc"
+}
+
+# wire_pp TAG SECS READY PROG ARGS...: the usual client/server pair of one
+# program: the server runs PROG ARGS, the client PROG ARGS SERVER_ADDRESS
+# (PEER_IP), as ibv_*_pingpong and perftest take them.
+wire_pp() {
+	_wpt=$1 _wps=$2 _wpr=$3
+	shift 3
+	if wire_is_server; then
+		wire_serve "$_wpt" "$_wps" "$_wpr" "$@"
+	else
+		wire_connect "$_wpt" "$_wps" "$@" "$PEER_IP"
+	fi
+}
+
+# ---- the link ---------------------------------------------------------------------
+
+# wire_netem ARGS...: netem on this guest's side of the link (egress), e.g.
+# wire_netem loss 2%; wire_netem off removes it (and the test's end does).
+# iproute2's tc: busybox's applet cannot do netem.
+wire_netem() {
+	if [ "$1" = off ]; then
+		WIRE_NETEM=0
+		run /usr/sbin/tc qdisc del dev "$WIRE_NETDEV" root
+		return
+	fi
+	WIRE_NETEM=1
+	run /usr/sbin/tc qdisc replace dev "$WIRE_NETDEV" root netem "$@"
+}
+
+# wire_capture_start NAME [FILTER...]: tcpdump on the link (whole
+# packets) into /tmp/NAME, until wire_capture_finish, which sends it to the
+# host (as ROLE-TEST-NAME); a test that ends early (die, a hung step)
+# still sends what it captured.
+wire_capture_start() {
+	command -v tcpdump >/dev/null ||
+		die "tcpdump is not in the guest (install it on the host: scripts/deps.sh wire)"
+	WIRE_CAP_NAME=$1
+	_wcf=/tmp/$1
+	shift
+	echo "  \$ tcpdump -i $WIRE_NETDEV -w $_wcf $* &"
+	tcpdump -Z root --immediate-mode -U -n -s 0 -i "$WIRE_NETDEV" -w "$_wcf" "$@" \
+		>"$_wcf.log" 2>&1 &
+	WIRE_CAP_PID=$!
+	if wait_for 10 grep -q "listening on" "$_wcf.log"; then
+		ok "capturing on $WIRE_NETDEV into $_wcf"
+	else
+		sed 's/^/    /' "$_wcf.log"
+		die "tcpdump did not start"
+	fi
+}
+
+# wire_capture_finish: stop the capture (a second after the last packet),
+# print tcpdump's summary and send the capture to the host; WIRE_CAPTURED
+# is the number of packets captured
+wire_capture_finish() {
+	[ -n "$WIRE_CAP_PID" ] || return 1
+	sleep 1
+	kill -INT "$WIRE_CAP_PID" 2>/dev/null
+	wait "$WIRE_CAP_PID"
+	WIRE_CAP_PID=
+	_wcf=/tmp/$WIRE_CAP_NAME
+	grep -E 'packets (captured|received|dropped)' "$_wcf.log" | sed 's/^/    /'
+	WIRE_CAPTURED=$(sed -n 's/^\([0-9]*\) packets\{0,1\} captured$/\1/p' "$_wcf.log")
+	WIRE_CAPTURED=${WIRE_CAPTURED:-0}
+	if wire_put_file "$WIRE_CAP_NAME" "$_wcf"; then
+		ok "capture of $WIRE_CAPTURED packets sent to the host ($(wc -c <"$_wcf") bytes), which checks it"
+	else
+		bad "could not send the capture to the host (virtio-serial port wire.data)"
+	fi
+}
+
+# ---- the end ----------------------------------------------------------------------
+
+# On exit: stop what is still running, send a capture still running to the
+# host, remove netem, tell the peer ("exit STATUS": it stops waiting for
+# this side), then tests/vm/lib.sh's cleanup.
+_wire_exit() {
+	_wrc=$?
+	for _wsf in $WIRE_BG; do
+		_wire_stop "$_wsf"
+	done
+	[ -z "$WIRE_CAP_PID" ] || wire_capture_finish
+	[ $WIRE_NETEM = 0 ] || /usr/sbin/tc qdisc del dev "$WIRE_NETDEV" root 2>/dev/null
+	wire_send exit "$_wrc" 2>/dev/null
+	(exit "$_wrc")
+	_vm_exit
+}
+trap _wire_exit EXIT
