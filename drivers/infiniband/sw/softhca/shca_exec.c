@@ -57,6 +57,7 @@
 #include <linux/ipv6.h>
 #include <net/ip.h>
 #include <rdma/ib_addr.h>
+#include <rdma/ib_mad.h>
 
 #include "shca_verbs.h"
 #include "shca_wire.h"
@@ -767,7 +768,7 @@ static bool shca_port_up(const struct shca_dev *sdev)
 	return READ_ONCE(sdev->port_state) == IB_PORT_ACTIVE;
 }
 
-/* The port's active MTU: the largest datagram a UD QP may send. */
+/* The port's active MTU: the largest datagram a UD QP may send or take. */
 static u32 shca_port_mtu(struct shca_dev *sdev)
 {
 	struct net_device *ndev = ib_device_get_netdev(&sdev->ibdev, SHCA_PORT);
@@ -847,6 +848,25 @@ static struct shca_qp *shca_ud_peer(struct shca_qp *qp,
 	return peer;
 }
 
+/**
+ * shca_ud_too_long() - a datagram is dropped before it takes a receive
+ * @qp: the receiving UD or GSI QP
+ * @len: bytes of data
+ *
+ * Longer than the port's MTU, or for the GSI QP longer than a MAD (none
+ * of the MAD layer's receives could take it, and it takes a receive
+ * completed in error for a dead QP): dropped and counted, as a HCA drops
+ * a malformed datagram, so that no sender can make a QP lose its
+ * receives - the GSI QP least of all.
+ *
+ * Return: true to drop it.
+ */
+bool shca_ud_too_long(struct shca_qp *qp, u64 len)
+{
+	return len > shca_port_mtu(qp->sdev) ||
+	       (qp->ibqp.qp_type == IB_QPT_GSI && len > IB_MGMT_MAD_SIZE);
+}
+
 /*
  * Deliver the datagram @w of @qp to @peer: if the peer is receiving, the
  * Q_Key matches and a receive is posted, the receive gets the GRH area,
@@ -868,7 +888,8 @@ static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
 	spin_lock_irqsave(&peer->lock, flags);
 	if ((peer->state == IB_QPS_RTR || peer->state == IB_QPS_RTS ||
 	     peer->state == IB_QPS_SQD || peer->state == IB_QPS_SQE) &&
-	    peer->qkey == qkey && shca_port_up(peer->sdev))
+	    peer->qkey == qkey && shca_port_up(peer->sdev) &&
+	    !shca_ud_too_long(peer, len))
 		popped = shca_rq_pop(peer, r);
 	spin_unlock_irqrestore(&peer->lock, flags);
 	if (!popped) {
@@ -876,9 +897,9 @@ static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
 		return;
 	}
 
+	/* The sender's doing, not the consumer's: the QP goes on. */
 	if (len + SHCA_GRH_BYTES > shca_sge_total(r->sge, r->num_sge)) {
 		shca_resp_complete(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
-		shca_resp_error(qp, peer, IB_EVENT_QP_REQ_ERR, false);
 		return;
 	}
 	shca_ud_grh(grh, &w->ud.av, len, w->opcode == IB_WR_SEND_WITH_IMM);

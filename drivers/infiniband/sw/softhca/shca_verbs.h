@@ -232,6 +232,7 @@ int shca_srq_post_recv(struct shca_srq *srq, const struct ib_recv_wr *wr,
 bool shca_srq_pop(struct shca_srq *srq, struct shca_wqe *out);
 bool shca_srq_empty(struct shca_srq *srq);
 bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out);
+bool shca_ud_too_long(struct shca_qp *qp, u64 len);
 bool shca_rq_empty(struct shca_qp *qp);
 
 /* shca_exec.c: executes work requests */

@@ -321,7 +321,8 @@ static void shca_wire_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 	int err;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (shca_wire_receiving(qp) && pkt->qkey == qp->qkey)
+	if (shca_wire_receiving(qp) && pkt->qkey == qp->qkey &&
+	    !shca_ud_too_long(qp, pkt->paylen))
 		popped = shca_rq_pop(qp, r);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (!popped) {
@@ -336,10 +337,11 @@ static void shca_wire_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 		memcpy(grh + 20, ip_hdr(skb), sizeof(struct iphdr));
 	else
 		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+	/* The sender's doing, not the consumer's: the QP goes on. */
 	if (SHCA_GRH_BYTES + pkt->paylen > shca_wire_wqe_len(r)) {
 		shca_wire_recv_done(qp, r, pkt, IB_WC_LOC_LEN_ERR, 0,
 				    pkt->src_qp);
-		goto error;
+		return;
 	}
 	err = shca_wire_sg_copy(qp, r, 0, grh, SHCA_GRH_BYTES,
 				IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
@@ -576,6 +578,8 @@ static bool shca_wire_read_respond(struct shca_qp *qp, struct shca_rd_res *res,
 			return false;
 		}
 		shca_net_send(qp->sdev, &qp->path, skb);
+		/* A large READ yields between its packets. */
+		cond_resched();
 	}
 	return true;
 }
@@ -866,7 +870,10 @@ static void shca_wire_request(struct shca_qp *qp, struct sk_buff *skb,
 		} else if (!(qp->access & need)) {
 			shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS,
 				      IB_EVENT_QP_ACCESS_ERR);
-		} else if (!qp->max_dest_rd_atomic) {
+		} else if (!qp->max_dest_rd_atomic ||
+			   ((flags & SHCA_OP_READ) &&
+			    pkt->dma_len > SHCA_MAX_MSG_SZ)) {
+			/* No resources, or more than a message may carry. */
 			shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
 				      IB_EVENT_QP_REQ_ERR);
 		} else if (flags & SHCA_OP_READ) {
