@@ -62,7 +62,7 @@
  *     usable.
  *
  * Environment: FUZZ_SEED (default 1; printed), FUZZ_HOSTILE_PACKETS (default
- * 8000), FUZZ_HOSTILE_BURST (of those, sent in bursts; default 3000),
+ * 6000), FUZZ_HOSTILE_BURST (of those, sent in bursts; default 2000),
  * FUZZ_HOSTILE_WAIT_MS (how long a packet may take to be counted; 100).
  */
 #include <arpa/inet.h>
@@ -91,7 +91,7 @@
 #define LOCAL_DMA_LKEY	0xffu	/* softhca's ib_device.local_dma_lkey */
 
 static uint64_t seed = 1;
-static long n_total = 8000, n_burst = 3000, wait_ms = 100;
+static long n_total = 6000, n_burst = 2000, wait_ms = 100;
 
 static double now_ms(void)
 {
@@ -2282,8 +2282,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	seed = envl("FUZZ_SEED", 1);
-	n_total = envl("FUZZ_HOSTILE_PACKETS", 8000);
-	n_burst = envl("FUZZ_HOSTILE_BURST", 3000);
+	n_total = envl("FUZZ_HOSTILE_PACKETS", 6000);
+	n_burst = envl("FUZZ_HOSTILE_BURST", 2000);
 	wait_ms = envl("FUZZ_HOSTILE_WAIT_MS", 100);
 	if (n_burst > n_total)
 		n_burst = n_total;
