@@ -86,7 +86,8 @@ struct dma_buf;
 #define SHCA_MAX_QP_WR		0x4000		/* per send or receive queue */
 #define SHCA_MAX_SGE		32
 #define SHCA_MAX_INLINE		512		/* bytes of inline send data */
-#define SHCA_MAX_RD_ATOM	16		/* outstanding READs/atomics */
+#define SHCA_MAX_RD_ATOM	16		/* READs/atomics a responder keeps */
+#define SHCA_MAX_INIT_RD_ATOM	128		/* ... a requester has outstanding */
 #define SHCA_MAX_MSG_SZ		BIT(31)		/* bytes per message */
 #define SHCA_PSN_MASK		0xffffff	/* 24-bit packet sequence numbers */
 #define SHCA_GRH_BYTES		40		/* GRH area of a UD receive */

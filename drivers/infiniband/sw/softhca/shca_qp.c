@@ -1242,7 +1242,7 @@ static int shca_qp_check_attr(const struct ib_qp_attr *attr, int mask)
 	if ((mask & IB_QP_MIN_RNR_TIMER) && attr->min_rnr_timer > 31)
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_QP_RD_ATOMIC) &&
-	    attr->max_rd_atomic > SHCA_MAX_RD_ATOM)
+	    attr->max_rd_atomic > SHCA_MAX_INIT_RD_ATOM)
 		return -EINVAL;
 	if ((mask & IB_QP_MAX_DEST_RD_ATOMIC) &&
 	    attr->max_dest_rd_atomic > SHCA_MAX_RD_ATOM)

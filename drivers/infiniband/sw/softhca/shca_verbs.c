@@ -60,7 +60,8 @@ static int shca_query_device(struct ib_device *ibdev,
 	attr->max_cq = SHCA_MAX_CQ;
 	attr->max_cqe = SHCA_MAX_CQE;
 	attr->max_qp_rd_atom = SHCA_MAX_RD_ATOM;
-	attr->max_qp_init_rd_atom = SHCA_MAX_RD_ATOM;
+	/* As rdma_rxe: perftest asks for the peer's responder resources. */
+	attr->max_qp_init_rd_atom = SHCA_MAX_INIT_RD_ATOM;
 	attr->max_res_rd_atom = SHCA_MAX_RD_ATOM * SHCA_MAX_QP;
 	attr->atomic_cap = IB_ATOMIC_HCA;
 	attr->device_cap_flags = IB_DEVICE_MEM_MGT_EXTENSIONS |
