@@ -930,6 +930,18 @@ static void shca_wire_wc(struct shca_qp *qp, const struct shca_wqe *w,
 	};
 }
 
+/* The PSN after the last one sent (once at least). */
+static u32 shca_wire_sent_psn(const struct shca_wreq *rq)
+{
+	return rq->resend ? rq->resend_until : rq->psn;
+}
+
+/* Packets were sent that are not acknowledged. */
+static bool shca_wire_outstanding(const struct shca_wreq *rq)
+{
+	return shca_psn_diff(shca_wire_sent_psn(rq), rq->una) > 0;
+}
+
 /* The send queue counter up to which WQEs were sent (once at least). */
 static u32 shca_wire_sent_end(const struct shca_wreq *rq)
 {
@@ -1185,8 +1197,7 @@ static void shca_wire_response(struct shca_qp *qp, struct sk_buff *skb,
 		return;
 	}
 	/* Only PSNs sent mean anything. */
-	if (shca_psn_diff(pkt->psn, qp->wreq.resend ? qp->wreq.resend_until :
-						      qp->wreq.psn) >= 0) {
+	if (shca_psn_diff(pkt->psn, shca_wire_sent_psn(&qp->wreq)) >= 0) {
 		shca_wire_drop(qp);
 		return;
 	}
@@ -1209,7 +1220,7 @@ static void shca_wire_response(struct shca_qp *qp, struct sk_buff *skb,
 	 */
 	if (qp->wreq.rnr_wait)
 		return;
-	if (qp->sq.head == shca_wire_sent_end(&qp->wreq))
+	if (!shca_wire_outstanding(&qp->wreq))
 		timer_delete(&qp->wtimer);
 	else
 		mod_timer(&qp->wtimer, jiffies + shca_ack_timeout(qp));
@@ -1443,7 +1454,11 @@ static void shca_wire_timeout(struct shca_qp *qp)
 		rq->rnr_wait = false;
 		return;
 	}
-	if (qp->sq.head == rq->next || qp->ibqp.qp_type != IB_QPT_RC)
+	/*
+	 * Packets sent and not acknowledged, whether or not a WQE was sent
+	 * whole (one larger than the window is not).
+	 */
+	if (!shca_wire_outstanding(rq) || qp->ibqp.qp_type != IB_QPT_RC)
 		return;
 	shca_wstat_inc(qp->sdev, SHCA_WS_ACK_TIMEOUTS);
 	/* A timeout of 0 waits for ever. */
