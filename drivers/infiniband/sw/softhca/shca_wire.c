@@ -986,8 +986,26 @@ static void shca_wire_complete_upto(struct shca_qp *qp, u32 acked,
 		if (wc.status != IB_WC_SUCCESS)
 			return;
 	}
-	if (acked_valid && shca_psn_diff(acked, rq->una) >= 0)
-		rq->una = shca_psn_add(acked, 1);
+	if (acked_valid && shca_psn_diff(acked, rq->una) >= 0) {
+		u32 una = shca_psn_add(acked, 1);
+
+		/*
+		 * An ACK past a READ or atomic not answered yet says the
+		 * responder executed it, not that its responses arrived:
+		 * those are still outstanding.
+		 */
+		if (qp->sq.head != end) {
+			w = shca_wire_sq_wqe(qp, qp->sq.head);
+			if (!w->wire_done && shca_wire_is_rdatomic(w->opcode) &&
+			    shca_psn_diff(una, w->psn) > 0)
+				una = shca_psn_add(w->psn,
+						   w->opcode == IB_WR_RDMA_READ ?
+						   rq->rd_off / shca_wire_mtu(qp) :
+						   0);
+		}
+		if (shca_psn_diff(una, rq->una) > 0)
+			rq->una = una;
+	}
 }
 
 /* Where the send queue restarts to send PSN @psn again. */
@@ -999,7 +1017,8 @@ static void shca_wire_rewind(struct shca_qp *qp, u32 psn)
 	/* Packets before the high-water mark are sent again. */
 	if (!rq->resend || shca_psn_diff(rq->psn, rq->resend_until) > 0) {
 		rq->resend_until = rq->psn;
-		rq->resend_next = rq->next;
+		/* A WQE partly sent (longer than the window) too. */
+		rq->resend_next = rq->next + (rq->off ? 1 : 0);
 	}
 	rq->rd_out = 0;
 	for (idx = qp->sq.head; idx != rq->resend_next; idx++) {
