@@ -114,8 +114,11 @@ wire_ctl_start() {
 # reads end of file and cat ends.
 wire_peer_alive() {
 	[ -n "${WIRE_CTL_PID:-}" ] || return 0
-	[ -r "/proc/$WIRE_CTL_PID/status" ] &&
-		! grep -q '^State:[[:space:]]*Z' "/proc/$WIRE_CTL_PID/status"
+	# shell builtins only: this runs in every polling loop, and a process
+	# costs milliseconds under TCG. /proc/PID/stat: "PID (comm) STATE ..."
+	read -r _wpa 2>/dev/null <"/proc/$WIRE_CTL_PID/stat" || return 1
+	_wpa=${_wpa##*) }
+	[ "${_wpa%% *}" != Z ]
 }
 
 # wire_send TAG [WORDS]: send "ROLE TEST TAG [WORDS]" to the peer (a write
@@ -138,22 +141,32 @@ wire_seen() {
 # wire_wait SECS TAG [WORDS]: wait up to SECS for the peer's message (its
 # remaining words on stdout). 0: seen; 2: the peer's test ended instead
 # ("exit") or it sent "TAG fail"; 3: the peer is gone (wire_peer_alive);
-# 1: timed out.
+# 1: timed out. Polls every 0.2 s, one awk a round.
 wire_wait() {
-	_ws=$(($1 * 10))
+	_ws=$(($1 * 5))
 	shift
 	_wwt=$*
 	_wwt=${_wwt%% *}
+	_wwx=1
+	[ "$WIRE_TEST" != - ] || _wwx=
 	while :; do
-		wire_seen "$@" && return 0
-		if [ "$WIRE_TEST" != - ]; then
-			wire_seen exit >/dev/null && return 2
-			wire_seen "$_wwt" fail >/dev/null && return 2
-		fi
+		_wwr=$(awk -v p="$WIRE_PEER $WIRE_TEST $*" -v x="$_wwx" \
+			-v e="$WIRE_PEER $WIRE_TEST exit" -v f="$WIRE_PEER $WIRE_TEST $_wwt fail" '
+			!m && $0 == p { m = 1; next }
+			!m && index($0, p " ") == 1 { m = 1; r = substr($0, length(p) + 2); next }
+			x && ($0 == e || index($0, e " ") == 1 || $0 == f || index($0, f " ") == 1) { s = 1 }
+			END { if (m) print "0 " r; else if (s) print "2"; else print "1" }' "$WIRE_MSGS")
+		case $_wwr in
+		0*)	_wwr=${_wwr#0}
+			_wwr=${_wwr# }
+			[ -z "$_wwr" ] || echo "$_wwr"
+			return 0 ;;
+		2) return 2 ;;
+		esac
 		wire_peer_alive || return 3
 		[ "$_ws" -gt 0 ] || return 1
 		_ws=$((_ws - 1))
-		sleep 0.1
+		sleep 0.2
 	done
 }
 
