@@ -20,7 +20,7 @@
 #   --pair A:B         a driver pair (softhca:rxe, rxe:rxe, ...); repeat it
 #                      for several, each a boot of both guests; overrides
 #                      --a-driver and --b-driver
-#   --test-timeout SECS  bound for each test in each guest (default 90)
+#   --test-timeout SECS  bound for each test in each guest (default 180)
 #   --timeout SECS     bound for each boot of the two guests (default:
 #                      180 s plus test-timeout + 60 s per test)
 #   --out DIR          consoles, extracted files and captures (default
@@ -49,7 +49,7 @@ B_DRIVER=rxe
 PAIRS=()
 SELECT=()
 VM_ARGS=()
-TEST_TIMEOUT=90
+TEST_TIMEOUT=180
 TOTAL_TIMEOUT=
 OUT=$ROOT/build/wire
 VERBOSE=0

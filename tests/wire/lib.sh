@@ -37,6 +37,7 @@ WIRE_NETEM=0
 WIRE_GRACE=5		# seconds a server may take to end after its client
 WIRE_HUNG=		# the step that hung (see _wire_go)
 WIRE_ALL_STEPS=${WIRE_ALL_STEPS:-}
+_WIRE_AGAIN=
 _wire_n=0
 
 # ---- setup ---------------------------------------------------------------------
@@ -162,11 +163,13 @@ _wire_verdict() {
 }
 
 # wire_serve TAG SECS READY CMD...: run the server CMD (bounded by SECS) in
-# the background (WIRE_XFAIL: see _wire_verdict); tell the client "TAG ready" once READY (see _wire_ready)
+# the background; tell the client "TAG ready" once READY (see _wire_ready)
 # holds, or "TAG fail" if it does not within 20 s; wait for the server to
 # end, but no more than WIRE_GRACE seconds after the client's "TAG done"
-# (or its test's end); print its output, check its exit status (0) and tell
-# the client "TAG served STATUS". Returns the server's exit status.
+# (or its test's end); print its output, check its exit status (0, or see
+# WIRE_XFAIL in _wire_verdict) unless the client asked for the step again
+# (WIRE_RETRY, see wire_pp) and tell the client "TAG served STATUS".
+# Returns the server's exit status.
 wire_serve() {
 	_wtag=$1 _wsecs=$2 _wready=$3
 	shift 3
@@ -205,7 +208,7 @@ wire_serve() {
 	_wg=
 	while [ ! -e "$_wsf.rc" ] && [ $_wn -gt 0 ]; do
 		if [ -z "$_wg" ]; then
-			if wire_seen "$_wtag done" >/dev/null || wire_seen exit >/dev/null; then
+			if wire_wait 0 "$_wtag done" >/dev/null; [ $? != 1 ]; then
 				_wg=$((WIRE_GRACE * 5))
 			fi
 		else
@@ -223,8 +226,19 @@ wire_serve() {
 	_wrc=$(cat "$_wsf.rc" 2>/dev/null || echo 124)
 	sed 's/^/    /' "$_wsf.out"
 	[ "$_wrc" = 0 ] || echo "    (exit status $_wrc)"
+	# did the client ask for this step again? (it says so in "TAG done")
+	_WIRE_AGAIN=
+	if [ -n "${WIRE_RETRY:-}" ] && [ "${_WIRE_ATTEMPT:-1}" = 1 ]; then
+		case " $(wire_wait 10 "$_wtag done") " in
+		*" again "*) _WIRE_AGAIN=1 ;;
+		esac
+	fi
 	wire_send "$_wtag served $_wrc"
-	_wire_verdict "$_wtag" "server $1" "$_wrc" "$(cat "$_wsf.out")" $_wstop
+	if [ -n "$_WIRE_AGAIN" ]; then
+		info "$_wtag: server $1 ended with status $_wrc; the client asks for the step again"
+	else
+		_wire_verdict "$_wtag" "server $1" "$_wrc" "$(cat "$_wsf.out")" $_wstop
+	fi
 	return "$_wrc"
 }
 
@@ -256,8 +270,16 @@ wire_connect() {
 	_wt0=$(date +%s)
 	run_t "$_wsecs" "$@"
 	_wrc=$(run_rc)
-	wire_send "$_wtag done $_wrc"
-	_wire_verdict "$_wtag" "client $1 ($(($(date +%s) - _wt0))s)" "$_wrc" "$(run_out)"
+	_WIRE_AGAIN=
+	if [ -n "${WIRE_RETRY:-}" ] && [ "${_WIRE_ATTEMPT:-1}" = 1 ] && [ "$_wrc" != 0 ] &&
+		run_out | grep -q -E -e "$WIRE_RETRY"; then
+		_WIRE_AGAIN=1
+		wire_send "$_wtag done $_wrc again"
+		info "$_wtag: client $1 failed (exit status $_wrc; WIRE_RETRY '$WIRE_RETRY'): the step once more"
+	else
+		wire_send "$_wtag done $_wrc"
+		_wire_verdict "$_wtag" "client $1 ($(($(date +%s) - _wt0))s)" "$_wrc" "$(run_out)"
+	fi
 	_wsv=$(wire_wait $((WIRE_GRACE + 10)) "$_wtag served") ||
 		info "$_wtag: no word of the server's end"
 	[ -z "$_wsv" ] || info "$_wtag: server (guest $WIRE_PEER) exit status $_wsv"
@@ -266,15 +288,29 @@ wire_connect() {
 
 # wire_pp TAG SECS READY PROG ARGS...: the usual client/server pair of one
 # program: the server runs PROG ARGS, the client PROG ARGS SERVER_ADDRESS
-# (PEER_IP), as ibv_*_pingpong and perftest take them.
+# (PEER_IP), as ibv_*_pingpong and perftest take them. With WIRE_RETRY=ERE
+# set, a client that fails with output matching ERE has both sides run the
+# step once more (as TAG.2): for a known race of the program itself, not
+# of the wire.
 wire_pp() {
 	_wpt=$1 _wps=$2 _wpr=$3
 	shift 3
-	if wire_is_server; then
-		wire_serve "$_wpt" "$_wps" "$_wpr" "$@"
-	else
-		wire_connect "$_wpt" "$_wps" "$@" "$PEER_IP"
-	fi
+	_WIRE_ATTEMPT=1
+	while :; do
+		if wire_is_server; then
+			wire_serve "$_wpt" "$_wps" "$_wpr" "$@"
+		else
+			wire_connect "$_wpt" "$_wps" "$@" "$PEER_IP"
+		fi
+		_wpx=$?
+		if [ -z "$_WIRE_AGAIN" ] || [ $_WIRE_ATTEMPT != 1 ]; then
+			break
+		fi
+		_WIRE_ATTEMPT=2
+		_wpt=$_wpt.2
+	done
+	_WIRE_ATTEMPT=1
+	return "$_wpx"
 }
 
 # ---- the link ---------------------------------------------------------------------
