@@ -1605,5 +1605,7 @@ void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next)
 		qp->wreq.psn = qp->sq_psn;
 		qp->wreq.una = qp->sq_psn;
 		qp->wreq.next = qp->sq.head;
+		/* No READ response gap asked about yet: not a PSN. */
+		qp->wreq.rd_gap_psn = SHCA_PSN_MASK + 1;
 	}
 }
