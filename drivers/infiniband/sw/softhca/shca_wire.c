@@ -942,6 +942,25 @@ static bool shca_wire_outstanding(const struct shca_wreq *rq)
 	return shca_psn_diff(shca_wire_sent_psn(rq), rq->una) > 0;
 }
 
+/*
+ * The WQE @w at the head just completed. If the requester was going back
+ * over it (its ACK or response came after the timeout or NAK that sent
+ * the requester back, and in the same run), it must not be sent again:
+ * sending goes on from the WQE after it.
+ */
+static void shca_wire_skip_done(struct shca_qp *qp, const struct shca_wqe *w)
+{
+	struct shca_wreq *rq = &qp->wreq;
+
+	if ((s32)(qp->sq.head - rq->next) <= 0)
+		return;
+	rq->next = qp->sq.head;
+	rq->off = 0;
+	rq->psn = shca_psn_add(w->lpsn, 1);
+	if (rq->next == rq->resend_next)
+		rq->resend = false;
+}
+
 /* The send queue counter up to which WQEs were sent (once at least). */
 static u32 shca_wire_sent_end(const struct shca_wreq *rq)
 {
@@ -972,17 +991,7 @@ static void shca_wire_complete_upto(struct shca_qp *qp, u32 acked,
 			break;
 		}
 		shca_wire_complete(qp, w, &wc);
-		/*
-		 * Acknowledged while going back over it (the ACK of the
-		 * first sending came late): no need to send it again.
-		 */
-		if ((s32)(qp->sq.head - rq->next) > 0) {
-			rq->next = qp->sq.head;
-			rq->off = 0;
-			rq->psn = shca_psn_add(w->lpsn, 1);
-			if (rq->next == rq->resend_next)
-				rq->resend = false;
-		}
+		shca_wire_skip_done(qp, w);
 		if (wc.status != IB_WC_SUCCESS)
 			return;
 	}
@@ -1056,7 +1065,8 @@ static void shca_wire_fail_head(struct shca_qp *qp, enum ib_wc_status status)
 	struct shca_wqe *w;
 	struct ib_wc wc;
 
-	if (qp->sq.head == qp->wreq.next)
+	/* Sent, even if the requester is going back over it. */
+	if (qp->sq.head == shca_wire_sent_end(&qp->wreq))
 		return;
 	w = shca_wire_sq_wqe(qp, qp->sq.head);
 	shca_wire_wc(qp, w, &wc, status);
@@ -1133,14 +1143,18 @@ static void shca_wire_read_resp(struct shca_qp *qp, const struct shca_pkt *pkt)
 	struct ib_wc wc;
 	u64 len;
 
-	/* A response says every request before the READ was executed. */
-	if (qp->sq.head == rq->next)
+	/*
+	 * A response says every request before the READ was executed. It
+	 * may come after the requester went back over the READ (late): it
+	 * still counts.
+	 */
+	if (qp->sq.head == shca_wire_sent_end(rq))
 		return;
 	w = shca_wire_sq_wqe(qp, qp->sq.head);
 	if (w->opcode != IB_WR_RDMA_READ) {
 		shca_wire_complete_upto(qp, shca_psn_add(pkt->psn,
 							 SHCA_PSN_MASK), true);
-		if (qp->sq.head == rq->next)
+		if (qp->sq.head == shca_wire_sent_end(rq))
 			return;
 		w = shca_wire_sq_wqe(qp, qp->sq.head);
 		if (w->opcode != IB_WR_RDMA_READ)
@@ -1177,6 +1191,7 @@ static void shca_wire_read_resp(struct shca_qp *qp, const struct shca_pkt *pkt)
 	shca_wire_wc(qp, w, &wc, IB_WC_SUCCESS);
 	wc.byte_len = len;
 	shca_wire_complete(qp, w, &wc);
+	shca_wire_skip_done(qp, w);
 }
 
 static void shca_wire_atomic_resp(struct shca_qp *qp, const struct shca_pkt *pkt)
@@ -1187,7 +1202,7 @@ static void shca_wire_atomic_resp(struct shca_qp *qp, const struct shca_pkt *pkt
 
 	shca_wire_complete_upto(qp, shca_psn_add(pkt->psn, SHCA_PSN_MASK),
 				true);
-	if (qp->sq.head == rq->next)
+	if (qp->sq.head == shca_wire_sent_end(rq))
 		return;
 	w = shca_wire_sq_wqe(qp, qp->sq.head);
 	if ((w->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
@@ -1202,6 +1217,7 @@ static void shca_wire_atomic_resp(struct shca_qp *qp, const struct shca_pkt *pkt
 		wc.byte_len = sizeof(u64);
 	rq->una = shca_psn_add(pkt->psn, 1);
 	shca_wire_complete(qp, w, &wc);
+	shca_wire_skip_done(qp, w);
 }
 
 /* A response packet (ACK, NAK, READ response, atomic ACK). */
@@ -1630,5 +1646,7 @@ void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next)
 		qp->wreq.psn = qp->sq_psn;
 		qp->wreq.una = qp->sq_psn;
 		qp->wreq.next = qp->sq.head;
+		/* No READ response gap asked about yet: not a PSN. */
+		qp->wreq.rd_gap_psn = SHCA_PSN_MASK + 1;
 	}
 }
