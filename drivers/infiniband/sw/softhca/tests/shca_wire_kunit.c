@@ -1670,15 +1670,26 @@ static void shca_wire_ud(struct kunit *test)
 	shca_wt_expect_wc(f, f->b.cq, 11, IB_WC_SUCCESS, IB_WC_RECV, &wc);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, SHCA_GRH_BYTES + 8);
 
-	/* A receive too small for GRH and data: LOC_LEN_ERR, then ERR. */
+	/*
+	 * A receive too small for GRH and data: LOC_LEN_ERR for that
+	 * receive only; the QP goes on (a remote sender must not be able
+	 * to put a UD QP, QP1 above all, in the error state).
+	 */
 	rsge.length = SHCA_GRH_BYTES + 7;
 	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(ub, 12, &rsge, 1), 0);
 	KUNIT_ASSERT_EQ(test, shca_wt_ud_send(&f->a, ua, ah, ub->qp_num,
 					      SHCA_WT_QKEY, 5, 0, 8), 0);
 	shca_wt_expect_wc(f, f->a.cq, 5, IB_WC_SUCCESS, IB_WC_SEND, NULL);
 	shca_wt_expect_wc(f, f->b.cq, 12, IB_WC_LOC_LEN_ERR, 0, NULL);
-	KUNIT_EXPECT_EQ(test, shca_wt_state(ub), IB_QPS_ERR);
-	KUNIT_EXPECT_EQ(test, f->count[0], 5);
+	KUNIT_EXPECT_EQ(test, shca_wt_state(ub), IB_QPS_RTS);
+	rsge.length = SHCA_GRH_BYTES + 8;
+	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(ub, 13, &rsge, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_wt_ud_send(&f->a, ua, ah, ub->qp_num,
+					      SHCA_WT_QKEY, 6, 0, 8), 0);
+	shca_wt_expect_wc(f, f->a.cq, 6, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	shca_wt_expect_wc(f, f->b.cq, 13, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, SHCA_GRH_BYTES + 8);
+	KUNIT_EXPECT_EQ(test, f->count[0], 6);
 	KUNIT_EXPECT_EQ(test, f->stray, 0);
 }
 
