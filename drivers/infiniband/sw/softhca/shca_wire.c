@@ -967,10 +967,34 @@ static u32 shca_wire_sent_end(const struct shca_wreq *rq)
 	return rq->resend ? rq->resend_next : rq->next;
 }
 
+static void shca_wire_rewind(struct shca_qp *qp, u32 psn);
+
+/*
+ * An acknowledgment beyond the READ or atomic @w at the head, whose
+ * answer did not (all) come: it was lost (an implied NAK). The oldest
+ * unacknowledged PSN stays the first one missing, and the requester asks
+ * again from there, once per gap as for a gap in READ responses.
+ */
+static void shca_wire_implied_nak(struct shca_qp *qp, const struct shca_wqe *w)
+{
+	struct shca_wreq *rq = &qp->wreq;
+	u32 missing = w->psn;
+
+	if (w->opcode == IB_WR_RDMA_READ)
+		missing = shca_psn_add(w->psn, rq->rd_off / shca_wire_mtu(qp));
+	if (shca_psn_diff(missing, rq->una) > 0)
+		rq->una = missing;
+	if (rq->rd_gap_psn == missing)
+		return;
+	rq->rd_gap_psn = missing;
+	shca_wire_rewind(qp, missing);
+}
+
 /*
  * Complete, in order, what is done: local operations and UC messages
  * that were executed or sent, and SENDs and WRITEs whose last PSN
- * @acked covers (@acked_valid).
+ * @acked covers (@acked_valid). @acked past a READ or atomic still
+ * waiting for its answer is an implied NAK.
  */
 static void shca_wire_complete_upto(struct shca_qp *qp, u32 acked,
 				    bool acked_valid)
@@ -987,6 +1011,9 @@ static void shca_wire_complete_upto(struct shca_qp *qp, u32 acked,
 		} else if (acked_valid && !shca_wire_is_rdatomic(w->opcode) &&
 			   shca_psn_diff(acked, w->lpsn) >= 0) {
 			shca_wire_wc(qp, w, &wc, IB_WC_SUCCESS);
+		} else if (acked_valid && shca_psn_diff(acked, w->lpsn) >= 0) {
+			shca_wire_implied_nak(qp, w);
+			return;
 		} else {
 			break;
 		}

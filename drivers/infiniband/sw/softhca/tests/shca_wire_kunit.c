@@ -106,6 +106,7 @@ struct shca_wt_seen {
 	u8 from;
 	u8 opcode;
 	u8 fate;
+	bool se;
 	u32 psn;
 };
 
@@ -316,7 +317,7 @@ static void shca_wt_pump(struct shca_wt_fix *f)
 		fate = shca_wt_fate(f, from);
 		f->seen[f->nseen++ % SHCA_WT_LOG] = (struct shca_wt_seen){
 			.from = from, .opcode = pkt.opcode, .fate = fate,
-			.psn = pkt.psn,
+			.se = pkt.se, .psn = pkt.psn,
 		};
 		f->count[from]++;
 		f->fates[fate]++;
@@ -991,6 +992,128 @@ static void shca_wire_rc_pipeline(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->count[0], 1 + 1 + 4 + 1 + 8 + 1);
 }
 
+/*
+ * Scatter and gather across packet boundaries (SEND and READ, two SGEs
+ * each side), inline data, zero-length SEND and READ, SEND_WITH_INV
+ * (the receiver sees the key, which no longer works), the solicited
+ * event bit: each byte-exact, each completion's fields.
+ */
+static void shca_wire_rc_misc(struct kunit *test)
+{
+	struct shca_wt_fix *f = test->priv;
+	struct shca_mem_target t = { .pd = f->b.pd,
+				     .access = IB_ACCESS_REMOTE_READ };
+	struct ib_sge src[2] = {
+		shca_wt_sge(&f->a, 0, 1500),
+		shca_wt_sge(&f->a, 5000, 1000),
+	};
+	struct ib_sge dst[2] = {
+		shca_wt_sge(&f->b, 0, 700),
+		shca_wt_sge(&f->b, 9000, 3000),
+	};
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+			.send_flags = IB_SEND_SIGNALED | IB_SEND_SOLICITED,
+			.sg_list = src, .num_sge = 2 },
+	};
+	struct ib_wc wc;
+	u8 byte;
+
+	shca_wt_connect(f, &shca_wt_calm);
+	f->rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW);
+	shca_wt_fill(f->a.buf, SHCA_WT_BUF, 11);
+
+	/* 2500 bytes from two SGEs into two, three packets. */
+	shca_wt_mark(f);
+	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(f->b.qp, 11, dst, 2), 0);
+	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
+	shca_wt_expect_wc(f, f->b.cq, 11, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 2500);
+	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	KUNIT_EXPECT_EQ(test, f->count[0], 3);
+	/* The solicited event bit, on the last packet only. */
+	KUNIT_EXPECT_EQ(test, f->seen[2].opcode, IB_OPCODE_RC_SEND_LAST);
+	KUNIT_EXPECT_TRUE(test, f->seen[2].se);
+	KUNIT_EXPECT_FALSE(test, f->seen[0].se || f->seen[1].se);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf, f->a.buf, 700), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 9000, f->a.buf + 700, 800), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 9800, f->a.buf + 5000, 1000),
+			0);
+	KUNIT_EXPECT_TRUE(test, shca_wt_zero(f->b.buf + 700, 9000 - 700));
+	KUNIT_EXPECT_TRUE(test, shca_wt_zero(f->b.buf + 10800, 1200));
+
+	/* READ the same 2500 bytes back, scattered the other way round. */
+	src[0] = shca_wt_sge(&f->a, 30000, 2000);
+	src[1] = shca_wt_sge(&f->a, 40000, 500);
+	wr.wr.wr_id = 2;
+	wr.wr.opcode = IB_WR_RDMA_READ;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.remote_addr = f->b.mr->iova + 9000;
+	wr.rkey = f->rkey;
+	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
+	shca_wt_expect_wc(f, f->a.cq, 2, IB_WC_SUCCESS, IB_WC_RDMA_READ, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 2500);
+	KUNIT_EXPECT_EQ(test, memcmp(f->a.buf + 30000, f->b.buf + 9000, 2000),
+			0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->a.buf + 40000, f->b.buf + 11000, 500),
+			0);
+
+	/* Inline data (the source changes right after the post). */
+	memset(f->a.buf, 0xab, 64);
+	src[0] = shca_wt_sge(&f->a, 0, 64);
+	src[0].lkey = 0xdeadbeef;	/* inline data needs no key */
+	wr.wr.wr_id = 3;
+	wr.wr.opcode = IB_WR_SEND;
+	wr.wr.send_flags = IB_SEND_SIGNALED | IB_SEND_INLINE;
+	wr.wr.num_sge = 1;
+	dst[0] = shca_wt_sge(&f->b, 20000, 100);
+	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(f->b.qp, 12, dst, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
+	memset(f->a.buf, 0x11, 64);
+	shca_wt_expect_wc(f, f->b.cq, 12, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 64);
+	KUNIT_EXPECT_NULL(test, memchr_inv(f->b.buf + 20000, 0xab, 64));
+	shca_wt_expect_wc(f, f->a.cq, 3, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+
+	/* Zero bytes: a SEND and a READ. */
+	wr.wr.wr_id = 4;
+	wr.wr.send_flags = IB_SEND_SIGNALED;
+	wr.wr.num_sge = 0;
+	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(f->b.qp, 13, dst, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
+	shca_wt_expect_wc(f, f->b.cq, 13, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 0);
+	shca_wt_expect_wc(f, f->a.cq, 4, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	wr.wr.wr_id = 5;
+	wr.wr.opcode = IB_WR_RDMA_READ;
+	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
+	shca_wt_expect_wc(f, f->a.cq, 5, IB_WC_SUCCESS, IB_WC_RDMA_READ, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 0);
+
+	/* SEND_WITH_INV: b's key, which then refuses. */
+	t.key = f->rkey;
+	t.iova = f->b.mr->iova;
+	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->b.sdev, &t, &byte, 1,
+					   SHCA_COPY_FROM_MR), 0);
+	src[0] = shca_wt_sge(&f->a, 100, 16);
+	wr.wr.wr_id = 6;
+	wr.wr.opcode = IB_WR_SEND_WITH_INV;
+	wr.wr.num_sge = 1;
+	wr.wr.ex.invalidate_rkey = f->rkey;
+	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(f->b.qp, 14, dst, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
+	shca_wt_expect_wc(f, f->b.cq, 14, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 16);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_INVALIDATE);
+	KUNIT_EXPECT_EQ(test, wc.ex.invalidate_rkey, f->rkey);
+	shca_wt_expect_wc(f, f->a.cq, 6, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->b.sdev, &t, &byte, 1,
+					   SHCA_COPY_FROM_MR), -EKEYREVOKED);
+	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_RETRANSMITS), 0);
+	shca_wt_expect_empty(f, f->a.cq);
+	shca_wt_expect_none(f, f->b.cq);
+}
+
 /* ------------------------------------------------------------------ */
 /* Loss, duplicates, reordering                                        */
 
@@ -1211,7 +1334,7 @@ KUNIT_ARRAY_PARAM(shca_wt_lates, shca_wt_lates, shca_wt_late_desc);
 static void shca_wire_late_answer(struct kunit *test)
 {
 	static const struct shca_wt_conn c = {
-		.timeout = 12, .retry_cnt = 7, .rnr_retry = 7,	/* 2 jiffies */
+		.timeout = 14, .retry_cnt = 7, .rnr_retry = 7,	/* 67 ms */
 	};
 	const struct shca_wt_late *l = test->param_value;
 	struct shca_wt_fix *f = test->priv;
@@ -1318,6 +1441,90 @@ static void shca_wire_late_answer(struct kunit *test)
 		shca_wt_expect_wc(f, f->a.cq, 2 + i, IB_WC_SUCCESS,
 				  i ? IB_WC_RDMA_READ : IB_WC_RDMA_WRITE, NULL);
 	}
+}
+
+static const struct shca_wt_case shca_wt_implied[] = {
+	{ "READ last response", IB_WR_RDMA_READ, 1, 3 },
+	{ "FETCH_ADD ACK", IB_WR_ATOMIC_FETCH_AND_ADD, 1, 0 },
+	{ "CMP_SWP ACK", IB_WR_ATOMIC_CMP_AND_SWP, 1, 0 },
+};
+
+KUNIT_ARRAY_PARAM(shca_wt_implied, shca_wt_implied, shca_wt_case_desc);
+
+/*
+ * A READ or atomic, then a WRITE; the READ's last response (the atomic's
+ * ACK) is lost, the WRITE's ACK comes. That ACK covers the READ's PSNs
+ * without its data (an implied NAK): the requester asks again for what
+ * is missing, at once, and both complete, byte-exact, the atomic
+ * executed once.
+ */
+static void shca_wire_implied_nak(struct kunit *test)
+{
+	const struct shca_wt_case *c = test->param_value;
+	struct shca_wt_fix *f = test->priv;
+	bool atomic = shca_wt_is_atomic(c->opcode);
+	struct ib_sge sge = shca_wt_sge(&f->a, SHCA_WT_A_OFF, SHCA_WT_LEN);
+	struct ib_sge asge = shca_wt_sge(&f->a, SHCA_WT_ATOM, 8);
+	struct ib_sge wsge = shca_wt_sge(&f->a, 100, 500);
+	struct ib_rdma_wr w2 = {
+		.wr = { .wr_id = 2, .opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &wsge,
+			.num_sge = 1 },
+	};
+	struct ib_rdma_wr rd = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_RDMA_READ,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &sge,
+			.num_sge = 1, .next = &w2.wr },
+	};
+	struct ib_atomic_wr awr = {
+		.wr = { .wr_id = 1, .opcode = c->opcode,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &asge,
+			.num_sge = 1, .next = &w2.wr },
+		.compare_add = c->opcode == IB_WR_ATOMIC_CMP_AND_SWP ? 1000 : 5,
+		.swap = 77,
+	};
+	u64 *remote = (u64 *)(f->b.buf + SHCA_WT_ATOM);
+	struct ib_wc wc;
+
+	shca_wt_connect(f, &shca_wt_calm);
+	f->rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW);
+	shca_wt_fill(f->a.buf, SHCA_WT_A_OFF, 3);
+	shca_wt_fill(f->b.buf + SHCA_WT_B_OFF, SHCA_WT_LEN, 4);
+	*remote = 1000;
+	rd.remote_addr = f->b.mr->iova + SHCA_WT_B_OFF;
+	rd.rkey = f->rkey;
+	awr.remote_addr = f->b.mr->iova + SHCA_WT_ATOM;
+	awr.rkey = f->rkey;
+	w2.remote_addr = f->b.mr->iova + 20000;
+	w2.rkey = f->rkey;
+
+	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, c->from, c->nth };
+	shca_wt_mark(f);
+	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, atomic ? &awr.wr : &rd.wr),
+			0);
+	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_SUCCESS,
+			  !atomic ? IB_WC_RDMA_READ :
+			  c->opcode == IB_WR_ATOMIC_CMP_AND_SWP ?
+			  IB_WC_COMP_SWAP : IB_WC_FETCH_ADD, &wc);
+	shca_wt_expect_wc(f, f->a.cq, 2, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+			  NULL);
+	KUNIT_EXPECT_EQ(test, f->fates[SHCA_WT_DROP], 1);
+	if (atomic) {
+		KUNIT_EXPECT_EQ(test, *(u64 *)(f->a.buf + SHCA_WT_ATOM), 1000);
+		KUNIT_EXPECT_EQ(test, *remote,
+				c->opcode == IB_WR_ATOMIC_CMP_AND_SWP ? 77 :
+				1005);
+	} else {
+		KUNIT_EXPECT_EQ(test, wc.byte_len, SHCA_WT_LEN);
+		KUNIT_EXPECT_EQ(test, memcmp(f->a.buf + SHCA_WT_A_OFF,
+					     f->b.buf + SHCA_WT_B_OFF,
+					     SHCA_WT_LEN), 0);
+	}
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 20000, f->a.buf + 100, 500),
+			0);
+	KUNIT_EXPECT_GT(test, shca_wt_delta(f, &f->a, SHCA_WS_RETRANSMITS), 0);
+	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_ACK_TIMEOUTS), 0);
+	shca_wt_expect_empty(f, f->a.cq);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1701,6 +1908,23 @@ static void shca_wire_ud(struct kunit *test)
  * (@len bytes, to which the ICRC is added), as the wire would bring it;
  * NULL without memory.
  */
+static struct sk_buff *shca_wt_forge_path(const struct shca_path *path,
+					  const u8 *bth, u32 len)
+{
+	struct sk_buff *skb;
+
+	skb = alloc_skb(128 + len + SHCA_ICRC_BYTES, GFP_KERNEL);
+	if (!skb)
+		return NULL;
+	skb_reserve(skb, 128);
+	skb_put_data(skb, bth, len);
+	if (shca_wt_encap(skb, path)) {
+		kfree_skb(skb);
+		return NULL;
+	}
+	return skb;
+}
+
 static struct sk_buff *shca_wt_forge(struct shca_wt_fix *f, int from, int to,
 				     const u8 *bth, u32 len)
 {
@@ -1713,19 +1937,9 @@ static struct sk_buff *shca_wt_forge(struct shca_wt_fix *f, int from, int to,
 		},
 		.sport = 0xc000,
 	};
-	struct sk_buff *skb;
 
 	ether_addr_copy(path.av.smac, shca_wt_mac[from]);
-	skb = alloc_skb(128 + len + SHCA_ICRC_BYTES, GFP_KERNEL);
-	if (!skb)
-		return NULL;
-	skb_reserve(skb, 128);
-	skb_put_data(skb, bth, len);
-	if (shca_wt_encap(skb, &path)) {
-		kfree_skb(skb);
-		return NULL;
-	}
-	return skb;
+	return shca_wt_forge_path(&path, bth, len);
 }
 
 /* Write a BTH: the default P_Key, version 0. */
@@ -2052,11 +2266,8 @@ static void shca_wire_hostile_addressing(struct kunit *test)
 		ipv6_addr_set_v4mapped(htonl(0xc0000201),
 				       (struct in6_addr *)path.av.sgid.raw);
 		path.av.dgid = f->b.gid;
-		skb = alloc_skb(128 + len + SHCA_ICRC_BYTES, GFP_KERNEL);
+		skb = shca_wt_forge_path(&path, pkt, len);
 		KUNIT_ASSERT_NOT_NULL(test, skb);
-		skb_reserve(skb, 128);
-		skb_put_data(skb, pkt, len);
-		KUNIT_ASSERT_EQ(test, shca_wt_encap(skb, &path), 0);
 		KUNIT_ASSERT_EQ(test, shca_net_decode(skb, &p), 0);
 		KUNIT_EXPECT_EQ(test, p.net_type, RDMA_NETWORK_IPV4);
 		KUNIT_EXPECT_EQ(test, p.hop_limit, 1);
@@ -2084,6 +2295,77 @@ static void shca_wire_hostile_addressing(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_RX_PKTS), 1);
 	KUNIT_EXPECT_NULL(test, memchr_inv(f->b.buf, 0xee, 64));
 	KUNIT_EXPECT_TRUE(test, shca_wt_zero(f->b.buf + 64, 4096));
+}
+
+/*
+ * A datagram over IPv4 (from an address no device here has: UD takes
+ * it): its IPv4 header is in the last 20 bytes of the GRH area, the
+ * first 20 are zero; the completion says IPv4, the source QP of the
+ * DETH, the Ethernet source; the core's GRH parser finds the addresses.
+ */
+static void shca_wire_ud_ipv4(struct kunit *test)
+{
+	struct shca_wt_fix *f = test->priv;
+	struct ib_qp *ub = shca_wt_ud_qp(test, &f->b);
+	struct ib_sge rsge = shca_wt_sge(&f->b, 0, 200);
+	const struct iphdr *ip = (const struct iphdr *)(f->b.buf + 20);
+	struct shca_path path = {
+		.av = { .net_type = RDMA_NETWORK_IPV4, .traffic_class = 0x10,
+			.hop_limit = 7,
+			.smac = { 0x02, 0x00, 0x5e, 0x00, 0x53, 0x01 } },
+		.sport = 0xc123,
+	};
+	union ib_gid got_s, got_d;
+	struct sk_buff *skb;
+	struct shca_pkt p;
+	struct ib_wc wc;
+	u8 pkt[SHCA_BTH_BYTES + SHCA_DETH_BYTES + 8];
+
+	ipv6_addr_set_v4mapped(htonl(0xc0000201),
+			       (struct in6_addr *)path.av.sgid.raw);
+	ipv6_addr_set_v4mapped(htonl(0xc0000202),
+			       (struct in6_addr *)path.av.dgid.raw);
+	shca_wt_bth(pkt, IB_OPCODE_UD_SEND_ONLY, 0, ub->qp_num, false, 0);
+	put_unaligned_be32(SHCA_WT_QKEY, pkt + SHCA_BTH_BYTES);
+	put_unaligned_be32(0x123, pkt + SHCA_BTH_BYTES + 4);
+	memcpy(pkt + SHCA_BTH_BYTES + SHCA_DETH_BYTES, "datagram", 8);
+	memset(f->b.buf, 0x5a, 256);
+	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(ub, 1, &rsge, 1), 0);
+	shca_wt_mark(f);
+	skb = shca_wt_forge_path(&path, pkt, sizeof(pkt));
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	KUNIT_ASSERT_EQ(test, shca_net_decode(skb, &p), 0);
+	shca_wt_rx(f, 1, skb, &p);
+
+	shca_wt_expect_wc(f, f->b.cq, 1, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, SHCA_GRH_BYTES + 8);
+	KUNIT_EXPECT_EQ(test, wc.src_qp, 0x123);
+	KUNIT_EXPECT_EQ(test, wc.network_hdr_type, RDMA_NETWORK_IPV4);
+	KUNIT_EXPECT_EQ(test, wc.wc_flags & (IB_WC_GRH | IB_WC_WITH_IMM |
+					     IB_WC_WITH_NETWORK_HDR_TYPE |
+					     IB_WC_WITH_SMAC),
+			IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE |
+			IB_WC_WITH_SMAC);
+	KUNIT_EXPECT_TRUE(test, ether_addr_equal(wc.smac, path.av.smac));
+	KUNIT_EXPECT_TRUE(test, shca_wt_zero(f->b.buf, 20));
+	KUNIT_EXPECT_EQ(test, (u32)ip->version, 4);
+	KUNIT_EXPECT_EQ(test, (u32)ip->ihl, 5);
+	KUNIT_EXPECT_EQ(test, ip->tos, 0x10);
+	KUNIT_EXPECT_EQ(test, ip->ttl, 7);
+	KUNIT_EXPECT_EQ(test, ip->protocol, IPPROTO_UDP);
+	/* IP 20 + UDP 8 + BTH 12 + DETH 8 + data 8 + ICRC 4 */
+	KUNIT_EXPECT_EQ(test, ntohs(ip->tot_len), 60);
+	KUNIT_EXPECT_EQ(test, ntohl(ip->saddr), 0xc0000201);
+	KUNIT_EXPECT_EQ(test, ntohl(ip->daddr), 0xc0000202);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + SHCA_GRH_BYTES, "datagram", 8),
+			0);
+	KUNIT_EXPECT_EQ(test, f->b.buf[SHCA_GRH_BYTES + 8], 0x5a);
+	KUNIT_ASSERT_EQ(test, ib_get_gids_from_rdma_hdr((void *)f->b.buf,
+							RDMA_NETWORK_IPV4,
+							&got_s, &got_d), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&got_s, &path.av.sgid, 16), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&got_d, &path.av.dgid, 16), 0);
+	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_RX_PKTS), 1);
 }
 
 /*
@@ -2180,11 +2462,13 @@ static void shca_wire_hostile_responses(struct kunit *test)
 static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE_PARAM(shca_wire_rc_op, shca_wt_ops_gen_params),
 	KUNIT_CASE(shca_wire_rc_pipeline),
+	KUNIT_CASE(shca_wire_rc_misc),
 	KUNIT_CASE_PARAM(shca_wire_loss, shca_wt_losses_gen_params),
 	KUNIT_CASE_PARAM(shca_wire_dup, shca_wt_ops_gen_params),
 	KUNIT_CASE_PARAM(shca_wire_reorder, shca_wt_reorders_gen_params),
 	KUNIT_CASE(shca_wire_reorder_reads),
 	KUNIT_CASE_PARAM(shca_wire_late_answer, shca_wt_lates_gen_params),
+	KUNIT_CASE_PARAM(shca_wire_implied_nak, shca_wt_implied_gen_params),
 	KUNIT_CASE(shca_wire_rnr),
 	KUNIT_CASE(shca_wire_rnr_exhausted),
 	KUNIT_CASE(shca_wire_retry_exhausted),
@@ -2196,6 +2480,7 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE(shca_wire_hostile_truncated),
 	KUNIT_CASE(shca_wire_hostile_addressing),
 	KUNIT_CASE(shca_wire_hostile_responses),
+	KUNIT_CASE(shca_wire_ud_ipv4),
 	{}
 };
 
