@@ -62,8 +62,7 @@ EXPORT_SYMBOL_IF_KUNIT(shca_force_wire);
  * the QPs' work items, threads of their own, which a static stub (it
  * follows only the test's task) would never see.
  */
-int (*shca_net_send_hook)(struct shca_dev *sdev, const struct shca_path *path,
-			  struct sk_buff *skb);
+typeof(shca_net_send) *shca_net_send_hook;
 EXPORT_SYMBOL_IF_KUNIT(shca_net_send_hook);
 #endif
 

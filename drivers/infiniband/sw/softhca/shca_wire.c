@@ -1008,14 +1008,13 @@ static void shca_wire_complete_upto(struct shca_qp *qp, u32 acked,
 		w = shca_wire_sq_wqe(qp, qp->sq.head);
 		if (w->wire_done) {
 			shca_wire_wc(qp, w, &wc, w->wire_status);
-		} else if (acked_valid && !shca_wire_is_rdatomic(w->opcode) &&
-			   shca_psn_diff(acked, w->lpsn) >= 0) {
+		} else if (!acked_valid || shca_psn_diff(acked, w->lpsn) < 0) {
+			break;
+		} else if (!shca_wire_is_rdatomic(w->opcode)) {
 			shca_wire_wc(qp, w, &wc, IB_WC_SUCCESS);
-		} else if (acked_valid && shca_psn_diff(acked, w->lpsn) >= 0) {
+		} else {
 			shca_wire_implied_nak(qp, w);
 			return;
-		} else {
-			break;
 		}
 		shca_wire_complete(qp, w, &wc);
 		shca_wire_skip_done(qp, w);

@@ -189,9 +189,7 @@ struct sk_buff *shca_net_alloc(struct shca_dev *sdev, const struct shca_path *pa
 int shca_net_send(struct shca_dev *sdev, const struct shca_path *path,
 		  struct sk_buff *skb);
 #if IS_ENABLED(CONFIG_KUNIT)
-extern int (*shca_net_send_hook)(struct shca_dev *sdev,
-				 const struct shca_path *path,
-				 struct sk_buff *skb);
+extern typeof(shca_net_send) *shca_net_send_hook;
 #endif
 u16 shca_net_sport(u32 a, u32 b);
 int shca_net_decode(struct sk_buff *skb, struct shca_pkt *pkt);
