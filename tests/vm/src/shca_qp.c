@@ -651,8 +651,8 @@ static void t_caps(struct vt_dev *d)
 		    d->attr.max_sge);
 	vt_contract(d->attr.max_cqe == 65536, "%s: max_cqe %d (65536)", d->name,
 		    d->attr.max_cqe);
-	vt_contract(d->attr.max_qp_rd_atom == 16 && d->attr.max_qp_init_rd_atom == 128,
-		    "%s: max_qp_rd_atom %d, max_qp_init_rd_atom %d (16, 128)",
+	vt_contract(d->attr.max_qp_rd_atom == 128 && d->attr.max_qp_init_rd_atom == 128,
+		    "%s: max_qp_rd_atom %d, max_qp_init_rd_atom %d (128, 128)",
 		    d->name, d->attr.max_qp_rd_atom, d->attr.max_qp_init_rd_atom);
 	vt_check(d->attr.atomic_cap == IBV_ATOMIC_HCA, "%s: atomic_cap %d (IBV_ATOMIC_HCA)",
 		 d->name, d->attr.atomic_cap);

@@ -86,7 +86,7 @@ struct dma_buf;
 #define SHCA_MAX_QP_WR		0x4000		/* per send or receive queue */
 #define SHCA_MAX_SGE		32
 #define SHCA_MAX_INLINE		512		/* bytes of inline send data */
-#define SHCA_MAX_RD_ATOM	16		/* READs/atomics a responder keeps */
+#define SHCA_MAX_RD_ATOM	128		/* READs/atomics a responder keeps */
 #define SHCA_MAX_INIT_RD_ATOM	128		/* ... a requester has outstanding */
 #define SHCA_MAX_MSG_SZ		BIT(31)		/* bytes per message */
 #define SHCA_PSN_MASK		0xffffff	/* 24-bit packet sequence numbers */
@@ -999,7 +999,10 @@ struct shca_rd_res {
  * @msn: message sequence number
  * @nak_sent: a PSN sequence error NAK was sent for the expected PSN
  * @ack_owed: an ACK is to be sent after the packets at hand
- * @res: the last READ and atomic requests (max_dest_rd_atomic of them)
+ * @res: the last READ and atomic requests (max_dest_rd_atomic of them),
+ *	allocated by modify_qp for @res_size entries
+ * @res_size: entries @res has room for (the largest max_dest_rd_atomic
+ *	asked for so far)
  * @res_next: where the next one goes
  *
  * Owned by the holder of SHCA_QP_EXEC_BUSY.
@@ -1016,7 +1019,8 @@ struct shca_wresp {
 	u32 msn;
 	bool nak_sent;
 	bool ack_owed;
-	struct shca_rd_res res[SHCA_MAX_RD_ATOM];
+	struct shca_rd_res *res;
+	u32 res_size;
 	u32 res_next;
 };
 

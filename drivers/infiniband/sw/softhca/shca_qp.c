@@ -1044,6 +1044,7 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 	return 0;
 
 err_free_scratch:
+	kfree(qp->wresp.res);
 	kfree(qp->wresp.rwqe);
 	kfree(qp->scratch);
 err_free_held:
@@ -1113,6 +1114,7 @@ void shca_qp_fini(struct shca_qp *qp)
 		shca_qpn_hold(qp->ibqp.qp_num);
 
 	kfree_rcu(qp->link, rcu);
+	kfree(qp->wresp.res);
 	kfree(qp->wresp.rwqe);
 	kfree(qp->scratch);
 	kfree(qp->held);
@@ -1299,6 +1301,42 @@ static void shca_qp_apply_attr(struct shca_qp *qp,
 		qp->state = attr->qp_state;
 }
 
+/*
+ * Room for the READ and atomic requests a responder on the wire keeps
+ * (max_dest_rd_atomic of them, up to SHCA_MAX_RD_ATOM), made before the
+ * attribute is applied: the array only grows, and is swapped with
+ * nothing executing the QP. Allocated on demand, as most QPs ask for a
+ * few or none.
+ */
+static int shca_qp_size_res(struct shca_qp *qp, const struct ib_qp_attr *attr,
+			    int mask)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	struct shca_rd_res *res, *old;
+	u32 n;
+
+	if (!(mask & IB_QP_MAX_DEST_RD_ATOMIC) ||
+	    qp->ibqp.qp_type != IB_QPT_RC)
+		return 0;
+	n = max_t(u32, attr->max_dest_rd_atomic, 1);
+	if (n <= rs->res_size)
+		return 0;
+	res = shca_inject_fault() ? NULL : kcalloc(n, sizeof(*res), GFP_KERNEL);
+	if (!res)
+		return -ENOMEM;
+	shca_qp_exec_stop(qp);
+	old = rs->res;
+	if (old)
+		memcpy(res, old, rs->res_size * sizeof(*res));
+	rs->res = res;
+	rs->res_size = n;
+	shca_qp_exec_resume(qp);
+	kfree(old);
+	/* The work item was cancelled: what it had to do is still there. */
+	shca_qp_kick_now(qp);
+	return 0;
+}
+
 /**
  * shca_qp_modify() - the modify_qp verb
  * @qp: the QP
@@ -1325,6 +1363,8 @@ int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 	int err;
 
 	err = shca_qp_check_attr(attr, mask);
+	if (!err)
+		err = shca_qp_size_res(qp, attr, mask);
 	if (err)
 		return err;
 

@@ -514,14 +514,15 @@ static bool shca_wire_take_recv(struct shca_qp *qp)
 static struct shca_rd_res *shca_wire_res_new(struct shca_qp *qp)
 {
 	struct shca_wresp *rs = &qp->wresp;
-	u32 n = max_t(u32, qp->max_dest_rd_atomic, 1);
+	u32 n = clamp_t(u32, qp->max_dest_rd_atomic, 1, rs->res_size);
 
+	/* Only with max_dest_rd_atomic set: modify_qp made the room. */
 	return &rs->res[rs->res_next++ % n];
 }
 
 static struct shca_rd_res *shca_wire_res_find(struct shca_qp *qp, u32 psn)
 {
-	u32 i, n = max_t(u32, qp->max_dest_rd_atomic, 1);
+	u32 i, n = min_t(u32, qp->max_dest_rd_atomic, qp->wresp.res_size);
 
 	for (i = 0; i < n; i++) {
 		struct shca_rd_res *res = &qp->wresp.res[i];
@@ -1614,13 +1615,21 @@ bool shca_wire_run(struct shca_qp *qp)
  */
 void shca_wire_reset(struct shca_qp *qp)
 {
-	struct shca_wqe *r = qp->wresp.rwqe;
+	struct shca_wresp *rs = &qp->wresp;
+	struct shca_rd_res *res = rs->res;
+	struct shca_wqe *r = rs->rwqe;
+	u32 res_size = rs->res_size;
 
 	timer_delete_sync(&qp->wtimer);
 	skb_queue_purge(&qp->rxq);
 	memset(&qp->wreq, 0, sizeof(qp->wreq));
-	memset(&qp->wresp, 0, sizeof(qp->wresp));
-	qp->wresp.rwqe = r;
+	memset(rs, 0, sizeof(*rs));
+	rs->rwqe = r;
+	/* The memory stays (modify_qp sized it); what it held does not. */
+	if (res)
+		memset(res, 0, res_size * sizeof(*res));
+	rs->res = res;
+	rs->res_size = res_size;
 	clear_bit(SHCA_QP_EXEC_TIMEOUT, &qp->exec_flags);
 }
 

@@ -501,6 +501,13 @@ static void shca_qp_states(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE |
 					   IB_QP_TIMEOUT), -EINVAL);
 	KUNIT_EXPECT_EQ(test, shca_qt_state(qp), IB_QPS_INIT);
+	/* More responder resources than max_qp_rd_atom: the same. */
+	attr = (struct ib_qp_attr){ .qp_state = IB_QPS_RTR,
+				    .max_dest_rd_atomic = SHCA_MAX_RD_ATOM + 1 };
+	KUNIT_EXPECT_EQ(test, ib_modify_qp(qp, &attr, IB_QP_STATE |
+					   IB_QP_MAX_DEST_RD_ATOMIC), -EINVAL);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(qp), IB_QPS_INIT);
+	KUNIT_EXPECT_NULL(test, to_shca_qp(qp)->wresp.res);
 
 	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(qp, f->b.ibdev, f->b.qp->qp_num,
 					     &shca_qt_default_conn), 0);

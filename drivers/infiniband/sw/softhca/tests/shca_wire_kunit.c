@@ -606,6 +606,7 @@ struct shca_wt_conn {
 	u8 timeout;
 	u8 retry_cnt;
 	u8 rnr_retry;
+	u8 rd_atom;	/* max_rd_atomic and max_dest_rd_atomic; 0: 4 */
 };
 
 /* No loss: nothing may time out while the test thread pumps. */
@@ -639,7 +640,7 @@ static int shca_wt_to_rts(struct ib_qp *qp, struct shca_wt_end *peer,
 	attr.qp_state = IB_QPS_RTR;
 	attr.path_mtu = IB_MTU_1024;
 	attr.dest_qp_num = dest_qpn;
-	attr.max_dest_rd_atomic = 4;
+	attr.max_dest_rd_atomic = c->rd_atom ?: 4;
 	attr.min_rnr_timer = 1;		/* 10 us */
 	attr.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
 	rdma_ah_set_port_num(&attr.ah_attr, 1);
@@ -656,7 +657,7 @@ static int shca_wt_to_rts(struct ib_qp *qp, struct shca_wt_end *peer,
 	attr.timeout = c->timeout;
 	attr.retry_cnt = c->retry_cnt;
 	attr.rnr_retry = c->rnr_retry;
-	attr.max_rd_atomic = 4;
+	attr.max_rd_atomic = c->rd_atom ?: 4;
 	return ib_modify_qp(qp, &attr, IB_QP_STATE | IB_QP_SQ_PSN |
 			    (rc ? IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
 				  IB_QP_RNR_RETRY | IB_QP_MAX_QP_RD_ATOMIC :
@@ -1279,6 +1280,66 @@ static void shca_wire_reorder_reads(struct kunit *test)
 		if (test->status == KUNIT_FAILURE)
 			return;
 	}
+}
+
+/*
+ * Responder resources as deep as rdma_rxe's (rdma_cm gives a requester
+ * what the peer offers: 128 against rxe): 48 READs in flight at once; the
+ * response of the 30th is lost. The READs behind it are asked again, and
+ * the responder answers them from the READs it kept (duplicates, not new
+ * executions); every READ completes, in order, byte-exact.
+ */
+static void shca_wire_deep_reads(struct kunit *test)
+{
+	static const struct shca_wt_conn deep = {
+		.timeout = 12, .retry_cnt = 7, .rnr_retry = 7,
+		.rd_atom = SHCA_MAX_RD_ATOM,
+	};
+	struct shca_wt_fix *f = test->priv;
+	const int n = 48, lost = 30;
+	struct ib_rdma_wr *wr;
+	struct ib_sge *sge;
+	struct ib_wc wc;
+	int i;
+
+	wr = kunit_kcalloc(test, n, sizeof(*wr), GFP_KERNEL);
+	sge = kunit_kcalloc(test, n, sizeof(*sge), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, wr);
+	KUNIT_ASSERT_NOT_NULL(test, sge);
+	shca_wt_connect(f, &deep);
+	KUNIT_EXPECT_EQ(test, to_shca_qp(f->b.qp)->wresp.res_size,
+			SHCA_MAX_RD_ATOM);
+	f->rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW);
+	shca_wt_fill(f->b.buf, SHCA_WT_BUF, 5);
+	for (i = 0; i < n; i++) {
+		sge[i] = shca_wt_sge(&f->a, 100 * i, 100);
+		wr[i] = (struct ib_rdma_wr){
+			.wr = { .wr_id = i, .opcode = IB_WR_RDMA_READ,
+				.send_flags = IB_SEND_SIGNALED,
+				.sg_list = &sge[i], .num_sge = 1,
+				.next = i + 1 < n ? &wr[i + 1].wr : NULL },
+			.remote_addr = f->b.mr->iova + 20000 + 300 * i,
+			.rkey = f->rkey,
+		};
+	}
+
+	shca_wt_mark(f);
+	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, 1, lost };
+	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr[0].wr), 0);
+	for (i = 0; i < n; i++) {
+		shca_wt_expect_wc(f, f->a.cq, i, IB_WC_SUCCESS,
+				  IB_WC_RDMA_READ, &wc);
+		KUNIT_EXPECT_EQ(test, wc.byte_len, 100);
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(f->a.buf + 100 * i,
+						 f->b.buf + 20000 + 300 * i,
+						 100), 0, "READ %d", i);
+		if (test->status == KUNIT_FAILURE)
+			return;
+	}
+	KUNIT_EXPECT_EQ(test, f->fates[SHCA_WT_DROP], 1);
+	KUNIT_EXPECT_GE(test, shca_wt_delta(f, &f->b, SHCA_WS_DUP_REQS),
+			n - lost);
+	shca_wt_expect_empty(f, f->a.cq);
 }
 
 /*
@@ -2467,6 +2528,7 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE_PARAM(shca_wire_dup, shca_wt_ops_gen_params),
 	KUNIT_CASE_PARAM(shca_wire_reorder, shca_wt_reorders_gen_params),
 	KUNIT_CASE(shca_wire_reorder_reads),
+	KUNIT_CASE(shca_wire_deep_reads),
 	KUNIT_CASE_PARAM(shca_wire_late_answer, shca_wt_lates_gen_params),
 	KUNIT_CASE_PARAM(shca_wire_implied_nak, shca_wt_implied_gen_params),
 	KUNIT_CASE(shca_wire_rnr),
