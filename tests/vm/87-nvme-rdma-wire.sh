@@ -84,10 +84,7 @@ wire_traffic "$D0"
 wire_through_lo "$D0" $((MIB * 2 * 1048576)) "the $((MIB * 2)) MiB written and read"
 info "recovery on a clean wire: $(wire_recovery "$D0")"
 
-# The loss phase finds a stall of the transport that is not fixed yet (an
-# I/O waits for nvme's 30 s timeout; see issue 14's note): VMT_WIRE_LOSS=1
-# runs it.
-if [ "${VMT_WIRE_LOSS:-0}" = 1 ]; then
+if [ "${VMT_WIRE_LOSS:-1}" = 1 ]; then
 	title "1% of lo's packets lost (netem)"
 	connect || die "no controller"
 	wire_mark "$D0"
@@ -106,7 +103,7 @@ if [ "${VMT_WIRE_LOSS:-0}" = 1 ]; then
 	disconnect
 	kernel_quiet
 else
-	info "the loss phase is off (VMT_WIRE_LOSS=1 runs it)"
+	info "the loss phase is off (VMT_WIRE_LOSS=0)"
 fi
 
 title "cleanup"

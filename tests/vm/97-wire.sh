@@ -75,6 +75,10 @@ pp() {
 		ok "$_desc: $ITERS iterations both ways"
 		return 0
 	fi
+	if [ -n "${PP_TRY:-}" ]; then
+		info "$_desc: client exit status $_crc, server $_src: once more"
+		return 1
+	fi
 	bad "$_desc: client exit status $_crc, server $_src"
 	return 1
 }
@@ -209,7 +213,14 @@ if [ -x /usr/sbin/tc ] && run modprobe sch_netem; then
 	for _imp in "loss 2%" "duplicate 5%" "delay 2ms 1ms reorder 25% 50%" "corrupt 2%"; do
 		# shellcheck disable=SC2086
 		netem $_imp
-		pp "RC under '$_imp', 9000 bytes, data checked" ibv_rc_pingpong ipv4 -s 9000 -c
+		# The end of ibv_rc_pingpong is not loss-tolerant whatever the
+		# driver: the side that finishes first destroys its QP, and if
+		# the ACK of the other side's last SEND is lost, that side
+		# retransmits into nothing (RETRY_EXC_ERR after all iterations
+		# on the other side). A failed run is run once more: a
+		# transport that cannot recover fails both.
+		PP_TRY=1 pp "RC under '$_imp', 9000 bytes, data checked" ibv_rc_pingpong ipv4 -s 9000 -c ||
+			pp "RC under '$_imp', 9000 bytes, data checked" ibv_rc_pingpong ipv4 -s 9000 -c
 		# (UD is unreliable: a lost datagram stops a pingpong for good)
 		perf "ib_write_bw under '$_imp'" ib_write_bw -n 20 -s 16384
 		# (-o 4: a gap in one READ's responses makes the requester ask
