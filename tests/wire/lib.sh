@@ -228,7 +228,7 @@ wire_serve() {
 	[ "$_wrc" = 0 ] || echo "    (exit status $_wrc)"
 	# did the client ask for this step again? (it says so in "TAG done")
 	_WIRE_AGAIN=
-	if [ -n "${WIRE_RETRY:-}" ] && [ "${_WIRE_ATTEMPT:-1}" = 1 ]; then
+	if [ -n "${WIRE_RETRY:-}" ] && [ "${_WIRE_ATTEMPT:-1}" -lt "${WIRE_TRIES:-2}" ]; then
 		case " $(wire_wait 10 "$_wtag done") " in
 		*" again "*) _WIRE_AGAIN=1 ;;
 		esac
@@ -271,7 +271,7 @@ wire_connect() {
 	run_t "$_wsecs" "$@"
 	_wrc=$(run_rc)
 	_WIRE_AGAIN=
-	if [ -n "${WIRE_RETRY:-}" ] && [ "${_WIRE_ATTEMPT:-1}" = 1 ] && [ "$_wrc" != 0 ] &&
+	if [ -n "${WIRE_RETRY:-}" ] && [ "${_WIRE_ATTEMPT:-1}" -lt "${WIRE_TRIES:-2}" ] && [ "$_wrc" != 0 ] &&
 		run_out | grep -q -E -e "$WIRE_RETRY"; then
 		_WIRE_AGAIN=1
 		wire_send "$_wtag done $_wrc again"
@@ -290,8 +290,8 @@ wire_connect() {
 # program: the server runs PROG ARGS, the client PROG ARGS SERVER_ADDRESS
 # (PEER_IP), as ibv_*_pingpong and perftest take them. With WIRE_RETRY=ERE
 # set, a client that fails with output matching ERE has both sides run the
-# step once more (as TAG.2): for a known race of the program itself, not
-# of the wire.
+# step once more (as TAG.2; WIRE_TRIES runs in all, default 2): for a
+# known race of the program itself, not of the wire.
 wire_pp() {
 	_wpt=$1 _wps=$2 _wpr=$3
 	shift 3
@@ -303,11 +303,11 @@ wire_pp() {
 			wire_connect "$_wpt" "$_wps" "$@" "$PEER_IP"
 		fi
 		_wpx=$?
-		if [ -z "$_WIRE_AGAIN" ] || [ $_WIRE_ATTEMPT != 1 ]; then
+		if [ -z "$_WIRE_AGAIN" ] || [ $_WIRE_ATTEMPT -ge "${WIRE_TRIES:-2}" ]; then
 			break
 		fi
-		_WIRE_ATTEMPT=2
-		_wpt=$_wpt.2
+		_WIRE_ATTEMPT=$((_WIRE_ATTEMPT + 1))
+		_wpt=${_wpt%.[0-9]}.$_WIRE_ATTEMPT
 	done
 	_WIRE_ATTEMPT=1
 	return "$_wpx"
