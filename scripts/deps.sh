@@ -3,7 +3,7 @@
 #
 # Install the Debian packages a tier needs; a no-op when they are there.
 #   scripts/deps.sh [build|check|kunit|vm|vm61|pkg|bench|wire|all]...
-# all = the tiers of make test (build, check, kunit, vm, vm61, pkg); vm61 =
+# all = the tiers of make test (build, check, kunit, vm, wire, vm61, pkg); vm61 =
 # the headers of Debian 12's 6.1 kernel (DEBIAN_KVER_61; its image is
 # unpacked by scripts/kernel-image.sh, not installed); pkg = make deb and its
 # test (dpkg-deb, lintian, mmdebstrap for a clean Debian root); bench = what make
@@ -43,7 +43,7 @@ for tier in "$@"; do
 	pkg) want="$want $pkgs_build $pkgs_pkg" ;;
 	bench) want="$want $pkgs_bench" ;;
 	wire) want="$want $pkgs_wire" ;;
-	all) want="$want $pkgs_build $pkgs_check $pkgs_kunit $pkgs_vm $pkgs_vm61 $pkgs_pkg" ;;
+	all) want="$want $pkgs_build $pkgs_check $pkgs_kunit $pkgs_vm $pkgs_wire $pkgs_vm61 $pkgs_pkg" ;;
 	*) echo "deps: unknown tier $tier" >&2; exit 2 ;;
 	esac
 done

@@ -9,7 +9,10 @@
 #                               (DEBIAN_KVER); then the tests of VM61_TESTS
 #                               on Debian 12's 6.1 kernel (DEBIAN_KVER_61,
 #                               tier vm-6.1; VM61_TESTS=all for every test)
-#   4. Debian packages          scripts/pkgtest.sh: make deb, lintian, install
+#   4. wire                     scripts/wire.sh: two guests, softhca against
+#                               rdma_rxe both ways and against softhca
+#                               (WIRE_PAIRS)
+#   5. Debian packages          scripts/pkgtest.sh: make deb, lintian, install
 #                               in a clean Debian 12 chroot with both kernels
 #                               (DKMS builds the module for each), the
 #                               installed files in the VM, apt-get purge
@@ -60,6 +63,18 @@ build_module() {
 	scripts/vm.sh
 }
 tier vm build_module
+# The wire tier: two guests on one virtual link, RoCE v2 between them,
+# softhca against rdma_rxe both ways and against itself (the module and
+# programs the vm tier built). WIRE_PAIRS overrides the pairs.
+WIRE_PAIRS=${WIRE_PAIRS:-softhca:rxe rxe:softhca softhca:softhca}
+wire_pairs() {
+	local args=() p
+	for p in $WIRE_PAIRS; do
+		args+=(--pair "$p")
+	done
+	scripts/wire.sh "${args[@]}"
+}
+tier wire wire_pairs
 # The packaging tier: a Debian 12 root with both kernels, cached
 # (SOFTHCA_TEST_PKG=0 skips it). A whole cold make test with it took
 # 34.6 minutes (pkg 225 s of it; 603 tests) on 2026-12-01 on a quiet

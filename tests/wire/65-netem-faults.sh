@@ -10,6 +10,13 @@
 # and ib_read_bw, must complete. The end of ibv_rc_pingpong is not
 # loss-tolerant whatever the driver (see 60-netem-loss): a failed run is
 # run once more (WIRE_RETRY); a transport that cannot recover fails both.
+# ib_read_bw runs with 4 READs outstanding (-o 4): with perftest's
+# default, as many as the responder offers (128 for both drivers), the
+# go-back-N after a reordered READ response asks again for every READ
+# behind it, and Debian 6.12's rdma_rxe, answering those duplicates,
+# died of a double fault in its receive path (rxe_receiver ->
+# prepare_ack_packet -> __alloc_skb; softhca as requester, rxe as
+# responder, reorder 25%): not what this test is about.
 # softhca's port counters show what happened: duplicate requests
 # answered again, out-of-sequence packets, ICRC errors.
 # shellcheck disable=SC1091
@@ -41,7 +48,7 @@ for imp in "duplicate 5%" "delay 2ms 1ms reorder 25% 50%" "corrupt 2%"; do
 		-p $port -n 40 -s 16384
 	port=$((port + 1))
 	wire_pp "read-$n" 60 "tcp:$port" ib_read_bw -F -d "$WIRE_DEV" -x "$G4" \
-		-p $port -n 40 -s 16384
+		-p $port -n 40 -s 16384 -o 4
 	must "netem removed" wire_netem off
 done
 if [ "$WIRE_DRIVER" = softhca ]; then

@@ -116,4 +116,10 @@ else
 	run rmmod nvme_rdma
 fi
 kernel_quiet
-vm_leftovers 5
+# nvme-rdma and nvmet-rdma take their CQs from the core's per-device CQ
+# pool, which keeps them until the device goes: everything else must be
+# back
+expect_pins 5
+expect_eq "rdma res of $WIRE_DEV but the core's CQ pool" \
+	"$(res0 "$WIRE_DEV" | sed 's/ cq=[0-9]*//')" \
+	"$(res_of "$WIRE_DEV" | sed 's/ cq=[0-9]*//')"
