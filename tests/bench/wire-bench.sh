@@ -214,7 +214,7 @@ END {
 				print l ratio(BT[t], Z[z])
 			}
 		print ""
-		print "Message rate, Mmsg/s (perftest'"'"'s MsgRate), medians of the same runs:"
+		print "Message rate, 10^3 messages/s (perftest'"'"'s MsgRate), medians of the same runs:"
 		l = sprintf("%-6s %-7s", "op", "size")
 		for (i = 1; i <= nd; i++)
 			l = l sprintf(" %17s", label[D[i]])
@@ -224,7 +224,7 @@ END {
 				l = sprintf("%-6s %-7s", desc[BT[t]], szname(Z[z]))
 				for (i = 1; i <= nd; i++) {
 					k = D[i] SUBSEP BT[t] SUBSEP Z[z]
-					l = l sprintf(" %17s", k in rate ? f(median(rate[k])) : "-")
+					l = l sprintf(" %17s", k in rate ? f(median(rate[k]) * 1000) : "-")
 				}
 				print l
 			}
