@@ -583,12 +583,13 @@ WIRE_SAVED=
 # records (wire-bench.sh itself, WIRE_BENCH_RETAB) into WIRE_OUT and
 # WIRE_DAT, plot WIRE_PNG; fails if there is no table
 wire_part() {
-	local wdir=$OUT_DIR/wire console recs wrc=0 wenv=() e where
+	local wdir=$OUT_DIR/wire console recs wrc=0 wenv=() knobs=() e where
 	[ -n "$TMP" ] || TMP=$(mktemp -d "${TMPDIR:-/tmp}/softhca-bench.XXXXXX")
 	for e in BENCH_REPS BENCH_WIRE_TOOLS BENCH_WIRE_SIZES BENCH_WIRE_DRIVERS \
 		BENCH_WIRE_SECS BENCH_WIRE_MARGIN BENCH_WIRE_ITERS_1M \
 		BENCH_WIRE_LAT_ITERS BENCH_WIRE_BIG_SECS BENCH_WIRE_NVME_MIB; do
 		wenv+=(--env "$e=${!e}")
+		knobs+=("$e=${!e}")
 	done
 	note "wire: two guests, softhca <-> softhca vs rxe <-> rxe (tests/bench/wire-bench.sh, up to $((WIRE_TIMEOUT / 60)) min); consoles in ${wdir#"$ROOT"/}/softhca-softhca/"
 	mkdir -p "$OUT_DIR"
@@ -604,17 +605,17 @@ wire_part() {
 		note "wire: no records (scripts/wire.sh exit status $wrc; consoles in $wdir)"
 		return 1
 	fi
-	[ "$wrc" = 0 ] || note "wire: scripts/wire.sh exit status $wrc: the table may be partial (consoles in $wdir)"
+	[ "$wrc" = 0 ] || note "wire: scripts/wire.sh exit status $wrc: a step failed or the guests were stopped (the errors below the table; consoles in $wdir)"
 	if [ -e /dev/kvm ] && [ -w /dev/kvm ]; then
-		where="two QEMU KVM guests"
+		where="one boot of two QEMU KVM guests"
 	else
-		where="two QEMU TCG guests (software CPU emulation, no KVM; tcg thread=${VM_TCG_THREAD:-single}): absolute numbers are slow, compare the columns"
+		where="one boot of two QEMU TCG guests (software CPU emulation, no KVM; tcg thread=${VM_TCG_THREAD:-single}): absolute numbers are slow, compare the columns"
 	fi
 	{
 		echo "Wire benchmark: softhca <-> softhca vs rxe <-> rxe across two guests, perftest and nvme-rdma (tests/bench/wire-bench.sh)"
-		echo "Ran in $where, one boot; kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')."
+		echo "Ran in $where; kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')."
 		echo
-		WIRE_BENCH_RETAB=$recs sh "$BENCH_DIR/wire-bench.sh" table
+		env "${knobs[@]}" WIRE_BENCH_RETAB="$recs" sh "$BENCH_DIR/wire-bench.sh" table
 	} >"$WIRE_OUT.tmp"
 	mv "$WIRE_OUT.tmp" "$WIRE_OUT"
 	echo
@@ -624,7 +625,7 @@ wire_part() {
 	{
 		echo "# Wire benchmark (tests/bench/wire-bench.sh), kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')"
 		echo "# MB/s per message size and driver pair: median, minimum, maximum of $BENCH_REPS runs"
-		WIRE_BENCH_RETAB=$recs sh "$BENCH_DIR/wire-bench.sh" data
+		env "${knobs[@]}" WIRE_BENCH_RETAB="$recs" sh "$BENCH_DIR/wire-bench.sh" data
 	} >"$WIRE_DAT"
 	WIRE_SAVED="$WIRE_SAVED, ${WIRE_DAT#"$ROOT"/}"
 	if ! command -v gnuplot >/dev/null; then

@@ -45,6 +45,7 @@ set grid xtics ytics mytics
 set datafile missing "NaN"
 set xtics ("64 B" 64, "4 KiB" 4096, "64 KiB" 65536, "1 MiB" 1048576)
 set xrange [45:1482910]
-set key outside bottom center horizontal maxrows 2
+set key at graph 0.5, -0.1 center top horizontal maxrows 2
+set bmargin 7
 plot for [i=1:ns] datafile using 1:dcol(i):dcol(i)+1:dcol(i)+2 \
 	with yerrorlines lw 2 lt (2 * op(i) + drv(i)) title name(i)

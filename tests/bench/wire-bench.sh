@@ -43,7 +43,7 @@
 # (bandwidth sizes, default "64,4096,65536,1048576"), BENCH_WIRE_SECS
 # (measured seconds of a duration-mode run, default 1),
 # BENCH_WIRE_MARGIN (its warm-up, default 1), BENCH_WIRE_ITERS_1M
-# (messages of a 1 MiB run, default 50), BENCH_WIRE_LAT_ITERS (default
+# (messages of a 1 MiB run, default 20), BENCH_WIRE_LAT_ITERS (default
 # 200), BENCH_WIRE_BIG_SECS (bound of a run with a count, default 40),
 # BENCH_WIRE_NVME_MIB (default 64).
 #
@@ -61,7 +61,7 @@ TOOLS=$(echo "${BENCH_WIRE_TOOLS:-write_bw,read_bw,send_bw,write_lat,send_lat,nv
 SIZES=$(echo "${BENCH_WIRE_SIZES:-64,4096,65536,1048576}" | tr ',' ' ')
 SECS=${BENCH_WIRE_SECS:-1}
 MARGIN=${BENCH_WIRE_MARGIN:-1}
-ITERS_1M=${BENCH_WIRE_ITERS_1M:-50}
+ITERS_1M=${BENCH_WIRE_ITERS_1M:-20}
 LAT_ITERS=${BENCH_WIRE_LAT_ITERS:-200}
 BIG_SECS=${BENCH_WIRE_BIG_SECS:-40}
 NVME_MIB=${BENCH_WIRE_NVME_MIB:-64}
@@ -355,7 +355,11 @@ ptdata() {
 
 # why: a short reason from the client's output
 why() {
-	_w=$(run_out | grep -i -o -m1 -E "(couldn't|unable|fail|error|not supported|invalid|timed out|killed).*" |
+	# a work completion's status first ("Failed status 12": retry
+	# exceeded), else the first complaint
+	_w=$(run_out | grep -o -m1 -E 'Failed status [0-9]+' |
+		sed 's/^Failed status \([0-9]*\)$/completion_status_\1/; s/_12$/_12_(retry_exceeded)/')
+	[ -n "$_w" ] || _w=$(run_out | grep -i -o -m1 -E "(couldn't|unable|fail|error|not supported|invalid|timed out|killed).*" |
 		sed 's/^[ -]*//; s/[^A-Za-z0-9 ._:()-]//g' | cut -c1-60 | tr ' ' '_')
 	echo "${_w:-exit_status_$(run_rc)}"
 }
