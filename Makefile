@@ -24,6 +24,9 @@
 #                        rdma_cm setup (cmtime), and NVMe over Fabrics with T10-PI
 #                        vs without, in the VM; BENCH_ARGS='--only pi'
 #                        (see tests/bench/run.sh --help) runs some of them
+#   make bench-wire      the wire benchmark only: softhca <-> softhca vs rxe <->
+#                        rxe across two QEMU guests (perftest, nvme-rdma);
+#                        tests/bench/run.sh --only wire, about 15-20 minutes
 
 include $(dir $(lastword $(MAKEFILE_LIST)))scripts/versions.env
 
@@ -40,7 +43,7 @@ SOURCES := $(shell find $(DRIVER) -name '*.[ch]' ! -name '*.mod.c' \
 	! -name shca_conftest.h) \
 	$(wildcard include/uapi/rdma/*.h)
 
-.PHONY: all modules provider vm-programs install clean check test run kunit kunit-san vm wire bench deps deb pkgtest
+.PHONY: all modules provider vm-programs install clean check test run kunit kunit-san vm wire bench bench-wire deps deb pkgtest
 
 all: modules provider
 
@@ -122,3 +125,8 @@ bench:
 	scripts/deps.sh vm build bench
 	$(MAKE) modules vm-programs KDIR=$(DEBIAN_KDIR)
 	tests/bench/run.sh $(BENCH_ARGS)
+
+bench-wire:
+	scripts/deps.sh wire build bench
+	$(MAKE) modules provider KDIR=$(DEBIAN_KDIR)
+	tests/bench/run.sh --only wire $(BENCH_ARGS)

@@ -29,6 +29,15 @@
 #                      default a test stops at its first hung step: with a
 #                      broken wire each further step would only hang too)
 #   -v, --verbose      stream both consoles ("A| ...", "B| ...")
+#   --show REGEX       also stream the console lines that match REGEX
+#
+# For other harnesses (the wire benchmark, tests/bench/run.sh --only wire):
+#   --run SCRIPT       run SCRIPT (POSIX sh, written as a tests/wire test)
+#                      in both guests as the only test, named after its
+#                      file (no TEST names then)
+#   --env NAME=VALUE   export NAME=VALUE to the tests of both guests
+#   --overlay DIR      copy DIR's files into both guests' root as well
+#   (as for scripts/vm.sh, which builds the initramfs)
 #   --module PATH, --provider PATH, --kernel KVER, --rebuild
 #                      as for scripts/vm.sh
 #
@@ -53,6 +62,7 @@ TEST_TIMEOUT=180
 TOTAL_TIMEOUT=
 OUT=$ROOT/build/wire
 VERBOSE=0
+SHOW=
 LABEL=wire
 WORK=${XDG_CACHE_HOME:-$HOME/.cache}/softhca/wire
 
@@ -88,6 +98,8 @@ while [ $# -gt 0 ]; do
 	--out) OUT=${2:?--out needs a directory}; shift ;;
 	--all-steps) VM_ARGS+=(--env WIRE_ALL_STEPS=1) ;;
 	-v|--verbose) VERBOSE=1 ;;
+	--show) SHOW=${2:?--show needs a regular expression}; shift ;;
+	--run|--env|--overlay) VM_ARGS+=("$1" "${2:?$1 needs a value}"); shift ;;
 	--module|--provider|--kernel) VM_ARGS+=("$1" "${2:?$1 needs a value}"); shift ;;
 	--rebuild) VM_ARGS+=("$1") ;;
 	--label) LABEL=${2:?}; shift ;;
@@ -207,7 +219,7 @@ for p in "${PAIRS[@]}"; do
 	cmd_a=("${QCMD[@]}")
 	qemu_cmd B "$b" "$a" "$dir/B.data"
 	cmd_b=("${QCMD[@]}")
-	show=(--show '^(VMTEST [^ ]+ (PASS|FAIL)|wire: role)')
+	show=(--show "^(VMTEST [^ ]+ (PASS|FAIL)|wire: role)${SHOW:+|$SHOW}")
 	[ $VERBOSE = 0 ] || show=(-v)
 	note "guest A: $a, guest B: $b; consoles: $dir/A.log, $dir/B.log"
 	start=$SECONDS

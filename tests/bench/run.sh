@@ -76,6 +76,16 @@
 #                  random and 128 KiB sequential reads and writes; and
 #                  nvme-pi-bench.dat and, with gnuplot, nvme-pi-bench.png
 #                  plotted from it by tests/bench/nvme-pi-bench.gp
+#   wire-bench.txt the wire benchmark tests/bench/wire-bench.sh (issue 14),
+#                  in a boot of its own: the two guests of scripts/wire.sh
+#                  (scripts/wire.sh --run), softhca <-> softhca vs rxe <->
+#                  rxe across their link, one driver loaded at a time, in
+#                  ABBA order: ib_write_bw, ib_read_bw, ib_send_bw at 64 B,
+#                  4 KiB, 64 KiB and 1 MiB, ib_write_lat and ib_send_lat at
+#                  64 B, nvme-rdma -> nvmet-rdma sequential write and read
+#                  (dd, 1 MiB, O_DIRECT); wire-bench.dat and, with
+#                  gnuplot, wire-bench.png (tests/bench/wire-bench.gp);
+#                  the guests' consoles in build/bench/wire/
 #
 # Usage: tests/bench/run.sh [--only PARTS] [scripts/vm.sh options: -v,
 #        --module PATH, --provider PATH, --timeout SECS, --test-timeout
@@ -84,9 +94,9 @@
 #                  registration table), reg (userspace), dp (data path),
 #                  pi (T10-DIF engine), frwr (FRWR cycle), rings
 #                  (userspace rings vs system calls vs rxe), ulp, nvmepi
-#                  (NVMe with PI vs without); e.g. --only frwr. The
-#                  combined mr-bench.txt is written only when mr is one
-#                  of them.
+#                  (NVMe with PI vs without), wire (two guests, a boot
+#                  of their own); e.g. --only frwr. The combined
+#                  mr-bench.txt is written only when mr is one of them.
 #
 # Environment:
 #   VM_TCG_THREAD (default multi here; scripts/vm.sh's own default is
@@ -158,6 +168,21 @@
 #   BENCH_NVMEPI_MIB (default 64): MiB of the scsi_debug disk (fio uses it all)
 #   BENCH_NVMEPI_BUDGET (default from the above, about 4 min): s after
 #     which the remaining cells are skipped
+#   BENCH_WIRE=0: no wire benchmark (two guests, about 15-20 min)
+#   BENCH_WIRE_TOOLS (default write_bw,read_bw,send_bw,write_lat,send_lat,nvme)
+#     and BENCH_WIRE_SIZES (default 64,4096,65536,1048576): its cells (a
+#     reduced set for trying it out: BENCH_REPS=1
+#     BENCH_WIRE_TOOLS=write_bw,nvme BENCH_WIRE_SIZES=4096)
+#   BENCH_WIRE_DRIVERS (default softhca,rxe): the driver pairs, in this
+#     order first (softhca <-> softhca, rxe <-> rxe)
+#   BENCH_WIRE_SECS (default 1) and BENCH_WIRE_MARGIN (default 1): measured
+#     s and warm-up s of a bandwidth run below 1 MiB (perftest -D
+#     SECS+2*MARGIN -f MARGIN)
+#   BENCH_WIRE_ITERS_1M (default 20): messages of a 1 MiB bandwidth run
+#   BENCH_WIRE_LAT_ITERS (default 200): ping-pongs of a latency run
+#   BENCH_WIRE_BIG_SECS (default 40): the bound of a run with a count
+#   BENCH_WIRE_NVME_MIB (default 64): MiB each dd moves
+#   VM_TCG_THREAD also applies to the two guests of the wire part
 # A short run: BENCH_ITERS=100 BENCH_REG_SECS=0.05 BENCH_DP_MS=20
 #   BENCH_DP_PERFTEST=0 BENCH_PI_MS=20 BENCH_PI_REPS=1 BENCH_FRWR_MS=20
 #   BENCH_FRWR_REPS=1 BENCH_RINGS_MARGIN=0 BENCH_ULP_SECS=1
@@ -236,10 +261,11 @@ trap 'exit 130' INT TERM
 # ---- options and knobs -----------------------------------------------------------
 
 VM_ARGS=()
+WIRE_ARGS=()
 MODULE=$ROOT/drivers/infiniband/sw/softhca/softhca.ko
 TEST_TIMEOUT=300
 HAVE_TIMEOUT=0
-PARTS="mr reg dp pi frwr rings ulp nvmepi"
+PARTS="mr reg dp pi frwr rings ulp nvmepi wire"
 ONLY=$PARTS
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -247,12 +273,13 @@ while [ $# -gt 0 ]; do
 	--only) ONLY=${2:?--only needs a list of parts}; shift ;;
 	--only=*) ONLY=${1#*=} ;;
 	--module) MODULE=${2:?--module needs a path}; VM_ARGS+=("$1" "$2"); shift ;;
-	--module=*) MODULE=${1#*=}; VM_ARGS+=("$1") ;;
+	--module=*) MODULE=${1#*=}; VM_ARGS+=(--module "$MODULE") ;;
 	--test-timeout) TEST_TIMEOUT=${2:?}; shift ;;
 	--timeout) HAVE_TIMEOUT=1; VM_ARGS+=("$1" "${2:?$1 needs a value}"); shift ;;
 	--timeout=*) HAVE_TIMEOUT=1; VM_ARGS+=("$1") ;;
-	--provider) VM_ARGS+=("$1" "${2:?$1 needs a value}"); shift ;;
-	-v|--verbose|--rebuild|--provider=*) VM_ARGS+=("$1") ;;
+	--provider) VM_ARGS+=("$1" "${2:?$1 needs a value}"); WIRE_ARGS+=("$1" "$2"); shift ;;
+	--provider=*) VM_ARGS+=("$1"); WIRE_ARGS+=(--provider "${1#*=}") ;;
+	-v|--verbose|--rebuild) VM_ARGS+=("$1"); WIRE_ARGS+=("$1") ;;
 	*) die "unknown argument $1 (see --help)" ;;
 	esac
 	shift
@@ -484,12 +511,149 @@ if want nvmepi; then
 	command -v fio >/dev/null ||
 		note "warning: fio is not installed (scripts/deps.sh bench): no numbers in the NVMe PI table"
 fi
+BENCH_WIRE=${BENCH_WIRE:-1}
+BENCH_WIRE_TOOLS=${BENCH_WIRE_TOOLS:-write_bw,read_bw,send_bw,write_lat,send_lat,nvme}
+BENCH_WIRE_SIZES=${BENCH_WIRE_SIZES:-64,4096,65536,1048576}
+BENCH_WIRE_DRIVERS=${BENCH_WIRE_DRIVERS:-softhca,rxe}
+BENCH_WIRE_SECS=${BENCH_WIRE_SECS:-1}
+BENCH_WIRE_MARGIN=${BENCH_WIRE_MARGIN:-1}
+BENCH_WIRE_ITERS_1M=${BENCH_WIRE_ITERS_1M:-20}
+BENCH_WIRE_LAT_ITERS=${BENCH_WIRE_LAT_ITERS:-200}
+BENCH_WIRE_BIG_SECS=${BENCH_WIRE_BIG_SECS:-40}
+BENCH_WIRE_NVME_MIB=${BENCH_WIRE_NVME_MIB:-64}
+case $BENCH_WIRE$BENCH_WIRE_SECS$BENCH_WIRE_MARGIN$BENCH_WIRE_ITERS_1M$BENCH_WIRE_LAT_ITERS$BENCH_WIRE_BIG_SECS$BENCH_WIRE_NVME_MIB in
+*[!0-9]*) die "BENCH_WIRE, BENCH_WIRE_SECS, BENCH_WIRE_MARGIN, BENCH_WIRE_ITERS_1M, BENCH_WIRE_LAT_ITERS, BENCH_WIRE_BIG_SECS and BENCH_WIRE_NVME_MIB must be whole numbers" ;;
+esac
+[[ $BENCH_WIRE_TOOLS =~ ^(write_bw|read_bw|send_bw|write_lat|send_lat|nvme)(,(write_bw|read_bw|send_bw|write_lat|send_lat|nvme))*$ ]] ||
+	die "BENCH_WIRE_TOOLS='$BENCH_WIRE_TOOLS': a comma-separated list of write_bw, read_bw, send_bw, write_lat, send_lat, nvme"
+[[ $BENCH_WIRE_SIZES =~ ^[0-9]+(,[0-9]+)*$ ]] ||
+	die "BENCH_WIRE_SIZES='$BENCH_WIRE_SIZES': comma-separated message sizes in bytes"
+[[ $BENCH_WIRE_DRIVERS =~ ^(softhca|rxe)(,(softhca|rxe))?$ ]] ||
+	die "BENCH_WIRE_DRIVERS='$BENCH_WIRE_DRIVERS': softhca,rxe, rxe,softhca, softhca or rxe"
+if [ "$BENCH_WIRE_SECS" -lt 1 ] || [ "$BENCH_WIRE_SECS" -gt 60 ] || [ "$BENCH_WIRE_MARGIN" -gt 10 ]; then
+	die "BENCH_WIRE_SECS must be 1..60, BENCH_WIRE_MARGIN 0..10"
+fi
+if [ "$BENCH_WIRE_ITERS_1M" -lt 5 ] || [ "$BENCH_WIRE_LAT_ITERS" -lt 5 ]; then
+	die "BENCH_WIRE_ITERS_1M and BENCH_WIRE_LAT_ITERS must be at least 5 (perftest's minimum)"
+fi
+if [ "$BENCH_WIRE_BIG_SECS" -lt 5 ] || [ "$BENCH_WIRE_BIG_SECS" -gt 300 ]; then
+	die "BENCH_WIRE_BIG_SECS must be 5..300"
+fi
+if [ "$BENCH_WIRE_NVME_MIB" -lt 4 ] || [ "$BENCH_WIRE_NVME_MIB" -gt 1024 ]; then
+	die "BENCH_WIRE_NVME_MIB must be 4..1024 (the null_blk disk has 1 GiB)"
+fi
+[ "$BENCH_WIRE" != 0 ] || ONLY=$(echo " $ONLY " | sed 's/ wire / /')
+# The bound of the wire benchmark in the guests: per repetition and
+# driver a minute of set-up and warm-up, every bandwidth run below 1 MiB
+# its duration plus 15 s (perftest's start-up under TCG, the rendezvous),
+# every run with a count its bound, and the NVMe cells a minute plus a
+# second per MiB each way.
+WIRE_TIMEOUT=0
+if want wire; then
+	wsmall=0 wbig=0 wlat=0 wnvme=0
+	for t in ${BENCH_WIRE_TOOLS//,/ }; do
+		case $t in
+		*_bw)	for z in ${BENCH_WIRE_SIZES//,/ }; do
+				if [ "$z" -ge 1048576 ]; then wbig=$((wbig + 1)); else wsmall=$((wsmall + 1)); fi
+			done ;;
+		*_lat) wlat=$((wlat + 1)) ;;
+		nvme) wnvme=1 ;;
+		esac
+	done
+	wdrivers=$(echo "$BENCH_WIRE_DRIVERS" | tr ',' '\n' | wc -l)
+	WIRE_TIMEOUT=$((120 + BENCH_REPS * wdrivers * (60 + wsmall * (BENCH_WIRE_SECS + 2 * BENCH_WIRE_MARGIN + 15) + (wbig + wlat) * BENCH_WIRE_BIG_SECS + wnvme * (60 + 2 * BENCH_WIRE_NVME_MIB))))
+fi
 command -v gnuplot >/dev/null ||
 	note "warning: gnuplot is not installed (scripts/deps.sh bench): no plots"
 # as scripts/vm.sh computes it, without its 900 s cap
 [ "$HAVE_TIMEOUT" = 1 ] || VM_ARGS+=(--timeout "$((120 + TEST_TIMEOUT + 40))")
 ONLY=$(echo "$ONLY" | xargs)
-[ -n "$ONLY" ] || die "no part left to run (--only, BENCH_PI=0, BENCH_FRWR=0, BENCH_RINGS=0, BENCH_ULP=0, BENCH_NVMEPI=0)"
+[ -n "$ONLY" ] || die "no part left to run (--only, BENCH_PI=0, BENCH_FRWR=0, BENCH_RINGS=0, BENCH_ULP=0, BENCH_NVMEPI=0, BENCH_WIRE=0)"
+# the parts of the one-guest boot (the wire part boots two guests of its own)
+VM_PARTS=$(echo " $ONLY " | sed 's/ wire / /' | xargs)
+
+# ---- the wire benchmark: two guests (scripts/wire.sh) ------------------------------
+
+WIRE_OUT=$OUT_DIR/wire-bench.txt
+WIRE_DAT=$OUT_DIR/wire-bench.dat
+WIRE_PNG=$OUT_DIR/wire-bench.png
+WIRE_SAVED=
+# wire_part: boot the two guests of scripts/wire.sh once with
+# tests/bench/wire-bench.sh as their only test, tabulate guest A's
+# records (wire-bench.sh itself, WIRE_BENCH_RETAB) into WIRE_OUT and
+# WIRE_DAT, plot WIRE_PNG; fails if there is no table
+wire_part() {
+	local wdir=$OUT_DIR/wire console recs wrc=0 wenv=() knobs=() e where
+	[ -n "$TMP" ] || TMP=$(mktemp -d "${TMPDIR:-/tmp}/softhca-bench.XXXXXX")
+	for e in BENCH_REPS BENCH_WIRE_TOOLS BENCH_WIRE_SIZES BENCH_WIRE_DRIVERS \
+		BENCH_WIRE_SECS BENCH_WIRE_MARGIN BENCH_WIRE_ITERS_1M \
+		BENCH_WIRE_LAT_ITERS BENCH_WIRE_BIG_SECS BENCH_WIRE_NVME_MIB; do
+		wenv+=(--env "$e=${!e}")
+		knobs+=("$e=${!e}")
+	done
+	note "wire: two guests, softhca <-> softhca vs rxe <-> rxe (tests/bench/wire-bench.sh, up to $((WIRE_TIMEOUT / 60)) min); consoles in ${wdir#"$ROOT"/}/softhca-softhca/"
+	mkdir -p "$OUT_DIR"
+	"$ROOT/scripts/wire.sh" ${WIRE_ARGS[@]+"${WIRE_ARGS[@]}"} --module "$MODULE" \
+		--pair softhca:softhca --label wire-bench --out "$wdir" \
+		--run "$BENCH_DIR/wire-bench.sh" --test-timeout "$WIRE_TIMEOUT" \
+		--timeout $((WIRE_TIMEOUT + 300)) --show '^wire-rec: ' "${wenv[@]}" || wrc=$?
+	console=$wdir/softhca-softhca/A.txt
+	recs=$TMP/wire-recs.txt
+	: >"$recs"
+	if [ -r "$console" ]; then sed -n 's/^wire-rec: //p' "$console" >"$recs"; fi
+	if ! grep -q -E '^(bw|lat|nvme|err) ' "$recs"; then
+		note "wire: no records (scripts/wire.sh exit status $wrc; consoles in $wdir)"
+		return 1
+	fi
+	[ "$wrc" = 0 ] || note "wire: scripts/wire.sh exit status $wrc: a step failed or the guests were stopped (the errors below the table; consoles in $wdir)"
+	if [ -e /dev/kvm ] && [ -w /dev/kvm ]; then
+		where="one boot of two QEMU KVM guests"
+	else
+		where="one boot of two QEMU TCG guests (software CPU emulation, no KVM; tcg thread=${VM_TCG_THREAD:-single}): absolute numbers are slow, compare the columns"
+	fi
+	{
+		echo "Wire benchmark: softhca <-> softhca vs rxe <-> rxe across two guests, perftest and nvme-rdma (tests/bench/wire-bench.sh)"
+		echo "Ran in $where; kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')."
+		echo
+		env "${knobs[@]}" WIRE_BENCH_RETAB="$recs" sh "$BENCH_DIR/wire-bench.sh" table
+	} >"$WIRE_OUT.tmp"
+	mv "$WIRE_OUT.tmp" "$WIRE_OUT"
+	echo
+	cat "$WIRE_OUT"
+	echo
+	WIRE_SAVED="${WIRE_OUT#"$ROOT"/}"
+	{
+		echo "# Wire benchmark (tests/bench/wire-bench.sh), kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')"
+		echo "# MB/s per message size and driver pair: median, minimum, maximum of $BENCH_REPS runs"
+		env "${knobs[@]}" WIRE_BENCH_RETAB="$recs" sh "$BENCH_DIR/wire-bench.sh" data
+	} >"$WIRE_DAT"
+	WIRE_SAVED="$WIRE_SAVED, ${WIRE_DAT#"$ROOT"/}"
+	if ! command -v gnuplot >/dev/null; then
+		note "no plot ${WIRE_PNG##*/}: gnuplot is not installed (scripts/deps.sh bench)"
+	elif gnuplot -e "datafile='$WIRE_DAT'; outfile='$WIRE_PNG.tmp'; subtitle='$BENCH_REPS runs per cell, drivers in ABBA order; $(date -u '+%Y-%m-%d %H:%M UTC')'" \
+		"$BENCH_DIR/wire-bench.gp" 2>"$TMP/gnuplot-wire.err"; then
+		mv "$WIRE_PNG.tmp" "$WIRE_PNG"
+		WIRE_SAVED="$WIRE_SAVED, ${WIRE_PNG#"$ROOT"/} (plot)"
+	else
+		rm -f "$WIRE_PNG.tmp"
+		note "gnuplot failed on wire-bench.gp:"
+		sed 's/^/  /' "$TMP/gnuplot-wire.err" >&2
+	fi
+}
+wire_ok=1
+if want wire; then
+	# two threads per guest, as for the one-guest boot below: with one,
+	# a polling perftest and the guest's network path share a host thread
+	export VM_TCG_THREAD=${VM_TCG_THREAD:-multi}
+	wire_part || wire_ok=0
+fi
+if [ -z "$VM_PARTS" ]; then
+	[ -z "$WIRE_SAVED" ] || note "saved to $WIRE_SAVED"
+	[ "$wire_ok" = 1 ] || note "no wire table (see the output above)"
+	DONE=1
+	[ "$wire_ok" = 1 ] || exit 1
+	exit 0
+fi
 
 # ---- the benchmark modules and programs --------------------------------------------
 
@@ -519,7 +683,7 @@ grep -E 'warning:|error:' "$blog" >&2 || true
 
 # What the guest gets besides scripts/vm.sh's usual files: the modules in
 # its root, dp-bench.sh next to the tests, the programs in its $PATH.
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/softhca-bench.XXXXXX")
+[ -n "$TMP" ] || TMP=$(mktemp -d "${TMPDIR:-/tmp}/softhca-bench.XXXXXX")
 ov=$TMP/overlay
 mkdir -p "$ov/tests/bin"
 cp "$BENCH_KO" "$UMEM_KO" "$DP_KO" "$PI_KO" "$FRWR_KO" "$ov/"
@@ -574,7 +738,7 @@ export VM_TCG_THREAD=${VM_TCG_THREAD:-multi}
 	--env "BENCH_NVMEPI=$BENCH_NVMEPI" --env "BENCH_NVMEPI_SECS=$BENCH_NVMEPI_SECS" \
 	--env "BENCH_NVMEPI_REPS=$BENCH_NVMEPI_REPS" --env "BENCH_NVMEPI_MIB=$BENCH_NVMEPI_MIB" \
 	--env "BENCH_NVMEPI_BUDGET=$BENCH_NVMEPI_BUDGET" --env "BENCH_NVMEPI_TIMEOUT=$NVMEPI_TIMEOUT" \
-	--env "BENCH_ONLY=$(echo "$ONLY" | tr ' ' ',')" || vm_rc=$?
+	--env "BENCH_ONLY=$(echo "$VM_PARTS" | tr ' ' ',')" || vm_rc=$?
 [ -r "$CLEAN" ] || die "no console output from the VM (scripts/vm.sh exit status $vm_rc)"
 
 # ---- the tables --------------------------------------------------------------------
@@ -681,6 +845,10 @@ add_table "$ulptable" "$ULP_OUT" \
 add_table "$nvmepitable" "$NVMEPI_OUT" \
 	"NVMe over Fabrics with T10-PI vs without: nvme-rdma -> nvmet-rdma over softhca0 with and without PI, rxe0 without (tests/bench/nvme-pi-bench.sh)" \
 	"$same"
+# The wire table (its own boot, above) joins the combined file.
+if [ -n "$WIRE_SAVED" ] && [ -s "$BENCH_OUT.tmp" ]; then
+	{ echo; echo; cat "$WIRE_OUT"; } >>"$BENCH_OUT.tmp"
+fi
 # Where the time goes: the main MR and data-path cells under perf, in a
 # second boot (perf's sampling would slow the tables above down).
 rm -f "$SHARES_OUT"
@@ -720,6 +888,7 @@ fi
 [ ! -s "$ulptable" ] || saved="$saved, ${ULP_OUT#"$ROOT"/} (ULPs)"
 [ ! -s "$nvmepitable" ] || saved="$saved, ${NVMEPI_OUT#"$ROOT"/} (NVMe PI vs no PI)"
 [ ! -s "$SHARES_OUT" ] || saved="$saved, ${SHARES_OUT#"$ROOT"/} (where the time goes)"
+[ -z "$WIRE_SAVED" ] || saved="$saved, $WIRE_SAVED (wire)"
 # plot DATA DAT PNG GP HEADER SUBTITLE: save the guest's plot data DATA as
 # DAT under the comment lines HEADER and, with gnuplot, plot it with GP
 # into PNG (gnuplot -e "datafile=...; outfile=...; subtitle=..." GP)
@@ -797,6 +966,10 @@ need frwr "$frwrtable" "FRWR cycle"
 need rings "$ringstable" "ring"
 need ulp "$ulptable" "ULP"
 need nvmepi "$nvmepitable" "NVMe PI"
+if want wire && [ "$wire_ok" != 1 ]; then
+	note "no wire table (see the output above)"
+	ok=0
+fi
 DONE=1
 [ "$ok" = 1 ] || exit 1
 exit 0
