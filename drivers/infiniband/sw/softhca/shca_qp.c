@@ -1425,7 +1425,7 @@ void shca_qp_query(struct shca_qp *qp, struct ib_qp_attr *attr,
 	attr->qp_access_flags = qp->access;
 	attr->pkey_index = 0;
 	attr->port_num = SHCA_PORT;
-	attr->sq_psn = qp->sq_psn;
+	attr->sq_psn = shca_wire_sq_psn(qp);
 	attr->rq_psn = qp->rq_psn;
 	attr->dest_qp_num = qp->dest_qpn;
 	attr->timeout = qp->timeout;

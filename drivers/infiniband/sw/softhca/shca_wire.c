@@ -1610,6 +1610,31 @@ bool shca_wire_run(struct shca_qp *qp)
 }
 
 /**
+ * shca_wire_sq_psn() - the send PSN query_qp reports
+ * @qp: the QP, its lock held
+ *
+ * On the wire the requester keeps its PSN in &shca_qp.wreq while WQEs
+ * are in flight (shca_qp.sq_psn follows it only when the send queue is
+ * idle): the PSN after the last request packet sent, as rdma_rxe and HCAs
+ * report it, or shca_qp.sq_psn before the requester started.
+ *
+ * Return: the send PSN.
+ */
+u32 shca_wire_sq_psn(const struct shca_qp *qp)
+{
+	const struct shca_wreq *rq = &qp->wreq;
+
+	lockdep_assert_held(&qp->lock);
+	if (!READ_ONCE(qp->wire) || qp->ibqp.qp_type == IB_QPT_UD ||
+	    qp->ibqp.qp_type == IB_QPT_GSI ||
+	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD &&
+	     qp->state != IB_QPS_SQE))
+		return qp->sq_psn;
+	return READ_ONCE(rq->resend) ? READ_ONCE(rq->resend_until) :
+				       READ_ONCE(rq->psn);
+}
+
+/**
  * shca_wire_reset() - forget the transport state (RESET, or a new path)
  * @qp: the QP; nothing executes it
  */

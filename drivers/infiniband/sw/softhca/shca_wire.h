@@ -201,6 +201,7 @@ void shca_wire_rx(struct shca_dev *sdev, struct sk_buff *skb,
 		  const struct shca_pkt *pkt);
 int shca_wire_ud_send(struct shca_qp *qp, const struct shca_wqe *w, u32 len);
 bool shca_wire_run(struct shca_qp *qp);
+u32 shca_wire_sq_psn(const struct shca_qp *qp);
 void shca_wire_reset(struct shca_qp *qp);
 void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next);
 void shca_wire_timer(struct timer_list *t);

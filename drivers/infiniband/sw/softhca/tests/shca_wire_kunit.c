@@ -1342,6 +1342,68 @@ static void shca_wire_deep_reads(struct kunit *test)
 	shca_wt_expect_empty(f, f->a.cq);
 }
 
+static u32 shca_wt_psn(struct ib_qp *qp, int mask)
+{
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	if (ib_query_qp(qp, &attr, mask, &init))
+		return U32_MAX;
+	return mask == IB_QP_SQ_PSN ? attr.sq_psn : attr.rq_psn;
+}
+
+/*
+ * query_qp's send PSN while requests are in flight: the PSN after the
+ * last packet sent (rdma res shows it), not the one the send queue had
+ * when it was last idle; the responder's receive PSN the same.
+ */
+static void shca_wire_query_psn(struct kunit *test)
+{
+	struct shca_wt_fix *f = test->priv;
+	struct ib_sge sge = shca_wt_sge(&f->a, SHCA_WT_A_OFF, SHCA_WT_LEN);
+	struct ib_rdma_wr w2, w1 = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &sge,
+			.num_sge = 1, .next = &w2.wr },
+	};
+	u32 p0;
+	int i;
+
+	shca_wt_connect(f, &shca_wt_calm);
+	f->rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW);
+	w1.remote_addr = f->b.mr->iova + SHCA_WT_B_OFF;
+	w1.rkey = f->rkey;
+	w2 = w1;
+	w2.wr.wr_id = 2;
+	w2.wr.next = NULL;
+	p0 = shca_wt_psn(f->a.qp, IB_QP_SQ_PSN);
+	KUNIT_EXPECT_EQ(test, shca_wt_psn(f->b.qp, IB_QP_RQ_PSN), p0);
+
+	/* b's ACKs are lost: both WRITEs stay in flight. */
+	shca_wt_mark(f);
+	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, 1, -1 };
+	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &w1.wr), 0);
+	for (i = 0; i < 500 && f->count[0] < 8; i++) {
+		shca_wt_pump(f);
+		usleep_range(500, 1000);
+	}
+	KUNIT_ASSERT_EQ(test, f->count[0], 8);
+	KUNIT_EXPECT_EQ(test, shca_wt_psn(f->a.qp, IB_QP_SQ_PSN),
+			(p0 + 8) & SHCA_PSN_MASK);
+	KUNIT_EXPECT_EQ(test, shca_wt_psn(f->b.qp, IB_QP_RQ_PSN),
+			(p0 + 8) & SHCA_PSN_MASK);
+	shca_wt_expect_none(f, f->a.cq);
+
+	/* The ACK timeout sends them again; now the ACKs come. */
+	f->rule = (struct shca_wt_rule){ SHCA_WT_DELIVER, -1, -1 };
+	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+			  NULL);
+	shca_wt_expect_wc(f, f->a.cq, 2, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+			  NULL);
+	KUNIT_EXPECT_EQ(test, shca_wt_psn(f->a.qp, IB_QP_SQ_PSN),
+			(p0 + 8) & SHCA_PSN_MASK);
+}
+
 /*
  * Keep @ibqp's work item from running (it retries every jiffy), so that
  * what arrives meanwhile is taken in one run; shca_wt_thaw() lets it go.
@@ -2529,6 +2591,7 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE_PARAM(shca_wire_reorder, shca_wt_reorders_gen_params),
 	KUNIT_CASE(shca_wire_reorder_reads),
 	KUNIT_CASE(shca_wire_deep_reads),
+	KUNIT_CASE(shca_wire_query_psn),
 	KUNIT_CASE_PARAM(shca_wire_late_answer, shca_wt_lates_gen_params),
 	KUNIT_CASE_PARAM(shca_wire_implied_nak, shca_wt_implied_gen_params),
 	KUNIT_CASE(shca_wire_rnr),
