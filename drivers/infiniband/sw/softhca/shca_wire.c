@@ -1087,6 +1087,20 @@ static void shca_wire_arm(struct shca_qp *qp, unsigned long delay)
 		mod_timer(&qp->wtimer, jiffies + delay);
 }
 
+/*
+ * (Re)start the local ACK timer. A timeout of 0 is an infinite one (IBTA
+ * C9-141): no timer, a lost packet is sent again only after a NAK.
+ */
+static void shca_wire_ack_timer(struct shca_qp *qp, bool restart)
+{
+	if (!qp->timeout)
+		return;
+	if (restart)
+		mod_timer(&qp->wtimer, jiffies + shca_ack_timeout(qp));
+	else
+		shca_wire_arm(qp, shca_ack_timeout(qp));
+}
+
 static void shca_wire_fail_head(struct shca_qp *qp, enum ib_wc_status status)
 {
 	struct shca_wqe *w;
@@ -1285,7 +1299,7 @@ static void shca_wire_response(struct shca_qp *qp, struct sk_buff *skb,
 	if (!shca_wire_outstanding(&qp->wreq))
 		timer_delete(&qp->wtimer);
 	else
-		mod_timer(&qp->wtimer, jiffies + shca_ack_timeout(qp));
+		shca_wire_ack_timer(qp, true);
 }
 
 /*
@@ -1431,7 +1445,7 @@ static bool shca_wire_send_pkt(struct shca_qp *qp, struct shca_wqe *w)
 			   rq->next == rq->resend_next))
 		rq->resend = false;
 	if (rc)
-		shca_wire_arm(qp, shca_ack_timeout(qp));
+		shca_wire_ack_timer(qp, false);
 	return true;
 }
 
@@ -1522,14 +1536,16 @@ static void shca_wire_timeout(struct shca_qp *qp)
 	 */
 	if (!shca_wire_outstanding(rq) || qp->ibqp.qp_type != IB_QPT_RC)
 		return;
+	/* A timeout of 0 arms no timer (a stale expiry changes nothing). */
+	if (!qp->timeout)
+		return;
 	shca_wstat_inc(qp->sdev, SHCA_WS_ACK_TIMEOUTS);
-	/* A timeout of 0 waits for ever. */
-	if (qp->timeout && qp->req.retries++ >= qp->retry_cnt) {
+	if (qp->req.retries++ >= qp->retry_cnt) {
 		shca_wire_fail_head(qp, IB_WC_RETRY_EXC_ERR);
 		return;
 	}
 	shca_wire_rewind(qp, rq->una);
-	mod_timer(&qp->wtimer, jiffies + shca_ack_timeout(qp));
+	shca_wire_ack_timer(qp, true);
 }
 
 /**

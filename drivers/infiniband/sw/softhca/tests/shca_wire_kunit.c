@@ -1405,6 +1405,56 @@ static void shca_wire_query_psn(struct kunit *test)
 }
 
 /*
+ * A local ACK timeout of 0 is infinite (IBTA C9-141): a lost request is
+ * not sent again by a timer, however long; the next request, arriving
+ * beyond the expected PSN, draws a sequence NAK, and the NAK sends both.
+ */
+static void shca_wire_infinite_timeout(struct kunit *test)
+{
+	static const struct shca_wt_conn forever = {
+		.timeout = 0, .retry_cnt = 1, .rnr_retry = 7,
+	};
+	struct shca_wt_fix *f = test->priv;
+	struct ib_sge sge = shca_wt_sge(&f->a, SHCA_WT_A_OFF, 500);
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &sge,
+			.num_sge = 1 },
+	};
+
+	shca_wt_connect(f, &forever);
+	f->rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW);
+	shca_wt_fill(f->a.buf + SHCA_WT_A_OFF, 1000, 9);
+	wr.remote_addr = f->b.mr->iova + SHCA_WT_B_OFF;
+	wr.rkey = f->rkey;
+
+	shca_wt_mark(f);
+	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, 0, 0 };
+	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
+	/* 30 jiffies under UML (HZ 100): a timer would have fired. */
+	shca_wt_run(f, 300);
+	shca_wt_expect_none(f, f->a.cq);
+	KUNIT_EXPECT_EQ(test, f->count[0], 1);
+	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_ACK_TIMEOUTS), 0);
+	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_RETRANSMITS), 0);
+
+	f->rule = (struct shca_wt_rule){ SHCA_WT_DELIVER, -1, -1 };
+	sge.addr += 500;
+	wr.wr.wr_id = 2;
+	wr.remote_addr += 500;
+	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
+	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+			  NULL);
+	shca_wt_expect_wc(f, f->a.cq, 2, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+			  NULL);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + SHCA_WT_B_OFF,
+				     f->a.buf + SHCA_WT_A_OFF, 1000), 0);
+	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_SEQ_NAKS_RCVD),
+			1);
+	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_ACK_TIMEOUTS), 0);
+}
+
+/*
  * Keep @ibqp's work item from running (it retries every jiffy), so that
  * what arrives meanwhile is taken in one run; shca_wt_thaw() lets it go.
  */
@@ -2592,6 +2642,7 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE(shca_wire_reorder_reads),
 	KUNIT_CASE(shca_wire_deep_reads),
 	KUNIT_CASE(shca_wire_query_psn),
+	KUNIT_CASE(shca_wire_infinite_timeout),
 	KUNIT_CASE_PARAM(shca_wire_late_answer, shca_wt_lates_gen_params),
 	KUNIT_CASE_PARAM(shca_wire_implied_nak, shca_wt_implied_gen_params),
 	KUNIT_CASE(shca_wire_rnr),
