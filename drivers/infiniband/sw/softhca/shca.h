@@ -879,11 +879,6 @@ struct shca_ah {
  * @wire_done: on the wire: executed (a local operation, a UC message
  *	sent, a local error); completes with @wire_status in its turn
  * @wire_status: see @wire_done
- * @wire_off: on the wire, a READ: bytes of its responses received, in
- *	order (responses of several READs in flight are taken, each in its
- *	own order)
- * @wire_gap: on the wire, a READ: the response PSN last asked again for
- *	(once per gap), or a value that is not a PSN
  * @sge: the scatter/gather list, or inline data
  *
  * Slots of a queue are sizeof(struct shca_wqe) plus room for the larger
@@ -927,8 +922,6 @@ struct shca_wqe {
 	u32 lpsn;
 	bool wire_done;
 	u8 wire_status;
-	u64 wire_off;
-	u32 wire_gap;
 	struct ib_sge sge[];
 };
 
@@ -943,11 +936,8 @@ struct shca_wqe {
  * @resend_until: the PSN sending was at when it went back
  * @resend_next: the @next it was at then
  * @rd_out: READs and atomics in flight (max_rd_atomic)
- * @rd_gap_psn: the atomic PSN last asked again for (an implied NAK)
- * @acked: the last PSN the responder acknowledged, if @acked_valid: an
- *	ACK taken as an implied NAK (a READ's responses missing before the
- *	SENDs and WRITEs it covers) still covers them once the READ is done
- * @acked_valid: see @acked; cleared once @una has passed it
+ * @rd_off: bytes of the READ at the head received so far
+ * @rd_gap_psn: the READ response PSN last asked again for a gap
  * @rnr_wait: waiting out an RNR NAK's timer, until @rnr_until
  * @rnr_until: see @rnr_wait
  * @nak_psn: the PSN of the last NAK acted on, if @nak_valid
@@ -964,8 +954,7 @@ struct shca_wreq {
 	u32 resend_until;
 	u32 resend_next;
 	u32 rd_out;
-	u32 acked;
-	bool acked_valid;
+	u64 rd_off;
 	u32 rd_gap_psn;
 	bool rnr_wait;
 	unsigned long rnr_until;

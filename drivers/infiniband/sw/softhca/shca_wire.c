@@ -915,6 +915,7 @@ static void shca_wire_complete(struct shca_qp *qp, struct shca_wqe *w,
 	spin_unlock_irqrestore(&qp->lock, flags);
 	qp->req.retries = 0;
 	qp->req.rnr_retries = 0;
+	qp->wreq.rd_off = 0;
 	if (signaled)
 		shca_cq_push(to_shca_cq(qp->ibqp.send_cq), wc, false, false);
 }
@@ -969,65 +970,21 @@ static u32 shca_wire_sent_end(const struct shca_wreq *rq)
 
 static void shca_wire_rewind(struct shca_qp *qp, u32 psn);
 
-/* The PSN of the next response the READ (or atomic) @w waits for. */
-static u32 shca_wire_read_next(struct shca_qp *qp, const struct shca_wqe *w)
-{
-	if (w->opcode != IB_WR_RDMA_READ)
-		return w->psn;
-	return shca_psn_add(w->psn, w->wire_off / shca_wire_mtu(qp));
-}
-
-/*
- * Ask again for the responses of the READ @w from the first one missing,
- * and for nothing else: a READ request for the rest of it, with the PSN
- * of that response (the responder answers a duplicate READ from the
- * requests it kept). Once per gap; if this request is lost too, the ACK
- * timeout goes back from there.
- */
-static void shca_wire_reread(struct shca_qp *qp, struct shca_wqe *w)
-{
-	u64 len = shca_wire_wqe_len(w);
-	struct shca_pkt pkt = {
-		.opcode = IB_OPCODE_RC_RDMA_READ_REQUEST,
-		.qpn = qp->dest_qpn,
-		.psn = shca_wire_read_next(qp, w),
-		.va = w->rdma.remote_addr + w->wire_off,
-		.rkey = w->rdma.rkey,
-		.dma_len = len - w->wire_off,
-		.ackreq = true,
-	};
-	struct sk_buff *skb;
-	u8 *payload;
-
-	if (w->wire_gap == pkt.psn)
-		return;
-	w->wire_gap = pkt.psn;
-	pkt.op = shca_op_get(pkt.opcode);
-	skb = shca_wire_pkt(qp->sdev, &qp->path, &pkt, 0, &payload);
-	if (!skb)
-		return;
-	shca_wstat_inc(qp->sdev, SHCA_WS_RETRANSMITS);
-	shca_net_send(qp->sdev, &qp->path, skb);
-}
-
 /*
  * An acknowledgment beyond the READ or atomic @w at the head, whose
  * answer did not (all) come: it was lost (an implied NAK). The oldest
  * unacknowledged PSN stays the first one missing, and the requester asks
  * again from there, once per gap as for a gap in READ responses.
  */
-static void shca_wire_implied_nak(struct shca_qp *qp, struct shca_wqe *w)
+static void shca_wire_implied_nak(struct shca_qp *qp, const struct shca_wqe *w)
 {
 	struct shca_wreq *rq = &qp->wreq;
-	u32 missing = shca_wire_read_next(qp, w);
+	u32 missing = w->psn;
 
+	if (w->opcode == IB_WR_RDMA_READ)
+		missing = shca_psn_add(w->psn, rq->rd_off / shca_wire_mtu(qp));
 	if (shca_psn_diff(missing, rq->una) > 0)
 		rq->una = missing;
-	if (w->opcode == IB_WR_RDMA_READ) {
-		/* Only the rest of that READ: what follows it is on its way. */
-		shca_wire_reread(qp, w);
-		return;
-	}
 	if (rq->rd_gap_psn == missing)
 		return;
 	rq->rd_gap_psn = missing;
@@ -1048,28 +1005,10 @@ static void shca_wire_complete_upto(struct shca_qp *qp, u32 acked,
 	struct shca_wqe *w;
 	struct ib_wc wc;
 
-	/* What an earlier ACK covered, behind a READ that completed since. */
-	if (rq->acked_valid && shca_psn_diff(rq->acked, rq->una) < 0)
-		rq->acked_valid = false;
-	if (acked_valid && (!rq->acked_valid ||
-			    shca_psn_diff(acked, rq->acked) > 0)) {
-		rq->acked = acked;
-		rq->acked_valid = true;
-	} else if (!acked_valid && rq->acked_valid) {
-		acked = rq->acked;
-		acked_valid = true;
-	}
 	while (qp->sq.head != end) {
 		w = shca_wire_sq_wqe(qp, qp->sq.head);
 		if (w->wire_done) {
 			shca_wire_wc(qp, w, &wc, w->wire_status);
-			/* A READ whose responses all came, out of turn. */
-			if (w->opcode == IB_WR_RDMA_READ &&
-			    w->wire_status == IB_WC_SUCCESS) {
-				wc.byte_len = shca_wire_wqe_len(w);
-				if (shca_psn_diff(w->lpsn, rq->una) >= 0)
-					rq->una = shca_psn_add(w->lpsn, 1);
-			}
 		} else if (!acked_valid || shca_psn_diff(acked, w->lpsn) < 0) {
 			break;
 		} else if (!shca_wire_is_rdatomic(w->opcode)) {
@@ -1095,7 +1034,10 @@ static void shca_wire_complete_upto(struct shca_qp *qp, u32 acked,
 			w = shca_wire_sq_wqe(qp, qp->sq.head);
 			if (!w->wire_done && shca_wire_is_rdatomic(w->opcode) &&
 			    shca_psn_diff(una, w->psn) > 0)
-				una = shca_wire_read_next(qp, w);
+				una = shca_psn_add(w->psn,
+						   w->opcode == IB_WR_RDMA_READ ?
+						   rq->rd_off / shca_wire_mtu(qp) :
+						   0);
 		}
 		if (shca_psn_diff(una, rq->una) > 0)
 			rq->una = una;
@@ -1234,83 +1176,63 @@ static void shca_wire_nak_rcvd(struct shca_qp *qp, const struct shca_pkt *pkt)
 }
 
 /* READ response data for the READ at the head, in order. */
-/* The READ in flight whose responses have PSN @psn, or NULL. */
-static struct shca_wqe *shca_wire_read_of(struct shca_qp *qp, u32 psn)
-{
-	u32 end = shca_wire_sent_end(&qp->wreq), idx;
-
-	for (idx = qp->sq.head; idx != end; idx++) {
-		struct shca_wqe *w = shca_wire_sq_wqe(qp, idx);
-
-		/* Not sent as a request (their PSNs mean nothing). */
-		if (w->wire_done || shca_wire_is_local(w->opcode))
-			continue;
-		if (shca_psn_diff(psn, w->psn) < 0)
-			return NULL;
-		if (w->opcode == IB_WR_RDMA_READ &&
-		    shca_psn_diff(psn, w->lpsn) <= 0)
-			return w;
-	}
-	return NULL;
-}
-
-/*
- * A READ response: its data goes into the READ it answers, which need not
- * be the one at the head: with several READs in flight and the network
- * reordering, each READ takes its responses in its own order, and a gap
- * in one asks again for the rest of that READ only (go-back-N would ask
- * again for every request behind it, and their responses come anyway).
- * READs complete in order.
- */
 static void shca_wire_read_resp(struct shca_qp *qp, const struct shca_pkt *pkt)
 {
 	struct shca_wreq *rq = &qp->wreq;
 	u32 flags = pkt->op->flags, mtu = shca_wire_mtu(qp), expect;
 	struct shca_wqe *w;
+	struct ib_wc wc;
 	u64 len;
 
-	w = shca_wire_read_of(qp, pkt->psn);
-	if (!w)
-		return;
 	/*
 	 * A response says every request before the READ was executed. It
 	 * may come after the requester went back over the READ (late): it
 	 * still counts.
 	 */
-	shca_wire_complete_upto(qp, shca_psn_add(w->psn, SHCA_PSN_MASK), true);
-	if (w->wire_done || qp->sq.head == shca_wire_sent_end(rq))
+	if (qp->sq.head == shca_wire_sent_end(rq))
 		return;
-	expect = shca_wire_read_next(qp, w);
+	w = shca_wire_sq_wqe(qp, qp->sq.head);
+	if (w->opcode != IB_WR_RDMA_READ) {
+		shca_wire_complete_upto(qp, shca_psn_add(pkt->psn,
+							 SHCA_PSN_MASK), true);
+		if (qp->sq.head == shca_wire_sent_end(rq))
+			return;
+		w = shca_wire_sq_wqe(qp, qp->sq.head);
+		if (w->opcode != IB_WR_RDMA_READ)
+			return;
+	}
+	expect = shca_psn_add(w->psn, rq->rd_off / mtu);
 	if (pkt->psn != expect) {
 		/* A gap: ask again from the first missing response. */
-		if (shca_psn_diff(pkt->psn, expect) > 0)
-			shca_wire_reread(qp, w);
+		if (shca_psn_diff(pkt->psn, expect) > 0 &&
+		    rq->rd_gap_psn != expect) {
+			rq->rd_gap_psn = expect;
+			shca_wire_rewind(qp, expect);
+		}
 		return;
 	}
 	len = shca_wire_wqe_len(w);
-	if (pkt->paylen > len - w->wire_off ||
+	if (pkt->paylen > len - rq->rd_off ||
 	    (!(flags & SHCA_OP_LAST) && pkt->paylen != mtu))
 		return;
 	if (pkt->paylen &&
-	    shca_wire_sg_copy(qp, w, w->wire_off, (void *)pkt->payload,
+	    shca_wire_sg_copy(qp, w, rq->rd_off, (void *)pkt->payload,
 			      pkt->paylen, IB_ACCESS_LOCAL_WRITE,
 			      SHCA_COPY_TO_MR)) {
-		/* Completes with it in its turn (the QP goes to ERR then). */
-		w->wire_done = true;
-		w->wire_status = IB_WC_LOC_PROT_ERR;
-		shca_wire_complete_upto(qp, 0, false);
+		shca_wire_fail_head(qp, IB_WC_LOC_PROT_ERR);
 		return;
 	}
-	w->wire_off += pkt->paylen;
-	if (w == shca_wire_sq_wqe(qp, qp->sq.head) &&
-	    shca_psn_diff(pkt->psn, rq->una) >= 0)
-		rq->una = shca_psn_add(pkt->psn, 1);
+	rq->rd_off += pkt->paylen;
+	rq->una = shca_psn_add(pkt->psn, 1);
 	qp->req.retries = 0;
-	if (!(flags & SHCA_OP_LAST) || w->wire_off != len)
+	if (!(flags & SHCA_OP_LAST))
 		return;
-	w->wire_done = true;
-	w->wire_status = IB_WC_SUCCESS;
-	shca_wire_complete_upto(qp, 0, false);
+	if (rq->rd_off != len)
+		return;
+	shca_wire_wc(qp, w, &wc, IB_WC_SUCCESS);
+	wc.byte_len = len;
+	shca_wire_complete(qp, w, &wc);
+	shca_wire_skip_done(qp, w);
 }
 
 static void shca_wire_atomic_resp(struct shca_qp *qp, const struct shca_pkt *pkt)
@@ -1555,12 +1477,6 @@ static bool shca_wire_send(struct shca_qp *qp)
 			rq->next++;
 			continue;
 		}
-		/* ... and over a READ whose first responses came: the rest. */
-		if (rq->resend && w->opcode == IB_WR_RDMA_READ &&
-		    w->wire_off > rq->off) {
-			rq->off = w->wire_off;
-			rq->psn = shca_wire_read_next(qp, w);
-		}
 		if (rc && shca_psn_diff(rq->psn, rq->una) >= SHCA_WIRE_WINDOW)
 			return false;
 		if (shca_wire_is_local(w->opcode)) {
@@ -1574,8 +1490,6 @@ static bool shca_wire_send(struct shca_qp *qp)
 		}
 		if (rq->off == 0 && !rq->resend) {
 			w->wire_done = false;
-			w->wire_off = 0;
-			w->wire_gap = SHCA_PSN_MASK + 1;
 			if (shca_wire_is_rdatomic(w->opcode) &&
 			    !qp->max_rd_atomic) {
 				w->wire_done = true;

@@ -1285,10 +1285,9 @@ static void shca_wire_reorder_reads(struct kunit *test)
 /*
  * Responder resources as deep as rdma_rxe's (rdma_cm gives a requester
  * what the peer offers: 128 against rxe): 48 READs in flight at once; the
- * response of the 30th is lost. That READ alone is asked again (the
- * responses of the 17 behind it are taken meanwhile), the responder
- * answers it from the READs it kept (a duplicate, not a new execution);
- * every READ completes, in order, byte-exact.
+ * response of the 30th is lost. The READs behind it are asked again, and
+ * the responder answers them from the READs it kept (duplicates, not new
+ * executions); every READ completes, in order, byte-exact.
  */
 static void shca_wire_deep_reads(struct kunit *test)
 {
@@ -1338,72 +1337,9 @@ static void shca_wire_deep_reads(struct kunit *test)
 			return;
 	}
 	KUNIT_EXPECT_EQ(test, f->fates[SHCA_WT_DROP], 1);
-	/* The lost response's READ alone is asked again. */
-	KUNIT_EXPECT_EQ(test, f->count[0], n + 1);
-	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_DUP_REQS), 1);
+	KUNIT_EXPECT_GE(test, shca_wt_delta(f, &f->b, SHCA_WS_DUP_REQS),
+			n - lost);
 	shca_wt_expect_empty(f, f->a.cq);
-}
-
-/*
- * Four READs of four responses each in flight; the network swaps the
- * second and third responses of the first. The gaps ask again for the
- * rest of that READ only (responses out of order within a READ are not
- * kept: two requests, from the second and from the third response; not
- * the three READs behind it too, as go-back-N would), the READs behind
- * take their responses meanwhile, and every READ completes in order,
- * byte-exact, without an ACK timeout.
- */
-static void shca_wire_reorder_selective(struct kunit *test)
-{
-	struct shca_wt_fix *f = test->priv;
-	struct ib_rdma_wr wr[4];
-	struct ib_sge sge[4];
-	struct ib_wc wc;
-	int i, n;
-
-	shca_wt_connect(f, &shca_wt_calm);
-	f->rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW);
-	shca_wt_fill(f->b.buf, SHCA_WT_BUF, 7);
-	for (i = 0; i < 4; i++) {
-		sge[i] = shca_wt_sge(&f->a, 4 * 4096 * i, SHCA_WT_LEN);
-		wr[i] = (struct ib_rdma_wr){
-			.wr = { .wr_id = i, .opcode = IB_WR_RDMA_READ,
-				.send_flags = IB_SEND_SIGNALED,
-				.sg_list = &sge[i], .num_sge = 1,
-				.next = i < 3 ? &wr[i + 1].wr : NULL },
-			.remote_addr = f->b.mr->iova + 100 + 4 * 4096 * i,
-			.rkey = f->rkey,
-		};
-	}
-	shca_wt_mark(f);
-	f->rule = (struct shca_wt_rule){ SHCA_WT_HOLD, 1, 1 };
-	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr[0].wr), 0);
-	for (i = 0; i < 4; i++) {
-		shca_wt_expect_wc(f, f->a.cq, i, IB_WC_SUCCESS,
-				  IB_WC_RDMA_READ, &wc);
-		KUNIT_EXPECT_EQ(test, wc.byte_len, SHCA_WT_LEN);
-		KUNIT_EXPECT_EQ_MSG(test, memcmp(f->a.buf + 4 * 4096 * i,
-						 f->b.buf + 100 + 4 * 4096 * i,
-						 SHCA_WT_LEN), 0, "READ %d", i);
-	}
-	shca_wt_expect_empty(f, f->a.cq);
-	KUNIT_EXPECT_EQ(test, f->fates[SHCA_WT_HOLD], 1);
-	/* a: the four READs, then requests for the rest of the first. */
-	KUNIT_EXPECT_LE(test, f->count[0], 4 + 2);
-	for (i = 0, n = 0; i < f->nseen && i < SHCA_WT_LOG; i++) {
-		const struct shca_wt_seen *p = &f->seen[i];
-
-		if (p->from || n++ < 4)
-			continue;
-		KUNIT_EXPECT_LT_MSG(test, (p->psn - f->seen[0].psn) &
-				    SHCA_PSN_MASK, 4U,
-				    "request %d asks for another READ", n);
-	}
-	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_DUP_REQS),
-			f->count[0] - 4);
-	if (test->status == KUNIT_FAILURE)
-		shca_wt_dump(f);
-	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_ACK_TIMEOUTS), 0);
 }
 
 static u32 shca_wt_psn(struct ib_qp *qp, int mask)
@@ -2705,7 +2641,6 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE_PARAM(shca_wire_reorder, shca_wt_reorders_gen_params),
 	KUNIT_CASE(shca_wire_reorder_reads),
 	KUNIT_CASE(shca_wire_deep_reads),
-	KUNIT_CASE(shca_wire_reorder_selective),
 	KUNIT_CASE(shca_wire_query_psn),
 	KUNIT_CASE(shca_wire_infinite_timeout),
 	KUNIT_CASE_PARAM(shca_wire_late_answer, shca_wt_lates_gen_params),
