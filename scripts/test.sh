@@ -77,8 +77,8 @@ wire_pairs() {
 tier wire wire_pairs
 # The packaging tier: a Debian 12 root with both kernels, cached
 # (SOFTHCA_TEST_PKG=0 skips it). A whole cold make test with it took
-# 34.6 minutes (pkg 225 s of it; 603 tests) on 2026-12-01 on a quiet
-# 2-core host.
+# 52.2 minutes (pkg 257 s of it, wire 559 s; 900 tests) on 2026-12-02 on
+# a quiet 2-core host.
 [ "${SOFTHCA_TEST_PKG:-1}" = 0 ] || tier pkg scripts/pkgtest.sh
 
 # Debian 12's default kernel: its image unpacked into the cache (no
