@@ -1641,8 +1641,8 @@ u32 shca_wire_sq_psn(const struct shca_qp *qp)
 	const struct shca_wreq *rq = &qp->wreq;
 
 	lockdep_assert_held(&qp->lock);
-	if (!READ_ONCE(qp->wire) || qp->ibqp.qp_type == IB_QPT_UD ||
-	    qp->ibqp.qp_type == IB_QPT_GSI ||
+	/* Only connected QPs are ever on the wire (shca_wire_start()). */
+	if (!READ_ONCE(qp->wire) ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD &&
 	     qp->state != IB_QPS_SQE))
 		return qp->sq_psn;
