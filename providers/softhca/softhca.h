@@ -31,6 +31,7 @@ struct shca_context {
 	pthread_mutex_t pd_lock;	/* protects @parents */
 	struct shca_parent *parents;	/* the parent domains of this context */
 	uint32_t rings;			/* SOFTHCA_QP_* rings QPs ask for */
+	char fw_ver[64];		/* sysfs fw_ver, read once; or "" */
 };
 
 static_assert(offsetof(struct shca_context, vctx) == 0,

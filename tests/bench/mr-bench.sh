@@ -301,6 +301,7 @@ reg_tabulate() {
 BEGIN {
 	what["reg"] = "ibv_reg_mr on"
 	what["floor"] = "floor on"
+	what["cmd"] = "ibv_alloc_pd + ibv_dealloc_pd on"
 	what["odp"] = "ODP ibv_reg_mr on"
 	what["odp-touch"] = "ODP ibv_reg_mr + ibv_advise_mr on"
 }
@@ -320,8 +321,8 @@ function col(kind, dev) {
 	return kind ":" dev
 }
 $1 == "#" { config = $0; next }
-($1 == "reg" || $1 == "floor" || $1 == "odp" || $1 == "odp-touch") && $5 > 0 {
-	# reg|floor|odp|odp-touch DEV SIZE REP PAIRS NS: microseconds per pair
+($1 == "reg" || $1 == "floor" || $1 == "cmd" || $1 == "odp" || $1 == "odp-touch") && $5 > 0 {
+	# reg|floor|cmd|odp|odp-touch DEV SIZE REP PAIRS NS: microseconds per pair
 	k = col($1, $2) SUBSEP $3
 	us[k] = us[k] " " $6 / $5 / 1000
 	have[col($1, $2)] = 1
@@ -336,7 +337,7 @@ $1 == "#" { config = $0; next }
 	next
 }
 $1 == "err" {
-	# err reg|floor|odp|odp-touch DEV SIZE|- REP|- REASON
+	# err reg|floor|cmd|odp|odp-touch DEV SIZE|- REP|- REASON
 	c = col($2, $3)
 	k = c SUBSEP $4
 	if ($2 == "odp" || $2 == "odp-touch")
@@ -368,6 +369,14 @@ function ratio(a, b, z) {
 	if (!((a SUBSEP z) in us) || !((b SUBSEP z) in us) || median(us[b SUBSEP z]) <= 0)
 		return sprintf(" %15s", "")
 	return sprintf(" %14.2fx", median(us[a SUBSEP z]) / median(us[b SUBSEP z]))
+}
+# the ratio of the median of device d to the least a pair can cost on it: the
+# floor plus its two commands (the cmd column), at size z
+function cmdratio(d, z,    b) {
+	if (!((d SUBSEP z) in us) || !(("floor" SUBSEP z) in us) || !(("cmd:" d SUBSEP z) in us))
+		return sprintf(" %15s", "")
+	b = median(us["floor" SUBSEP z]) + median(us["cmd:" d SUBSEP z])
+	return b > 0 ? sprintf(" %14.2fx", median(us[d SUBSEP z]) / b) : sprintf(" %15s", "")
 }
 END {
 	nd = split(devs, D, ",")
@@ -408,6 +417,11 @@ END {
 	print "each, after an untimed warm-up pair), the columns in ABBA order (A B floor, floor B A, ...); % = (max - min) /"
 	print "median of the runs, * = noisy (over " '"$BENCH_NOISY_PCT"' " %, its runs are listed below), ! = a run failed. The ratios"
 	print "are of times: below 1, the first device is faster."
+	if (("cmd:" D[1]) in have) {
+		print "cmd: ibv_alloc_pd + ibv_dealloc_pd pairs on the device, in the same turns: two uverbs commands that"
+		print "do next to nothing in any driver, the system calls and uverbs object handling every ibv_reg_mr +"
+		print "ibv_dereg_mr pays on top of the pinning; DEV/(floor+cmd) is the device over the least a pair can cost on it (fl+cmd)."
+	}
 	if (odp) {
 		print "Below, on-demand paging (ODP) of the same buffer, taking its turns with the columns above (A B floor"
 		print "A-odp B-odp A-odp-touch B-odp-touch, then reversed): odp = ibv_reg_mr with IBV_ACCESS_ON_DEMAND too +"
@@ -416,29 +430,42 @@ END {
 		print "the pinned ibv_reg_mr above (ratios of times per device: odp/reg, odp-touch/reg). n/a: the device has"
 		print "no on-demand paging (its odp_caps)."
 	}
+	# the devices with a cmd column
+	nc = 0
+	for (i = 1; i <= nd; i++)
+		if (("cmd:" D[i]) in have)
+			C[++nc] = D[i]
 	print ""
 	l = sprintf("%-8s", "")
 	for (i = 1; i <= nd + 1; i++)
 		l = l sprintf(" %16s", D[i])
+	for (i = 1; i <= nc; i++)
+		l = l sprintf(" %16s", "cmd " C[i])
 	print l
 	l = sprintf("%-8s", "size")
-	for (i = 1; i <= nd + 1; i++)
+	for (i = 1; i <= nd + 1 + nc; i++)
 		l = l sprintf(" %10s %5s", "us/pair", "%")
 	if (nd > 1)
 		l = l sprintf(" %15s", D[1] "/" D[2])
 	l = l sprintf(" %15s", D[1] "/floor")
 	if (nd > 1)
 		l = l sprintf(" %15s", D[2] "/floor")
+	for (i = 1; i <= nc; i++)
+		l = l sprintf(" %15s", C[i] "/fl+cmd")
 	print l
 	for (z = 1; z <= nz; z++) {
 		l = sprintf("%-8s", szname(Z[z]))
 		for (i = 1; i <= nd + 1; i++)
 			l = l cell(D[i], Z[z])
+		for (i = 1; i <= nc; i++)
+			l = l cell("cmd:" C[i], Z[z])
 		if (nd > 1)
 			l = l ratio(D[1], D[2], Z[z])
 		l = l ratio(D[1], "floor", Z[z])
 		if (nd > 1)
 			l = l ratio(D[2], "floor", Z[z])
+		for (i = 1; i <= nc; i++)
+			l = l cmdratio(C[i], Z[z])
 		print l
 	}
 	if (odp) {
@@ -528,7 +555,7 @@ if want reg; then
 	: >"$REG_REC"
 	while read -r kind rest; do
 		case $kind in
-		reg | odp | odp-touch | floor | err | \#) echo "$kind $rest" >>"$REG_REC" ;;
+		reg | cmd | odp | odp-touch | floor | err | \#) echo "$kind $rest" >>"$REG_REC" ;;
 		esac
 		echo "reg-rec: $kind $rest"
 	done </tmp/reg-bench.out

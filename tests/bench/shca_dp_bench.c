@@ -8,6 +8,8 @@
  *
  *   insmod shca_dp_bench.ko pairs=softhca0:softhca1,rxe0:rxe1 cell_ms=300 reps=3
  *
+ * (cell=WRITE:64 and the like: that cell only, without the memcpy rows).
+ *
  * For each pair "A:B" one RC QP on A is connected to one on B (RoCE v2,
  * the IPv4-mapped GID of each device when it has one) and, for 64 B,
  * 4 KiB, 64 KiB and 1 MiB messages, A streams RDMA WRITEs into B, RDMA
@@ -81,6 +83,10 @@ MODULE_PARM_DESC(depth, "work requests outstanding per QP");
 static int reps = 3;
 module_param(reps, int, 0444);
 MODULE_PARM_DESC(reps, "measurements of every cell (pairs in ABBA order)");
+
+static char *cell = "";
+module_param(cell, charp, 0444);
+MODULE_PARM_DESC(cell, "run only this cell, NAME:SIZE (WRITE:64, SEND-lat:4096, ...); default every cell");
 
 static int budget_s = 300;
 module_param(budget_s, int, 0444);
@@ -702,6 +708,18 @@ static const char *dp_cell_name(unsigned int c)
 	return lat[(c - DP_NBW) / DP_NSIZES];
 }
 
+/* Whether cell @c is the one the cell= parameter names (or it names none). */
+static bool dp_cell_wanted(unsigned int c)
+{
+	char name[32];
+
+	if (!*cell)
+		return true;
+	snprintf(name, sizeof(name), "%s:%u", dp_cell_name(c),
+		 dp_sizes[c % DP_NSIZES]);
+	return sysfs_streq(name, cell);
+}
+
 static struct dp_pair dp_pairs[DP_MAX_PAIRS];
 
 static int __init shca_dp_bench_init(void)
@@ -735,12 +753,16 @@ static int __init shca_dp_bench_init(void)
 
 	deadline = ktime_get_ns() + (u64)budget_s * NSEC_PER_SEC;
 	for (rep = 1; rep <= reps; rep++) {
-		if (ktime_get_ns() > deadline)
+		if (*cell)
+			;	/* one cell of the devices: no memcpy row */
+		else if (ktime_get_ns() > deadline)
 			pr_info("shca_dp_bench: err - memcpy - %d skipped\n",
 				rep);
 		else
 			dp_memcpy(rep);
 		for (c = 0; c < DP_NCELLS; c++) {
+			if (!dp_cell_wanted(c))
+				continue;
 			/* ABBA: every other repetition reversed */
 			for (k = 0; k < np; k++) {
 				struct dp_pair *p;

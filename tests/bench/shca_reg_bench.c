@@ -14,6 +14,11 @@
  *          shca_umem_bench.ko through PATH (default /dev/shca_umem_bench)
  *          on FLOOR_DEV (default the first DEV): what every driver's user
  *          MR pays for pinning and mapping, whatever else it does;
+ *   cmd    ibv_alloc_pd + ibv_dealloc_pd pairs on every DEV: two uverbs
+ *          commands that do next to nothing in any driver, the system
+ *          calls and uverbs' object handling every ibv_reg_mr +
+ *          ibv_dereg_mr pays on top of the pinning, whatever the driver
+ *          does (with the floor: the least a pair can cost);
  *   odp    the same pairs with IBV_ACCESS_ON_DEMAND added, on every DEV
  *          with on-demand paging (odp_caps: IBV_ODP_SUPPORT): the cost of
  *          registering, nothing pinned or faulted in;
@@ -22,16 +27,16 @@
  *          ibv_dereg_mr, on the same devices: registering and faulting
  *          every page in, the first-touch cost to set against reg.
  * REPS (default 3) repetitions; in each, size by size, the columns take
- * turns, every other repetition in the reverse order (A B F Ao Bo At Bt,
- * Bt At Bo Ao F B A, ...: ABBA). Every run of a cell first does one
+ * turns, every other repetition in the reverse order (A B F Ac Bc Ao Bo
+ * At Bt, Bt At Bo Ao Bc Ac F B A, ...: ABBA). Every run of a cell first does one
  * untimed pair on its device (the warm-up), then pairs for about SECONDS
  * (default 0.5), at least 3.
  *
  * Prints one record per line for tests/bench/mr-bench.sh to tabulate:
  *   # CONFIGURATION
- *   reg|odp|odp-touch DEV SIZE REP PAIRS NANOSECONDS
+ *   reg|cmd|odp|odp-touch DEV SIZE REP PAIRS NANOSECONDS
  *   floor DEV SIZE REP PAIRS NANOSECONDS   (the kernel's time of the pairs)
- *   err reg|odp|odp-touch|floor DEV SIZE|- REP|- REASON
+ *   err reg|cmd|odp|odp-touch|floor DEV SIZE|- REP|- REASON
  * A cell that fails is not tried again. A device without on-demand
  * paging gets "err odp DEV - - no-ODP" and "err odp-touch DEV - - no-ODP"
  * once, and no such columns. A measurement, not a test: the exit status
@@ -71,12 +76,13 @@ static const size_t sizes[] = {
  * column owns it and the ctx.
  */
 struct column {
-	const char *kind;	/* "reg", "odp", "odp-touch" or "floor" */
+	const char *kind;	/* "reg", "cmd", "odp", "odp-touch", "floor" */
 	const char *dev;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
 	int access;		/* of ibv_reg_mr */
 	int touch;		/* odp-touch: prefetch the whole region */
+	int cmd;		/* cmd: ibv_alloc_pd + ibv_dealloc_pd */
 	int fd;
 	int failed[NSIZES];
 };
@@ -111,6 +117,15 @@ static int pair(struct column *c, void *buf, size_t len, double *ns)
 		return 0;
 	}
 	t0 = now();
+	if (c->cmd) {
+		struct ibv_pd *pd = ibv_alloc_pd(c->ctx);
+
+		if (!pd)
+			return errno ? errno : EIO;
+		err = ibv_dealloc_pd(pd);
+		*ns += (now() - t0) * 1e9;
+		return err;
+	}
 	mr = ibv_reg_mr(c->pd, buf, len, c->access);
 	if (!mr)
 		return errno ? errno : EIO;
@@ -208,7 +223,7 @@ static int has_odp(struct ibv_context *ctx)
 int main(int argc, char **argv)
 {
 	const char *floor_dev = NULL, *path = "/dev/" SHCA_UMEM_BENCH_DEV;
-	static struct column cols[3 * MAX_DEVS + 1];
+	static struct column cols[4 * MAX_DEVS + 1];
 	size_t max = 1UL << 30, i;
 	int ndev, ncol, d, k, t, opt, rep, reps = 3, failed = 0;
 	double budget = 0.5, ns;
@@ -277,6 +292,16 @@ int main(int argc, char **argv)
 	else
 		printf("err floor %s - - open-%s:%s\n", floor_dev, path,
 		       errname(errno));
+	/* then the commands' cost on every device */
+	for (d = 0; d < ndev; d++) {
+		struct column *c = &cols[ncol++];
+
+		c->kind = "cmd";
+		c->dev = cols[d].dev;
+		c->ctx = cols[d].ctx;
+		c->cmd = 1;
+		c->fd = -1;
+	}
 	/* then odp on every device that has it, then odp-touch */
 	for (t = 0; t < 2; t++) {
 		for (d = 0; d < ndev; d++) {
