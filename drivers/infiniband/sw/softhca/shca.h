@@ -491,9 +491,11 @@ struct shca_sig_state {
 
 /**
  * struct shca_mr - a memory region
+ * @ref: held by the key table (initial reference, set by publishing)
+ *	and by each lookup; first member, the only one the allocator does
+ *	not clear (see shca_mr_alloc())
  * @ibmr: the core object
  * @sdev: owning device
- * @ref: held by the key table (initial reference) and by each lookup
  * @released: completed when the last reference is gone
  * @lock: protects @key, @state, @gen, @access, @iova, @length, @cur,
  *	@next, @next_fresh, the contents of @maps, ibmr.iova/length while a
@@ -546,15 +548,16 @@ struct shca_sig_state {
  *	region; under @lock
  * @qpn: type 2 windows: number of the QP the window was bound through,
  *	the only one that may access or remotely invalidate it; under @lock
- * @rcu: defers the free past RCU readers of &shca_dev.mr_xa
  *
- * An MR is published in &shca_dev.mr_xa only after it is fully built and
- * unpublished before it is torn down; lookups take @ref under RCU.
+ * MRs come from a SLAB_TYPESAFE_BY_RCU cache (see shca_mr.c): @ref is 0
+ * in a free MR and while one is built, and its first reference, set with
+ * release ordering, is what publishes it; lookups take a reference under
+ * RCU and then check that the MR is still the one the slot holds.
  */
 struct shca_mr {
+	refcount_t ref;
 	struct ib_mr ibmr;
 	struct shca_dev *sdev;
-	struct kref ref;
 	struct completion released;
 	spinlock_t lock; /* see @lock above */
 	u32 key;
@@ -583,7 +586,6 @@ struct shca_mr {
 	struct shca_mr *parent;
 	u64 win_off;
 	u32 qpn;
-	struct rcu_head rcu;
 };
 
 /**

@@ -20,6 +20,7 @@
 #include <linux/mm.h>
 #include <linux/netdevice.h>
 #include <linux/rcupdate.h>
+#include <linux/refcount.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/uverbs_ioctl.h>
 #include <kunit/visibility.h>
@@ -56,6 +57,26 @@
 #include <linux/unaligned.h>
 #else
 #include <asm/unaligned.h>
+#endif
+
+/*
+ * The refcount of an object whose memory may be reused under RCU readers
+ * (SLAB_TYPESAFE_BY_RCU): set with release ordering once it is built,
+ * taken with acquire ordering before the reader checks what it got.
+ */
+#ifndef HAVE_REFCOUNT_ACQUIRE_RELEASE
+static inline void refcount_set_release(refcount_t *r, int n)
+{
+	atomic_set_release(&r->refs, n);
+}
+
+static inline bool refcount_inc_not_zero_acquire(refcount_t *r)
+{
+	if (!refcount_inc_not_zero(r))
+		return false;
+	smp_acquire__after_ctrl_dep();
+	return true;
+}
 #endif
 
 /* Timer names: timer_delete*() since 6.2, timer_container_of() since 6.16. */

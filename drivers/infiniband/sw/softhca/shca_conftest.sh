@@ -49,6 +49,16 @@ MODULE_IMPORT_NS(DMA_BUF);"
 # <linux/unaligned.h> (6.12); <asm/unaligned.h> before.
 probe HAVE_LINUX_UNALIGNED_H "linux/unaligned.h" ""
 
+# refcount_set_release() and refcount_inc_not_zero_acquire() (6.16, and
+# backported: Debian's 6.12 has them) for SLAB_TYPESAFE_BY_RCU objects.
+probe HAVE_REFCOUNT_ACQUIRE_RELEASE "linux/refcount.h" "
+bool shca_probe(refcount_t *r);
+bool shca_probe(refcount_t *r)
+{
+	refcount_set_release(r, 1);
+	return refcount_inc_not_zero_acquire(r);
+}"
+
 # timer_delete() and timer_delete_sync() (6.2): del_timer*() before.
 probe HAVE_TIMER_DELETE "linux/timer.h" "
 int shca_probe(struct timer_list *t);

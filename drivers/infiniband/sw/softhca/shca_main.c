@@ -305,25 +305,32 @@ static int __init shca_init(void)
 {
 	int err;
 
+	err = shca_mr_cache_init();
+	if (err)
+		return err;
 	shca_qp_table_init();
 	err = shca_exec_init();
 	if (err)
-		return err;
+		goto err_qp_table;
 	err = shca_net_init();
-	if (err) {
-		shca_exec_fini();
-		return err;
-	}
+	if (err)
+		goto err_exec;
 	err = register_netdevice_notifier(&shca_netdev_notifier);
-	if (err) {
-		shca_net_fini();
-		shca_exec_fini();
-		return err;
-	}
+	if (err)
+		goto err_net;
 	shca_debugfs = debugfs_create_dir("softhca", NULL);
 	shca_sig_debugfs_init(shca_debugfs);
 	rdma_link_register(&shca_link_ops);
 	return 0;
+
+err_net:
+	shca_net_fini();
+err_exec:
+	shca_exec_fini();
+err_qp_table:
+	shca_qp_table_fini();
+	shca_mr_cache_fini();
+	return err;
 }
 
 static void __exit shca_exit(void)
@@ -336,6 +343,7 @@ static void __exit shca_exit(void)
 	shca_net_fini();
 	shca_exec_fini();
 	shca_qp_table_fini();
+	shca_mr_cache_fini();
 }
 
 module_init(shca_init);

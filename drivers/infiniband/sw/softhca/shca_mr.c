@@ -17,12 +17,15 @@
  * The device honours mr->key, which for fast-reg MRs changes only when a
  * registration executes.
  *
- * Publication. An MR's slot is reserved first (it holds NULL, so
- * lookups miss it); the translation is built; then the MR is stored.
- * Nothing is findable half-built.
+ * Publication. An MR takes its slot when it is allocated, with a
+ * refcount of 0, so lookups miss it; the translation is built; then its
+ * first reference is set, with release ordering. Nothing is findable
+ * half-built.
  *
  * Lifetime. The key table holds the initial reference; lookups take
- * further ones under RCU with kref_get_unless_zero(). shca_mr_destroy()
+ * further ones under RCU with refcount_inc_not_zero_acquire() and check
+ * the MR they got (the memory comes from a SLAB_TYPESAFE_BY_RCU cache and
+ * may hold another MR by then, see shca_mr_get()). shca_mr_destroy()
  * unpublishes the key, drops the table's reference and waits until every
  * user has dropped theirs: deregistration never frees memory a lookup
  * still uses, and never fails.
@@ -156,6 +159,56 @@ static bool shca_mr_is_fast_reg(const struct shca_mr *mr)
 	       mr->type == IB_MR_TYPE_INTEGRITY;
 }
 
+/*
+ * MRs (and the key table entries of memory windows) come from a cache of
+ * their own, SLAB_TYPESAFE_BY_RCU: a deregistration hands the memory back
+ * at once instead of after an RCU grace period (kfree_rcu() was a fifth
+ * of the cost of registering and deregistering an MR under TCG), and a
+ * lookup that raced with it finds either a refcount of 0 or another MR,
+ * which shca_mr_get() tells apart from the one it looked for. The
+ * constructor gives every object that enters the cache a refcount of 0;
+ * an MR is freed only at 0, so a free MR's refcount is always 0.
+ */
+static struct kmem_cache *shca_mr_cache;
+
+static void shca_mr_ctor(void *obj)
+{
+	struct shca_mr *mr = obj;
+
+	refcount_set(&mr->ref, 0);
+}
+
+/**
+ * shca_mr_cache_init() - create the cache MRs come from
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int shca_mr_cache_init(void)
+{
+	/*
+	 * uverbs copies the keys to userspace straight out of the ib_mr
+	 * (uverbs_copy_to() of DM_MR_REG and the like): hardened usercopy
+	 * allows that only from a cache's whitelisted region.
+	 */
+	shca_mr_cache = kmem_cache_create_usercopy("shca_mr",
+						   sizeof(struct shca_mr), 0,
+						   SLAB_TYPESAFE_BY_RCU,
+						   offsetof(struct shca_mr, ibmr),
+						   sizeof(struct ib_mr),
+						   shca_mr_ctor);
+	return shca_mr_cache ? 0 : -ENOMEM;
+}
+
+/**
+ * shca_mr_cache_fini() - destroy the cache; every MR is gone
+ *
+ * Waits for the RCU readers that may still look at a freed MR.
+ */
+void shca_mr_cache_fini(void)
+{
+	kmem_cache_destroy(shca_mr_cache);
+}
+
 /**
  * shca_mr_table_init() - set up a device's MR key table
  * @sdev: device being created
@@ -181,7 +234,10 @@ void shca_mr_table_destroy(struct shca_dev *sdev)
 	xa_destroy(&sdev->mr_xa);
 }
 
-/* Allocate an MR with a reserved (unpublished) key index. */
+/*
+ * Allocate an MR in a slot of the key table. It sits there from now on,
+ * but with no reference: lookups do not find it until shca_mr_publish().
+ */
 static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev,
 				     enum ib_mr_type type, int access)
 {
@@ -190,21 +246,28 @@ static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev,
 	u64 seq;
 	int err;
 
-	mr = shca_inject_fault() ? NULL : kzalloc(sizeof(*mr), GFP_KERNEL);
+	mr = shca_inject_fault() ? NULL :
+	     kmem_cache_alloc(shca_mr_cache, GFP_KERNEL);
 	if (!mr)
 		return ERR_PTR(-ENOMEM);
+	/*
+	 * A lookup that found this memory as an MR freed since may be
+	 * trying the refcount (which stays 0 until published); it reads
+	 * nothing else without a reference. Everything else starts clear.
+	 */
+	BUILD_BUG_ON(offsetof(struct shca_mr, ref));
+	memset((u8 *)mr + sizeof(mr->ref), 0, sizeof(*mr) - sizeof(mr->ref));
 
 	err = shca_inject_fault() ? -ENOMEM :
-	      xa_alloc_cyclic(&sdev->mr_xa, &slot, NULL,
+	      xa_alloc_cyclic(&sdev->mr_xa, &slot, mr,
 			      XA_LIMIT(1, SHCA_MAX_MR), &sdev->mr_next,
 			      GFP_KERNEL);
 	if (err < 0) {
-		kfree(mr);
+		kmem_cache_free(shca_mr_cache, mr);
 		return ERR_PTR(err == -EBUSY ? -ENOMEM : err);
 	}
 
 	mr->sdev = sdev;
-	kref_init(&mr->ref);
 	init_completion(&mr->released);
 	spin_lock_init(&mr->lock);
 	mr->type = type;
@@ -231,20 +294,18 @@ static void shca_mr_abort(struct shca_mr *mr)
 	xa_erase(&mr->sdev->mr_xa, shca_mr_key_slot(mr->sdev, mr->key));
 	kvfree(mr->xlat_mem);
 	kfree(mr->sig);
-	kfree(mr);
+	/* Its refcount is still 0, as a free MR's must be. */
+	kmem_cache_free(shca_mr_cache, mr);
 }
 
+/*
+ * Make a fully built MR findable: its first reference, the key table's.
+ * The release orders every store that built it before lookups can take
+ * a reference (shca_mr_get()).
+ */
 static void shca_mr_publish(struct shca_mr *mr)
 {
-	/* The slot is reserved: storing into it cannot allocate or fail. */
-	xa_store(&mr->sdev->mr_xa, shca_mr_key_slot(mr->sdev, mr->key), mr, 0);
-}
-
-static void shca_mr_release(struct kref *ref)
-{
-	struct shca_mr *mr = container_of(ref, struct shca_mr, ref);
-
-	complete(&mr->released);
+	refcount_set_release(&mr->ref, 1);
 }
 
 /**
@@ -253,9 +314,40 @@ static void shca_mr_release(struct kref *ref)
  */
 void shca_mr_put(struct shca_mr *mr)
 {
-	kref_put(&mr->ref, shca_mr_release);
+	if (refcount_dec_and_test(&mr->ref))
+		complete(&mr->released);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_put);
+
+/**
+ * shca_mr_try_get() - take a reference to what a key table lookup found
+ * @sdev: the device whose table was searched
+ * @slot: the slot searched
+ * @mr: what xa_load() returned for @slot, or NULL
+ *
+ * The memory may have been freed and reused by another MR, of this
+ * device or another, since xa_load() returned it (SLAB_TYPESAFE_BY_RCU).
+ * A refcount of 0 is a free MR or one not yet published; otherwise the
+ * reference taken is a real one, to whatever MR lives there now, and its
+ * acquire orders the reads of the check after it. A key's index never
+ * changes, so the slot tells whether that MR is the one looked for.
+ *
+ * Context: the RCU read-side section of the lookup.
+ * Return: @mr with a reference held, or NULL.
+ */
+VISIBLE_IF_KUNIT struct shca_mr *shca_mr_try_get(struct shca_dev *sdev,
+						 u32 slot, struct shca_mr *mr)
+{
+	if (!mr || !refcount_inc_not_zero_acquire(&mr->ref))
+		return NULL;
+	if (mr->sdev != sdev ||
+	    shca_mr_key_slot(sdev, READ_ONCE(mr->key)) != slot) {
+		shca_mr_put(mr);
+		return NULL;
+	}
+	return mr;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_try_get);
 
 /**
  * shca_mr_get() - look up an MR by the index part of a key
@@ -269,12 +361,11 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_put);
  */
 struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key)
 {
+	u32 slot = shca_mr_key_slot(sdev, key);
 	struct shca_mr *mr;
 
 	rcu_read_lock();
-	mr = xa_load(&sdev->mr_xa, shca_mr_key_slot(sdev, key));
-	if (mr && !kref_get_unless_zero(&mr->ref))
-		mr = NULL;
+	mr = shca_mr_try_get(sdev, slot, xa_load(&sdev->mr_xa, slot));
 	rcu_read_unlock();
 	return mr;
 }
@@ -339,8 +430,12 @@ void shca_mr_destroy(struct shca_mr *mr)
 	}
 	kvfree(mr->xlat_mem);
 	kfree(mr->sig);
-	/* A reader may still hold the pointer from xa_load() under RCU. */
-	kfree_rcu(mr, rcu);
+	/*
+	 * Its refcount is 0. A reader may still hold the pointer from
+	 * xa_load() under RCU: the cache keeps the memory an MR's for it
+	 * (see shca_mr_get()).
+	 */
+	kmem_cache_free(shca_mr_cache, mr);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_destroy);
 

@@ -66,6 +66,8 @@ int shca_mr_advise(struct shca_dev *sdev, struct ib_pd *pd, u32 advice,
 #endif
 
 /* shca_mr.c: the memory-registration engine */
+int shca_mr_cache_init(void);
+void shca_mr_cache_fini(void);
 void shca_mr_table_init(struct shca_dev *sdev);
 void shca_mr_table_destroy(struct shca_dev *sdev);
 int shca_mr_check_access(int access);
@@ -91,6 +93,8 @@ struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key);
 bool shca_umem_use_segs(u64 nseg, u64 npages);
 u32 shca_mr_slot_to_index(const struct shca_dev *sdev, u32 slot);
 u32 shca_mr_key_slot(const struct shca_dev *sdev, u32 key);
+struct shca_mr *shca_mr_try_get(struct shca_dev *sdev, u32 slot,
+				struct shca_mr *mr);
 #endif
 void shca_mr_put(struct shca_mr *mr);
 int shca_mr_map_pages(struct shca_mr *mr, struct scatterlist *sg, int nents,

@@ -2572,8 +2572,73 @@ static void shca_mr_key_permutation(struct kunit *test)
 			    adjacent);
 }
 
+/*
+ * Pass: a lookup takes a reference only to a published MR that still sits
+ * in the slot it searched, of its device: the memory of a freed MR may
+ * hold another MR by the time the lookup tries its refcount
+ * (SLAB_TYPESAFE_BY_RCU), or one not yet published (refcount 0). A
+ * refused try leaves the refcount as it found it.
+ */
+static void shca_mr_lifetime_stale_lookup(struct kunit *test)
+{
+	struct shca_mr_fix *f = test->priv;
+	struct shca_dev *other;
+	struct shca_mr *b, *fake;
+	struct ib_mr *ma, *mb;
+	u32 slot_a, slot_b;
+
+	ma = ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 4);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(ma));
+	mb = ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 4);
+	if (IS_ERR(mb)) {
+		ib_dereg_mr(ma);
+		KUNIT_FAIL(test, "ib_alloc_mr: %ld", PTR_ERR(mb));
+		return;
+	}
+	b = to_shca_mr(mb);
+	slot_a = shca_mr_key_slot(f->sdev, ma->rkey);
+	slot_b = shca_mr_key_slot(f->sdev, mb->rkey);
+	KUNIT_EXPECT_NE(test, slot_a, slot_b);
+
+	rcu_read_lock();
+	/* The MR its slot holds: found, with a reference. */
+	KUNIT_EXPECT_PTR_EQ(test, shca_mr_try_get(f->sdev, slot_b, b), b);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 2);
+	shca_mr_put(b);
+	/* A's lookup that found A's memory holding B now: refused. */
+	KUNIT_EXPECT_NULL(test, shca_mr_try_get(f->sdev, slot_a, b));
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1);
+	rcu_read_unlock();
+
+	fake = kunit_kzalloc(test, sizeof(*fake), GFP_KERNEL);
+	other = kunit_kzalloc(test, sizeof(*other), GFP_KERNEL);
+	if (!fake || !other)
+		goto out;
+	fake->sdev = f->sdev;
+	fake->key = ma->rkey;
+	init_completion(&fake->released);
+	rcu_read_lock();
+	/* Refcount 0: free, or being built in that slot; not raised. */
+	KUNIT_EXPECT_NULL(test, shca_mr_try_get(f->sdev, slot_a, fake));
+	KUNIT_EXPECT_EQ(test, refcount_read(&fake->ref), 0);
+	/* Published, with A's key, but an MR of another device. */
+	refcount_set(&fake->ref, 1);
+	fake->sdev = other;
+	KUNIT_EXPECT_NULL(test, shca_mr_try_get(f->sdev, slot_a, fake));
+	KUNIT_EXPECT_EQ(test, refcount_read(&fake->ref), 1);
+	rcu_read_unlock();
+out:
+	/* The real lookups are untouched by all this. */
+	KUNIT_EXPECT_PTR_EQ(test, shca_mr_get(f->sdev, ma->rkey), to_shca_mr(ma));
+	shca_mr_put(to_shca_mr(ma));
+	ib_dereg_mr(mb);
+	ib_dereg_mr(ma);
+	KUNIT_EXPECT_TRUE(test, fake && other);
+}
+
 static struct kunit_case shca_mr_lifetime_cases[] = {
 	KUNIT_CASE(shca_mr_key_permutation),
+	KUNIT_CASE(shca_mr_lifetime_stale_lookup),
 	KUNIT_CASE(shca_mr_lifetime_dereg_waits),
 	KUNIT_CASE(shca_mr_lifetime_key_rotation),
 	KUNIT_CASE(shca_mr_lifetime_remap),
