@@ -40,7 +40,8 @@
 # and the cleanups succeeded.
 #
 # Environment: BENCH_ITERS (default 2000), BENCH_PAGES (default 16),
-# BENCH_REPS (runs of every MR and userspace cell, default 3),
+# BENCH_REPS (runs of every userspace cell, default 3), BENCH_MR_REPS
+# (runs of every MR cell, default BENCH_REPS; run.sh gives 15),
 # BENCH_REG_SECS (seconds per userspace cell, default 0.5),
 # BENCH_REG_MIB (the userspace benchmark's largest region in MiB, 1..1024,
 # default 1024: the sizes up to it),
@@ -85,6 +86,7 @@ NVMEPI_TIMEOUT=${BENCH_NVMEPI_TIMEOUT:-420}
 ITERS=${BENCH_ITERS:-2000}
 PAGES=${BENCH_PAGES:-16}
 REPS=${BENCH_REPS:-3}
+MR_REPS=${BENCH_MR_REPS:-$REPS}
 REG_SECS=${BENCH_REG_SECS:-0.5}
 REG_MIB=${BENCH_REG_MIB:-1024}
 REG_TIMEOUT=${BENCH_REG_TIMEOUT:-240}
@@ -138,8 +140,8 @@ cleanup() {
 
 bench_traps
 
-case $ITERS$PAGES$REPS$REG_TIMEOUT$DP_TIMEOUT in
-'' | *[!0-9]*) fail "BENCH_ITERS='$ITERS', BENCH_PAGES='$PAGES', BENCH_REPS='$REPS', BENCH_REG_TIMEOUT and BENCH_DP_TIMEOUT must be whole numbers" ;;
+case $ITERS$PAGES$REPS$MR_REPS$REG_TIMEOUT$DP_TIMEOUT in
+'' | *[!0-9]*) fail "BENCH_ITERS='$ITERS', BENCH_PAGES='$PAGES', BENCH_REPS='$REPS', BENCH_MR_REPS='$MR_REPS', BENCH_REG_TIMEOUT and BENCH_DP_TIMEOUT must be whole numbers" ;;
 esac
 
 # The kernel's random number generator: until it is initialised every
@@ -507,7 +509,7 @@ if want mr; then
 	before=$(dmesg | wc -l)
 	t0=$(date +%s)
 	run 3600 insmod "$BENCH_KO" devices="$MR_DEVS" iters="$ITERS" \
-		pages="$PAGES" reps="$REPS" ||
+		pages="$PAGES" reps="$MR_REPS" ||
 		fail "insmod $BENCH_KO failed"
 	say "benchmark ran for $(($(date +%s) - t0))s"
 	dmesg | tail -n +"$((before + 1))" | sed -n "s/.*$PREFIX//p" >/tmp/mr-kernel.out

@@ -107,10 +107,13 @@
 #     msg/s single-threaded and 65k multi-threaded, where post_send and
 #     the work item contend for the workqueue's and the CQ's locks
 #     (tests/bench/profile.sh --mttcg)
-#   BENCH_REPS (default 3): runs of every cell of the MR, userspace MR, ring and
+#   BENCH_REPS (default 3): runs of every cell of the userspace MR, ring and
 #     kernel data-path tables (median and spread)
-#   BENCH_ITERS (default 2000; 20000 gives steadier MR rows) and BENCH_PAGES (default 16): the iters= and
-#     pages= of shca_mr_bench.ko
+#   BENCH_MR_REPS (default 15) and BENCH_ITERS (default 5000): runs of every
+#     cell of the MR table and operations per run (shca_mr_bench.ko reps=
+#     and iters=): under TCG runs of one MR cell differ by up to 2x, and
+#     the median of 15 short runs held where 3 long ones did not (about
+#     25 s); BENCH_PAGES (default 16): its pages=
 #   BENCH_REG_SECS (default 0.5): shca_reg_bench's time per cell
 #   BENCH_REG_MIB (default 1024): shca_reg_bench's largest region in MiB
 #     (1..1024; the sizes 4 KiB, 64 KiB, 1 MiB, 16 MiB, 256 MiB, 1 GiB up
@@ -300,18 +303,22 @@ want() {
 	return 1
 }
 
-BENCH_ITERS=${BENCH_ITERS:-2000}
+BENCH_ITERS=${BENCH_ITERS:-5000}
 BENCH_PAGES=${BENCH_PAGES:-16}
 BENCH_REPS=${BENCH_REPS:-3}
+BENCH_MR_REPS=${BENCH_MR_REPS:-15}
 BENCH_REG_SECS=${BENCH_REG_SECS:-0.5}
 BENCH_REG_MIB=${BENCH_REG_MIB:-1024}
 BENCH_DP_MS=${BENCH_DP_MS:-300}
 BENCH_DP_SECS=${BENCH_DP_SECS:-1}
 BENCH_DP_BUDGET=${BENCH_DP_BUDGET:-200}
 BENCH_DP_PERFTEST=${BENCH_DP_PERFTEST:-1}
-case $BENCH_ITERS$BENCH_PAGES$BENCH_REPS in
-*[!0-9]*) die "BENCH_ITERS='$BENCH_ITERS', BENCH_PAGES='$BENCH_PAGES' and BENCH_REPS='$BENCH_REPS' must be whole numbers" ;;
+case $BENCH_ITERS$BENCH_PAGES$BENCH_REPS$BENCH_MR_REPS in
+*[!0-9]*) die "BENCH_ITERS='$BENCH_ITERS', BENCH_PAGES='$BENCH_PAGES', BENCH_REPS='$BENCH_REPS' and BENCH_MR_REPS='$BENCH_MR_REPS' must be whole numbers" ;;
 esac
+if [ "$BENCH_MR_REPS" -lt 1 ] || [ "$BENCH_MR_REPS" -gt 100 ]; then
+	die "BENCH_MR_REPS must be 1..100"
+fi
 [ "$BENCH_ITERS" -gt 0 ] || die "BENCH_ITERS must be at least 1"
 if [ "$BENCH_REPS" -lt 1 ] || [ "$BENCH_REPS" -gt 20 ]; then
 	die "BENCH_REPS must be 1..20"
@@ -715,6 +722,7 @@ export VM_TCG_THREAD=${VM_TCG_THREAD:-multi}
 	--show '^(mr-bench|dp-bench|pi-bench|frwr-bench|rings-bench|ulp-bench|nvme-pi-bench|vm-init): |^  dmesg: |^VMTEST mr-bench ' \
 	--env "BENCH_ITERS=$BENCH_ITERS" --env "BENCH_PAGES=$BENCH_PAGES" \
 	--env "BENCH_REPS=$BENCH_REPS" --env "BENCH_REG_TIMEOUT=$REG_TIMEOUT" \
+	--env "BENCH_MR_REPS=$BENCH_MR_REPS" \
 	--env "BENCH_REG_SECS=$BENCH_REG_SECS" --env "BENCH_REG_MIB=$BENCH_REG_MIB" \
 	--env "BENCH_DP_MS=$BENCH_DP_MS" \
 	--env "BENCH_DP_SECS=$BENCH_DP_SECS" --env "BENCH_DP_BUDGET=$BENCH_DP_BUDGET" \
@@ -799,7 +807,7 @@ when="kernel $KVER, $(date -u '+%Y-%m-%d %H:%M UTC')"
 : >"$BENCH_OUT.tmp"
 if want mr; then
 	{
-		echo "MR registration benchmark: shca_mr_bench.ko, devices=softhca0,rxe0 iters=$BENCH_ITERS pages=$BENCH_PAGES reps=$BENCH_REPS"
+		echo "MR registration benchmark: shca_mr_bench.ko, devices=softhca0,rxe0 iters=$BENCH_ITERS pages=$BENCH_PAGES reps=$BENCH_MR_REPS"
 		echo "Ran in $where; $when."
 		echo
 		cat "$table"
