@@ -753,12 +753,11 @@ static int __init shca_dp_bench_init(void)
 
 	deadline = ktime_get_ns() + (u64)budget_s * NSEC_PER_SEC;
 	for (rep = 1; rep <= reps; rep++) {
-		if (*cell)
-			;	/* one cell of the devices: no memcpy row */
-		else if (ktime_get_ns() > deadline)
+		/* cell=: one cell of the devices, without the memcpy rows */
+		if (!*cell && ktime_get_ns() > deadline)
 			pr_info("shca_dp_bench: err - memcpy - %d skipped\n",
 				rep);
-		else
+		else if (!*cell)
 			dp_memcpy(rep);
 		for (c = 0; c < DP_NCELLS; c++) {
 			if (!dp_cell_wanted(c))

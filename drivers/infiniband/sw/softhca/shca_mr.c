@@ -322,26 +322,27 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_put);
 /**
  * shca_mr_try_get() - take a reference to what a key table lookup found
  * @sdev: the device whose table was searched
- * @slot: the slot searched
- * @mr: what xa_load() returned for @slot, or NULL
+ * @key: the key looked up; only its index counts
+ * @mr: what xa_load() returned for the key's slot, or NULL
  *
  * The memory may have been freed and reused by another MR, of this
  * device or another, since xa_load() returned it (SLAB_TYPESAFE_BY_RCU).
  * A refcount of 0 is a free MR or one not yet published; otherwise the
  * reference taken is a real one, to whatever MR lives there now, and its
  * acquire orders the reads of the check after it. A key's index never
- * changes, so the slot tells whether that MR is the one looked for.
+ * changes and names one slot of its device, so the index tells whether
+ * that MR is the one looked for.
  *
  * Context: the RCU read-side section of the lookup.
  * Return: @mr with a reference held, or NULL.
  */
 VISIBLE_IF_KUNIT struct shca_mr *shca_mr_try_get(struct shca_dev *sdev,
-						 u32 slot, struct shca_mr *mr)
+						 u32 key, struct shca_mr *mr)
 {
 	if (!mr || !refcount_inc_not_zero_acquire(&mr->ref))
 		return NULL;
 	if (mr->sdev != sdev ||
-	    shca_mr_key_slot(sdev, READ_ONCE(mr->key)) != slot) {
+	    shca_mr_index(READ_ONCE(mr->key)) != shca_mr_index(key)) {
 		shca_mr_put(mr);
 		return NULL;
 	}
@@ -361,11 +362,11 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_try_get);
  */
 struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key)
 {
-	u32 slot = shca_mr_key_slot(sdev, key);
 	struct shca_mr *mr;
 
 	rcu_read_lock();
-	mr = shca_mr_try_get(sdev, slot, xa_load(&sdev->mr_xa, slot));
+	mr = shca_mr_try_get(sdev, key,
+			     xa_load(&sdev->mr_xa, shca_mr_key_slot(sdev, key)));
 	rcu_read_unlock();
 	return mr;
 }

@@ -93,7 +93,7 @@ struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key);
 bool shca_umem_use_segs(u64 nseg, u64 npages);
 u32 shca_mr_slot_to_index(const struct shca_dev *sdev, u32 slot);
 u32 shca_mr_key_slot(const struct shca_dev *sdev, u32 key);
-struct shca_mr *shca_mr_try_get(struct shca_dev *sdev, u32 slot,
+struct shca_mr *shca_mr_try_get(struct shca_dev *sdev, u32 key,
 				struct shca_mr *mr);
 #endif
 void shca_mr_put(struct shca_mr *mr);

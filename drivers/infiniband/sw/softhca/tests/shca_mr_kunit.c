@@ -2602,11 +2602,11 @@ static void shca_mr_lifetime_stale_lookup(struct kunit *test)
 
 	rcu_read_lock();
 	/* The MR its slot holds: found, with a reference. */
-	KUNIT_EXPECT_PTR_EQ(test, shca_mr_try_get(f->sdev, slot_b, b), b);
+	KUNIT_EXPECT_PTR_EQ(test, shca_mr_try_get(f->sdev, mb->rkey, b), b);
 	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 2);
 	shca_mr_put(b);
 	/* A's lookup that found A's memory holding B now: refused. */
-	KUNIT_EXPECT_NULL(test, shca_mr_try_get(f->sdev, slot_a, b));
+	KUNIT_EXPECT_NULL(test, shca_mr_try_get(f->sdev, ma->rkey, b));
 	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1);
 	rcu_read_unlock();
 
@@ -2619,12 +2619,12 @@ static void shca_mr_lifetime_stale_lookup(struct kunit *test)
 	init_completion(&fake->released);
 	rcu_read_lock();
 	/* Refcount 0: free, or being built in that slot; not raised. */
-	KUNIT_EXPECT_NULL(test, shca_mr_try_get(f->sdev, slot_a, fake));
+	KUNIT_EXPECT_NULL(test, shca_mr_try_get(f->sdev, ma->rkey, fake));
 	KUNIT_EXPECT_EQ(test, refcount_read(&fake->ref), 0);
 	/* Published, with A's key, but an MR of another device. */
 	refcount_set(&fake->ref, 1);
 	fake->sdev = other;
-	KUNIT_EXPECT_NULL(test, shca_mr_try_get(f->sdev, slot_a, fake));
+	KUNIT_EXPECT_NULL(test, shca_mr_try_get(f->sdev, ma->rkey, fake));
 	KUNIT_EXPECT_EQ(test, refcount_read(&fake->ref), 1);
 	rcu_read_unlock();
 out:
