@@ -10,8 +10,10 @@
 # The end of ibv_rc_pingpong is not loss-tolerant whatever the driver: the
 # side that finishes first destroys its QP, and if the acknowledgement of
 # the other side's last message is lost, that side retransmits into
-# nothing (seen once in a dozen runs with rdma_rxe on both sides). So a
-# failed run is run once more (WIRE_RETRY): a driver that cannot recover
+# nothing (seen once in a dozen runs with rdma_rxe on both sides; that
+# side is the server, whose last SEND answers the client's: "transport
+# retry counter exceeded" while the client passed). So a run that either
+# side fails is run once more (WIRE_RETRY): a driver that cannot recover
 # from loss fails both.
 # wire_netem (tests/wire/lib.sh) is the hook for later fault tests (delay,
 # reordering, duplication, corruption).

@@ -167,8 +167,8 @@ _wire_verdict() {
 # holds, or "TAG fail" if it does not within 20 s; wait for the server to
 # end, but no more than WIRE_GRACE seconds after the client's "TAG done"
 # (or its test's end); print its output, check its exit status (0, or see
-# WIRE_XFAIL in _wire_verdict) unless the client asked for the step again
-# (WIRE_RETRY, see wire_pp) and tell the client "TAG served STATUS".
+# WIRE_XFAIL in _wire_verdict) unless the step runs again (WIRE_RETRY, see
+# wire_pp) and tell the client "TAG served STATUS [again]".
 # Returns the server's exit status.
 wire_serve() {
 	_wtag=$1 _wsecs=$2 _wready=$3
@@ -226,17 +226,26 @@ wire_serve() {
 	_wrc=$(cat "$_wsf.rc" 2>/dev/null || echo 124)
 	sed 's/^/    /' "$_wsf.out"
 	[ "$_wrc" = 0 ] || echo "    (exit status $_wrc)"
-	# did the client ask for this step again? (it says so in "TAG done")
+	# Run the step again (WIRE_RETRY, see wire_pp)? If the client asks
+	# for it in "TAG done", or if this server failed (not stopped) with
+	# output matching WIRE_RETRY; the client learns it from "TAG served".
 	_WIRE_AGAIN=
+	_wsw=
 	if [ -n "${WIRE_RETRY:-}" ] && [ "${_WIRE_ATTEMPT:-1}" -lt "${WIRE_TRIES:-2}" ]; then
 		case " $(wire_wait 10 "$_wtag done") " in
-		*" again "*) _WIRE_AGAIN=1 ;;
+		*" again "*) _WIRE_AGAIN=1 _wsw="the client asks for the step again" ;;
 		esac
+		if [ -z "$_WIRE_AGAIN" ] && [ "$_wrc" != 0 ] && [ -z "$_wstop" ] &&
+			grep -q -E -e "$WIRE_RETRY" "$_wsf.out"; then
+			_WIRE_AGAIN=1
+			_wsw="the step once more (WIRE_RETRY '$WIRE_RETRY')"
+		fi
 	fi
-	wire_send "$_wtag served $_wrc"
 	if [ -n "$_WIRE_AGAIN" ]; then
-		info "$_wtag: server $1 ended with status $_wrc; the client asks for the step again"
+		wire_send "$_wtag served $_wrc again"
+		info "$_wtag: server $1 ended with status $_wrc; $_wsw"
 	else
+		wire_send "$_wtag served $_wrc"
 		_wire_verdict "$_wtag" "server $1" "$_wrc" "$(cat "$_wsf.out")" $_wstop
 	fi
 	return "$_wrc"
@@ -270,18 +279,29 @@ wire_connect() {
 	_wt0=$(date +%s)
 	run_t "$_wsecs" "$@"
 	_wrc=$(run_rc)
+	_wt1=$(($(date +%s) - _wt0))
 	_WIRE_AGAIN=
-	if [ -n "${WIRE_RETRY:-}" ] && [ "${_WIRE_ATTEMPT:-1}" -lt "${WIRE_TRIES:-2}" ] && [ "$_wrc" != 0 ] &&
-		run_out | grep -q -E -e "$WIRE_RETRY"; then
-		_WIRE_AGAIN=1
-		wire_send "$_wtag done $_wrc again"
-		info "$_wtag: client $1 failed (exit status $_wrc; WIRE_RETRY '$WIRE_RETRY'): the step once more"
+	if [ -n "${WIRE_RETRY:-}" ] && [ "${_WIRE_ATTEMPT:-1}" -lt "${WIRE_TRIES:-2}" ]; then
+		# Either side's failure matching WIRE_RETRY runs the step again:
+		# the server decides it (see wire_serve) and says so in "TAG served".
+		if [ "$_wrc" != 0 ] && run_out | grep -q -E -e "$WIRE_RETRY"; then
+			wire_send "$_wtag done $_wrc again"
+			info "$_wtag: client $1 failed (exit status $_wrc; WIRE_RETRY '$WIRE_RETRY'): the step once more"
+		else
+			wire_send "$_wtag done $_wrc"
+		fi
+		_wsv=$(wire_wait $((WIRE_GRACE + 10)) "$_wtag served") ||
+			info "$_wtag: no word of the server's end"
+		case " $_wsv " in
+		*" again "*) _WIRE_AGAIN=1 ;;
+		*) _wire_verdict "$_wtag" "client $1 (${_wt1}s)" "$_wrc" "$(run_out)" ;;
+		esac
 	else
 		wire_send "$_wtag done $_wrc"
-		_wire_verdict "$_wtag" "client $1 ($(($(date +%s) - _wt0))s)" "$_wrc" "$(run_out)"
+		_wire_verdict "$_wtag" "client $1 (${_wt1}s)" "$_wrc" "$(run_out)"
+		_wsv=$(wire_wait $((WIRE_GRACE + 10)) "$_wtag served") ||
+			info "$_wtag: no word of the server's end"
 	fi
-	_wsv=$(wire_wait $((WIRE_GRACE + 10)) "$_wtag served") ||
-		info "$_wtag: no word of the server's end"
 	[ -z "$_wsv" ] || info "$_wtag: server (guest $WIRE_PEER) exit status $_wsv"
 	return "$_wrc"
 }
@@ -289,7 +309,8 @@ wire_connect() {
 # wire_pp TAG SECS READY PROG ARGS...: the usual client/server pair of one
 # program: the server runs PROG ARGS, the client PROG ARGS SERVER_ADDRESS
 # (PEER_IP), as ibv_*_pingpong and perftest take them. With WIRE_RETRY=ERE
-# set, a client that fails with output matching ERE has both sides run the
+# set, a client or a server that fails with output matching ERE (a server
+# stopped after its grace time does not count) has both sides run the
 # step once more (as TAG.2; WIRE_TRIES runs in all, default 2): for a
 # known race of the program itself, not of the wire.
 wire_pp() {
