@@ -243,22 +243,39 @@ static void shca_xfer_held(struct shca_xfer *x, struct shca_qp *qp,
 	x->held = qp->held;
 }
 
-/* The remote side of RDMA and atomics: one (rkey, address) range. */
-static void shca_xfer_remote(struct shca_xfer *x, struct ib_sge *sge,
-			     struct shca_qp *peer, u64 addr, u32 rkey,
-			     u64 len, int access)
+/*
+ * Move @len bytes between the requester's held SGEs of @w and one range
+ * of another QP's memory, @t: into @t, or out of it (@to_local). A single
+ * SGE and a range of at most a chunk go straight to the MR engine (the
+ * checks are the same; what is saved is the walk of two scatter lists);
+ * the rest goes through shca_xfer(). On error, *@dst_failed says which
+ * side refused.
+ */
+static int shca_xfer_one(struct shca_qp *qp, const struct shca_wqe *w,
+			 struct shca_dev *sdev, const struct shca_mem_target *t,
+			 u64 len, bool to_local, bool *dst_failed)
 {
-	sge->addr = addr;
-	sge->length = len;
-	sge->lkey = rkey;
-	*x = (struct shca_xfer){
-		.sdev = peer->sdev,
-		.pd = peer->ibqp.pd,
-		.access = access,
-		.qpn = peer->ibqp.qp_num,
-		.sge = sge,
+	struct shca_xfer local, other;
+	struct ib_sge sge = {
+		.addr = t->iova,
+		.length = len,
+		.lkey = t->key,
+	};
+
+	if (w->num_sge == 1 && len <= SHCA_EXEC_CHUNK)
+		return shca_mr_copy_held(&qp->held[0], 0, sdev, t, len,
+					 to_local, dst_failed);
+	shca_xfer_held(&local, qp, w, to_local ? IB_ACCESS_LOCAL_WRITE : 0);
+	other = (struct shca_xfer){
+		.sdev = sdev,
+		.pd = t->pd,
+		.access = t->access,
+		.qpn = t->qpn,
+		.sge = &sge,
 		.num_sge = 1,
 	};
+	return to_local ? shca_xfer(&local, &other, len, dst_failed) :
+			  shca_xfer(&other, &local, len, dst_failed);
 }
 
 /* Drop the spans shca_hold_local() took for the first @n SGEs of @w. */
@@ -466,9 +483,21 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 	}
 
 	/* The receive WQE's scatter list, written with local rights. */
-	shca_xfer_local(&dst, peer, r, IB_ACCESS_LOCAL_WRITE);
-	shca_xfer_held(&src, qp, w, 0);
-	err = shca_xfer(&dst, &src, len, &dst_failed);
+	if (r->num_sge == 1 && len) {
+		struct shca_mem_target t = {
+			.pd = peer->ibqp.pd,
+			.key = r->sge[0].lkey,
+			.iova = r->sge[0].addr,
+			.access = IB_ACCESS_LOCAL_WRITE,
+		};
+
+		err = shca_xfer_one(qp, w, peer->sdev, &t, len, false,
+				    &dst_failed);
+	} else {
+		shca_xfer_local(&dst, peer, r, IB_ACCESS_LOCAL_WRITE);
+		shca_xfer_held(&src, qp, w, 0);
+		err = shca_xfer(&dst, &src, len, &dst_failed);
+	}
 	if (!err && w->opcode == IB_WR_SEND_WITH_INV) {
 		dst_failed = true;
 		err = shca_mr_invalidate(peer->sdev, peer->ibqp.pd,
@@ -534,22 +563,25 @@ static enum shca_exec_res shca_exec_write(struct shca_qp *qp,
 					  struct shca_wqe *w, struct ib_wc *wc)
 {
 	bool imm = w->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
+	struct shca_mem_target rt = {
+		.pd = peer->ibqp.pd,
+		.key = w->rdma.rkey,
+		.iova = w->rdma.remote_addr,
+		.access = IB_ACCESS_REMOTE_WRITE,
+		.qpn = peer->ibqp.qp_num,
+	};
 	struct shca_wqe *r = qp->resp_wqe;
-	struct shca_xfer dst, src;
 	u64 len = shca_wqe_len(w);
 	unsigned long flags;
 	enum shca_exec_res res;
 	bool popped, dst_failed;
-	struct ib_sge sge;
 
 	res = shca_peer_check(qp, peer, IB_ACCESS_REMOTE_WRITE, imm, wc);
 	if (res != SHCA_EXEC_DONE || wc->status != IB_WC_SUCCESS)
 		return res;
 
-	shca_xfer_remote(&dst, &sge, peer, w->rdma.remote_addr, w->rdma.rkey,
-			 len, IB_ACCESS_REMOTE_WRITE);
-	shca_xfer_held(&src, qp, w, 0);
-	if (len && shca_xfer(&dst, &src, len, &dst_failed)) {
+	if (len && shca_xfer_one(qp, w, peer->sdev, &rt, len, false,
+				 &dst_failed)) {
 		if (dst_failed && qp->ibqp.qp_type == IB_QPT_UC) {
 			/* UC: dropped; the responder does not notice. */
 			return SHCA_EXEC_RETRY;
@@ -577,20 +609,23 @@ static enum shca_exec_res shca_exec_read(struct shca_qp *qp,
 					 struct shca_qp *peer,
 					 struct shca_wqe *w, struct ib_wc *wc)
 {
+	struct shca_mem_target rt = {
+		.pd = peer->ibqp.pd,
+		.key = w->rdma.rkey,
+		.iova = w->rdma.remote_addr,
+		.access = IB_ACCESS_REMOTE_READ,
+		.qpn = peer->ibqp.qp_num,
+	};
 	u64 len = shca_sge_total(w->sge, w->num_sge);
-	struct shca_xfer dst, src;
 	enum shca_exec_res res;
-	struct ib_sge sge;
 	bool dst_failed;
 
 	res = shca_peer_check(qp, peer, IB_ACCESS_REMOTE_READ, false, wc);
 	if (res != SHCA_EXEC_DONE || wc->status != IB_WC_SUCCESS)
 		return res;
 
-	shca_xfer_remote(&src, &sge, peer, w->rdma.remote_addr, w->rdma.rkey,
-			 len, IB_ACCESS_REMOTE_READ);
-	shca_xfer_held(&dst, qp, w, IB_ACCESS_LOCAL_WRITE);
-	if (len && shca_xfer(&dst, &src, len, &dst_failed)) {
+	if (len && shca_xfer_one(qp, w, peer->sdev, &rt, len, true,
+				 &dst_failed)) {
 		if (dst_failed) {
 			wc->status = IB_WC_LOC_PROT_ERR;
 		} else {

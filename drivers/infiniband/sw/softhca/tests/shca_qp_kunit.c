@@ -676,6 +676,80 @@ static void shca_qp_rdma(struct kunit *test)
 				     3000), 0);
 }
 
+/*
+ * RDMA WRITE and READ with scatter lists (an empty element among them):
+ * the bytes go element by element, nothing outside them is touched, and
+ * a refused rkey still fails the request with nothing written.
+ */
+static void shca_qp_rdma_sgl(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge sgl[3] = {
+		shca_qt_sge(&f->a, 100, 700),
+		shca_qt_sge(&f->a, 3000, 0),
+		shca_qt_sge(&f->a, 8000, 1300),
+	};
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 35, .opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = sgl,
+			.num_sge = 3 },
+	};
+	struct ib_wc wc;
+	u32 rkey;
+
+	shca_qt_fill(f->a.buf, SHCA_QT_BUF, 5);
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	rkey = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+
+	wr.remote_addr = f->b.mr->iova + 500;
+	wr.rkey = rkey;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 35, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+			  NULL);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 500, f->a.buf + 100, 700), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 1200, f->a.buf + 8000, 1300),
+			0);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf, 500, 0));
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf + 2500, 1000, 0));
+
+	/* READ 2000 bytes back into two other places. */
+	shca_qt_fill(f->b.buf + 30000, 2000, 77);
+	sgl[0] = shca_qt_sge(&f->a, 20000, 1500);
+	sgl[1] = shca_qt_sge(&f->a, 40000, 500);
+	wr.wr.wr_id = 36;
+	wr.wr.opcode = IB_WR_RDMA_READ;
+	wr.wr.num_sge = 2;
+	wr.remote_addr = f->b.mr->iova + 30000;
+	memset(f->a.buf + 20000, 0, 1600);
+	memset(f->a.buf + 40000, 0, 600);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 36, IB_WC_SUCCESS, IB_WC_RDMA_READ,
+			  &wc);
+	KUNIT_EXPECT_EQ(test, wc.byte_len, 2000);
+	KUNIT_EXPECT_EQ(test, memcmp(f->a.buf + 20000, f->b.buf + 30000,
+				     1500), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->a.buf + 40000, f->b.buf + 31500,
+				     500), 0);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->a.buf + 21500, 100, 0));
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->a.buf + 40500, 100, 0));
+
+	/*
+	 * A WRITE past the end of the remote MR: refused, and nothing moved
+	 * outside the range the rkey grants (the elements before the one
+	 * that crosses the end may have).
+	 */
+	memset(f->b.buf, 0, SHCA_QT_BUF);
+	wr.wr.wr_id = 37;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.remote_addr = f->b.mr->iova + f->b.mr->length - 1000;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 37, IB_WC_REM_ACCESS_ERR,
+			  IB_WC_RDMA_WRITE, NULL);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf, SHCA_QT_BUF - 1000, 0));
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_ERR);
+}
+
 /* Atomics return the old value and store the new one. */
 static void shca_qp_atomic(struct kunit *test)
 {
@@ -792,6 +866,7 @@ static void shca_qp_invalidate(struct kunit *test)
 static struct kunit_case shca_qp_data_cases[] = {
 	KUNIT_CASE_PARAM(shca_qp_send, shca_qt_where_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_rdma, shca_qt_where_gen_params),
+	KUNIT_CASE_PARAM(shca_qp_rdma_sgl, shca_qt_where_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_atomic, shca_qt_where_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_invalidate, shca_qt_where_gen_params),
 	{}
