@@ -102,9 +102,9 @@ echo "breakdown: booting the VM (cells ${CELLS[*]}, ${MS} ms x $REPS each, with 
 tr -d '\r' <"$OUT/console.txt" | grep '^BD ' >"$OUT/records.txt" || true
 awk '
 BEGIN {
-	st[1] = "post_send: the WQE into the send queue (QP lock)"
-	st[2] = "post_exec: claim the queue (SHCA_QP_EXEC_BUSY)"
-	st[3] = "sq_run: QP lock, the head WQE, its PSNs"
+	st[1] = "post_send: claim, queue and start the WQE (QP lock)"
+	st[2] = "to the executor (post_exec: its claim of the queue)"
+	st[3] = "sq_run: the head WQE (QP lock unless post_send started it)"
 	st[4] = "completion set up, local SGE checks (shca_hold_local)"
 	st[5] = "the peer QP by number (xarray, RCU, kref), port state"
 	st[6] = "WRITE: responder checks under the peer lock"

@@ -15,7 +15,9 @@
  * 4 KiB, 64 KiB and 1 MiB messages, A streams RDMA WRITEs into B, RDMA
  * READs from B and SENDs to B for cell_ms milliseconds each, keeping up
  * to depth work requests (and at most 4 MiB) outstanding, every one
- * signaled. Remote memory is B's DMA MR (IB_PD_UNSAFE_GLOBAL_RKEY). After
+ * signaled (signal=N: one in N, as perftest's --cq-mod; the completion of
+ * a signaled one counts for those before it). Remote memory is B's DMA MR
+ * (IB_PD_UNSAFE_GLOBAL_RKEY). After
  * each cell every destination byte is checked against the source's
  * pattern, so a device that completes without moving data shows up as an
  * error, not as a fast result. Latency is a ping-pong at the same sizes,
@@ -79,6 +81,10 @@ MODULE_PARM_DESC(cell_ms, "milliseconds per measurement");
 static int depth = 32;
 module_param(depth, int, 0444);
 MODULE_PARM_DESC(depth, "work requests outstanding per QP");
+
+static int signal = 1;
+module_param(signal, int, 0444);
+MODULE_PARM_DESC(signal, "throughput cells: one work request in this many is signaled (perftest's --cq-mod); 1: every one");
 
 static int reps = 3;
 module_param(reps, int, 0444);
@@ -279,16 +285,19 @@ static int dp_post_recv(struct dp_end *e, u32 off, u32 len)
 	return ib_post_recv(e->qp, &wr, NULL);
 }
 
-/* Post one signaled @op of @len bytes from @e at @off to @peer at @roff. */
-static int dp_post(struct dp_end *e, struct dp_end *peer, enum dp_op op,
-		   u32 off, u32 roff, u32 len)
+/*
+ * Post one @op of @len bytes from @e at @off to @peer at @roff, signaled
+ * unless @quiet.
+ */
+static int dp_post_wr(struct dp_end *e, struct dp_end *peer, enum dp_op op,
+		      u32 off, u32 roff, u32 len, bool quiet)
 {
 	struct ib_sge sge = dp_sge(e, off, len);
 	struct ib_rdma_wr wr = {
 		.wr = {
 			.sg_list = &sge,
 			.num_sge = 1,
-			.send_flags = IB_SEND_SIGNALED,
+			.send_flags = quiet ? 0 : IB_SEND_SIGNALED,
 		},
 		.remote_addr = peer->dma + roff,
 		.rkey = peer->pd->unsafe_global_rkey,
@@ -306,6 +315,13 @@ static int dp_post(struct dp_end *e, struct dp_end *peer, enum dp_op op,
 		break;
 	}
 	return ib_post_send(e->qp, &wr.wr, NULL);
+}
+
+/* Post one signaled @op of @len bytes from @e at @off to @peer at @roff. */
+static int dp_post(struct dp_end *e, struct dp_end *peer, enum dp_op op,
+		   u32 off, u32 roff, u32 len)
+{
+	return dp_post_wr(e, peer, op, off, roff, len, false);
 }
 
 /*
@@ -366,16 +382,18 @@ static u32 dp_window(u32 size)
 
 /*
  * Stream @op messages of @size bytes from A to B until @max messages were
- * posted or @dur_ns passed, then wait for all of them. For SEND, B has a
- * window of receives posted and keeps it so. Returns 0 with *@msgs
+ * posted or @dur_ns passed, then wait for all of them. One message in
+ * signal (at most the window) is signaled and its completion counts for
+ * the ones before it; the stream stops after a signaled one. For SEND, B
+ * has a window of receives posted and keeps it so. Returns 0 with *@msgs
  * completed in *@ns, or -EIO with p->err set.
  */
 static int dp_stream(struct dp_pair *p, enum dp_op op, u32 size, u64 max,
 		     u64 dur_ns, u64 *msgs, u64 *ns)
 {
-	u32 window = dp_window(size);
+	u32 window = dp_window(size), every = min_t(u32, signal, window);
 	u64 posted = 0, done = 0, reaped = 0, t0, now, last;
-	bool stop = false;
+	bool stop = false, ending = false, quiet;
 	int n, i;
 
 	t0 = ktime_get_ns();
@@ -386,17 +404,19 @@ static int dp_stream(struct dp_pair *p, enum dp_op op, u32 size, u64 max,
 		/* A SEND also needs a receive at B: at most window unreaped. */
 		while (!stop && posted - done < window &&
 		       (op != DP_SEND || posted - reaped < window)) {
-			if (dp_post(&p->a, &p->b, op, 0, 0, size)) {
+			quiet = (posted + 1) % every != 0;
+			if (dp_post_wr(&p->a, &p->b, op, 0, 0, size, quiet)) {
 				p->err = "post_send";
 				return -EIO;
 			}
 			posted++;
-			stop = posted >= max;
+			/* The last message of a stream is a signaled one. */
+			stop = (posted >= max || ending) && !quiet;
 		}
 		n = dp_reap(p, p->a.scq);
 		if (n < 0)
 			return n;
-		done += n;
+		done += (u64)n * every;
 		progress = n > 0;
 		if (op == DP_SEND) {
 			n = dp_reap(p, p->b.rcq);
@@ -412,8 +432,11 @@ static int dp_stream(struct dp_pair *p, enum dp_op op, u32 size, u64 max,
 			progress |= n > 0;
 		}
 		now = ktime_get_ns();
-		if (now - t0 >= dur_ns)
-			stop = true;
+		/* Time is up: stop at (or after) a signaled message. */
+		if (now - t0 >= dur_ns) {
+			ending = true;
+			stop = stop || posted % every == 0;
+		}
 		if (stop && done == posted &&
 		    (op != DP_SEND || reaped == posted))
 			break;
@@ -730,13 +753,14 @@ static int __init shca_dp_bench_init(void)
 	u64 deadline;
 
 	if (cell_ms <= 0 || cell_ms > 60000 || depth < 2 || depth > 1024 ||
-	    reps < 1 || reps > 100 || budget_s < 1)
+	    signal < 1 || signal > depth || reps < 1 || reps > 100 ||
+	    budget_s < 1)
 		return -EINVAL;
 	list = kstrdup(pairs, GFP_KERNEL);
 	if (!list)
 		return -ENOMEM;
-	pr_info("shca_dp_bench: config cell_ms %d depth %d max_inflight %d reps %d budget_s %d\n",
-		cell_ms, depth, DP_MAX_INFLIGHT, reps, budget_s);
+	pr_info("shca_dp_bench: config cell_ms %d depth %d signal %d max_inflight %d reps %d budget_s %d\n",
+		cell_ms, depth, signal, DP_MAX_INFLIGHT, reps, budget_s);
 	cur = list;
 	while ((spec = strsep(&cur, ",")) && np < DP_MAX_PAIRS) {
 		struct dp_pair *p = &dp_pairs[np];

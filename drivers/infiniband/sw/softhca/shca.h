@@ -1041,6 +1041,8 @@ struct shca_wresp {
  *	peer to cut an RNR wait short
  * @in_post: executing from post_send (see shca_exec.c): the handlers of
  *	the completions and events it causes run later, from work items
+ * @started: shca_req_start_posted() started the head WQE in the lock
+ *	section that queued it; the poster's shca_sq_run() goes on from there
  */
 struct shca_req {
 	u32 dest_qpn;
@@ -1053,6 +1055,7 @@ struct shca_req {
 	u8 rnr_retries;
 	bool waiting;
 	bool in_post;
+	bool started;
 };
 
 /**

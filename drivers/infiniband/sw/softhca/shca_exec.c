@@ -243,39 +243,76 @@ static void shca_xfer_held(struct shca_xfer *x, struct shca_qp *qp,
 	x->held = qp->held;
 }
 
+/* The memory an RDMA or atomic request names at the responder @peer. */
+static struct shca_mem_target shca_peer_target(struct shca_qp *peer, u64 addr,
+					       u32 rkey, int access)
+{
+	return (struct shca_mem_target){
+		.pd = peer->ibqp.pd,
+		.key = rkey,
+		.iova = addr,
+		.access = access,
+		.qpn = peer->ibqp.qp_num,
+	};
+}
+
 /*
- * Move @len bytes between the requester's held SGEs of @w and one range
- * of another QP's memory, @t: into @t, or out of it (@to_local). A single
- * SGE and a range of at most a chunk go straight to the MR engine (the
- * checks are the same; what is saved is the walk of two scatter lists);
- * the rest goes through shca_xfer(). On error, *@dst_failed says which
- * side refused.
+ * Move @len bytes between the requester's held SGEs of @w (or its inline
+ * data) and one range of another QP's memory, @t: into @t, or out of it
+ * (@to_local). The range is resolved and checked whole before a byte
+ * moves, as a responder checks a request's RETH: what it refuses changes
+ * nothing there, and the request moves its bytes under one registration.
+ * On error, *@dst_failed says which side refused.
  */
 static int shca_xfer_one(struct shca_qp *qp, const struct shca_wqe *w,
 			 struct shca_dev *sdev, const struct shca_mem_target *t,
 			 u64 len, bool to_local, bool *dst_failed)
 {
-	struct shca_xfer local, other;
-	struct ib_sge sge = {
-		.addr = t->iova,
-		.length = len,
-		.lkey = t->key,
-	};
+	u64 off = 0, moved = 0, done, n;
+	struct shca_span other;
+	u32 i;
+	int err;
 
+	/* The common small message: one call of the MR engine. */
 	if (w->num_sge == 1 && len <= SHCA_EXEC_CHUNK)
 		return shca_mr_copy_held(&qp->held[0], 0, sdev, t, len,
 					 to_local, dst_failed);
-	shca_xfer_held(&local, qp, w, to_local ? IB_ACCESS_LOCAL_WRITE : 0);
-	other = (struct shca_xfer){
-		.sdev = sdev,
-		.pd = t->pd,
-		.access = t->access,
-		.qpn = t->qpn,
-		.sge = &sge,
-		.num_sge = 1,
-	};
-	return to_local ? shca_xfer(&local, &other, len, dst_failed) :
-			  shca_xfer(&other, &local, len, dst_failed);
+
+	err = shca_mr_hold(sdev, t, len, &other);
+	if (err) {
+		*dst_failed = !to_local;
+		return err;
+	}
+	if (!w->num_sge) {
+		/* Inline data, which only a SEND or a WRITE carries. */
+		*dst_failed = true;
+		err = shca_mr_copy_held_buf(&other, 0, (void *)w->sge, len,
+					    SHCA_COPY_TO_MR);
+		goto out;
+	}
+	for (i = 0; i < w->num_sge; i++) {
+		for (done = 0; done < w->sge[i].length; done += n) {
+			n = min_t(u64, w->sge[i].length - done,
+				  SHCA_EXEC_CHUNK);
+			err = to_local ?
+			      shca_mr_copy_spans(&qp->held[i], done, &other,
+						 off, n, dst_failed) :
+			      shca_mr_copy_spans(&other, off, &qp->held[i],
+						 done, n, dst_failed);
+			if (err)
+				goto out;
+			off += n;
+			moved += n;
+			/* Never reached from post_send (SHCA_POST_EXEC_BYTES). */
+			if (off < len && moved >= SHCA_EXEC_CHUNK) {
+				moved = 0;
+				cond_resched();
+			}
+		}
+	}
+out:
+	shca_mr_unhold(&other);
+	return err;
 }
 
 /* Drop the spans shca_hold_local() took for the first @n SGEs of @w. */
@@ -563,13 +600,9 @@ static enum shca_exec_res shca_exec_write(struct shca_qp *qp,
 					  struct shca_wqe *w, struct ib_wc *wc)
 {
 	bool imm = w->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
-	struct shca_mem_target rt = {
-		.pd = peer->ibqp.pd,
-		.key = w->rdma.rkey,
-		.iova = w->rdma.remote_addr,
-		.access = IB_ACCESS_REMOTE_WRITE,
-		.qpn = peer->ibqp.qp_num,
-	};
+	struct shca_mem_target rt = shca_peer_target(peer, w->rdma.remote_addr,
+						     w->rdma.rkey,
+						     IB_ACCESS_REMOTE_WRITE);
 	struct shca_wqe *r = qp->resp_wqe;
 	u64 len = shca_wqe_len(w);
 	unsigned long flags;
@@ -609,13 +642,9 @@ static enum shca_exec_res shca_exec_read(struct shca_qp *qp,
 					 struct shca_qp *peer,
 					 struct shca_wqe *w, struct ib_wc *wc)
 {
-	struct shca_mem_target rt = {
-		.pd = peer->ibqp.pd,
-		.key = w->rdma.rkey,
-		.iova = w->rdma.remote_addr,
-		.access = IB_ACCESS_REMOTE_READ,
-		.qpn = peer->ibqp.qp_num,
-	};
+	struct shca_mem_target rt = shca_peer_target(peer, w->rdma.remote_addr,
+						     w->rdma.rkey,
+						     IB_ACCESS_REMOTE_READ);
 	u64 len = shca_sge_total(w->sge, w->num_sge);
 	enum shca_exec_res res;
 	bool dst_failed;
@@ -693,13 +722,9 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 					   struct shca_qp *peer,
 					   struct shca_wqe *w, struct ib_wc *wc)
 {
-	struct shca_mem_target rt = {
-		.pd = peer->ibqp.pd,
-		.key = w->atomic.rkey,
-		.iova = w->atomic.remote_addr,
-		.access = IB_ACCESS_REMOTE_ATOMIC,
-		.qpn = peer->ibqp.qp_num,
-	};
+	struct shca_mem_target rt = shca_peer_target(peer, w->atomic.remote_addr,
+						     w->atomic.rkey,
+						     IB_ACCESS_REMOTE_ATOMIC);
 	enum shca_exec_res res;
 	u64 old;
 	int err;
@@ -1254,6 +1279,14 @@ static bool shca_sq_run(struct shca_qp *qp, bool in_post)
 
 	qp->req.in_post = in_post;
 	for (; budget; budget--) {
+		if (qp->req.started) {
+			/* Started where it was queued (shca_qp_post_send()). */
+			qp->req.started = false;
+			state = IB_QPS_RTS;
+			w = shca_queue_head(&qp->sq);
+			len = shca_wqe_len(w);
+			goto run;
+		}
 		spin_lock_irqsave(&qp->lock, flags);
 		/* A device that is going away executes nothing more. */
 		if (unlikely(READ_ONCE(qp->sdev->fatal)) &&
@@ -1277,7 +1310,7 @@ static bool shca_sq_run(struct shca_qp *qp, bool in_post)
 		}
 		if (!w)
 			return false;
-
+run:
 		memset(&wc, 0, sizeof(wc));
 		wc.wr_id = w->wr_id;
 		wc.opcode = shca_wc_opcode(w->opcode);
@@ -1429,6 +1462,63 @@ void shca_qp_post_exec(struct shca_qp *qp)
 	}
 	more = shca_sq_run(qp, true);
 	shca_exec_release(qp, more);
+}
+
+/**
+ * shca_qp_post_claim() - claim a kernel QP's queue before posting to it
+ * @qp: the QP; its consumer is in post_send
+ *
+ * What shca_qp_post_exec() does after the requests are queued, done
+ * before: a poster that holds SHCA_QP_EXEC_BUSY while it queues can start
+ * the first request in the lock section that queues it
+ * (shca_req_start_posted()), one interrupt-disabling lock section less
+ * per message. Only for kernel QPs of the in-memory link, outside hard
+ * interrupt context, and not while a request waits out a retry delay
+ * (which only the holder of the queue starts or ends).
+ *
+ * Context: any context; the caller holds no lock of the driver.
+ * Return: true if the queue is claimed: shca_qp_post_run() must follow.
+ */
+bool shca_qp_post_claim(struct shca_qp *qp)
+{
+	if (qp->user || READ_ONCE(qp->wire) || in_hardirq() || in_nmi() ||
+	    READ_ONCE(qp->req.waiting))
+		return false;
+	return !test_and_set_bit(SHCA_QP_EXEC_BUSY, &qp->exec_flags);
+}
+
+/**
+ * shca_req_start_posted() - start the request just queued if it is next
+ * @qp: the QP; its lock is held and the poster claimed its queue
+ *	(shca_qp_post_claim())
+ * @w: the WQE just queued
+ *
+ * If @w is the only WQE of a QP in RTS and small enough to execute in
+ * post_send, take the snapshot shca_sq_run() would take under the lock
+ * (shca_req_start()) now.
+ */
+void shca_req_start_posted(struct shca_qp *qp, const struct shca_wqe *w)
+{
+	lockdep_assert_held(&qp->lock);
+	if (qp->state != IB_QPS_RTS || READ_ONCE(qp->sdev->fatal) ||
+	    qp->sq.tail - qp->sq.head != 1 ||
+	    shca_wqe_len(w) > SHCA_POST_EXEC_BYTES)
+		return;
+	shca_req_start(qp, w);
+	qp->req.started = true;
+}
+
+/**
+ * shca_qp_post_run() - execute what a claiming poster queued
+ * @qp: the QP; the caller claimed its queue (shca_qp_post_claim())
+ *
+ * As shca_qp_post_exec() once it has the queue; gives it back.
+ *
+ * Context: as shca_qp_post_claim().
+ */
+void shca_qp_post_run(struct shca_qp *qp)
+{
+	shca_exec_release(qp, shca_sq_run(qp, true));
 }
 
 /**

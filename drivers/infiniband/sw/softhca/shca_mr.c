@@ -2549,6 +2549,38 @@ int shca_mr_copy_held_buf(const struct shca_span *held, u64 off, void *buf,
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_held_buf);
 
 /**
+ * shca_mr_copy_spans() - move bytes between two held spans
+ * @dst: the destination, a span of shca_mr_hold(), not changed
+ * @dst_off: offset in @dst of the first byte; @dst_off + @len must lie
+ *	within the length it was held for
+ * @src: the source, a span of shca_mr_hold(), not changed
+ * @src_off: offset in @src of the first byte, likewise
+ * @len: bytes to move
+ * @dst_failed: set on error: true if the destination's registration
+ *	changed since it was held, false if the source's
+ *
+ * For a request that checked both ranges whole before moving anything
+ * and then moves them piece by piece.
+ *
+ * Context: any context; does not sleep.
+ * Return: 0, or -EKEYREVOKED if either MR was invalidated or
+ * re-registered since it was held (or the error of an ODP page that is
+ * not there, as for shca_mr_copy_held()).
+ */
+int shca_mr_copy_spans(const struct shca_span *dst, u64 dst_off,
+		       const struct shca_span *src, u64 src_off, u64 len,
+		       bool *dst_failed)
+{
+	struct shca_span d = *dst, s = *src;
+
+	d.off += dst_off;
+	s.off += src_off;
+	*dst_failed = false;
+	return shca_span_copy_span(&d, &s, len, dst_failed);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_spans);
+
+/**
  * shca_mr_sig_error() - latch a signature error on an integrity MR
  * @mr: an INTEGRITY MR
  * @err: the error the T10-DIF engine detected; its key is the key the

@@ -1623,7 +1623,12 @@ static int shca_wqe_from_send_wr(struct shca_qp *qp,
 	return 0;
 }
 
-static int shca_post_one_send(struct shca_qp *qp, const struct ib_send_wr *wr)
+/*
+ * Queue @wr; with @start (the poster claimed the queue, see
+ * shca_qp_post_claim()), start it in the same lock section if it is next.
+ */
+static int shca_post_one_send(struct shca_qp *qp, const struct ib_send_wr *wr,
+			      bool start)
 {
 	struct shca_wqe *w;
 	unsigned long flags;
@@ -1651,8 +1656,11 @@ static int shca_post_one_send(struct shca_qp *qp, const struct ib_send_wr *wr)
 		memcpy(w, qp->scratch, qp->sq.slot_size);
 	else
 		err = shca_wqe_from_send_wr(qp, wr, w);
-	if (!err)
+	if (!err) {
 		qp->sq.tail++;
+		if (start)
+			shca_req_start_posted(qp, w);
+	}
 out:
 	spin_unlock_irqrestore(&qp->lock, flags);
 	return err;
@@ -1676,20 +1684,25 @@ out:
 int shca_qp_post_send(struct shca_qp *qp, const struct ib_send_wr *wr,
 		      const struct ib_send_wr **bad_wr)
 {
+	bool claimed = shca_qp_post_claim(qp), start = claimed;
 	int err = 0;
 
 	if (qp->user)
 		mutex_lock(&qp->post_mutex);
 	for (; wr; wr = wr->next) {
-		err = shca_post_one_send(qp, wr);
+		err = shca_post_one_send(qp, wr, start);
 		if (err)
 			break;
+		start = false;
 	}
 	if (qp->user)
 		mutex_unlock(&qp->post_mutex);
 	if (err)
 		*bad_wr = wr;
-	shca_qp_post_exec(qp);
+	if (claimed)
+		shca_qp_post_run(qp);
+	else
+		shca_qp_post_exec(qp);
 	return err;
 }
 
@@ -1789,7 +1802,7 @@ static int shca_swqe_post(struct shca_qp *qp, u32 idx, struct xarray *ahs)
 	}
 	wr->sg_list = sge;
 	wr->num_sge = n;
-	return shca_post_one_send(qp, wr);
+	return shca_post_one_send(qp, wr, false);
 }
 
 /**

@@ -136,6 +136,9 @@ int shca_mr_copy_held(const struct shca_span *held, u64 off,
 		      u64 len, bool to_held, bool *dst_failed);
 int shca_mr_copy_held_buf(const struct shca_span *held, u64 off, void *buf,
 			  u64 len, enum shca_copy_dir dir);
+int shca_mr_copy_spans(const struct shca_span *dst, u64 dst_off,
+		       const struct shca_span *src, u64 src_off, u64 len,
+		       bool *dst_failed);
 void shca_mr_sig_error(struct shca_mr *mr, const struct ib_sig_err *err);
 #if IS_ENABLED(CONFIG_KUNIT)
 void shca_mr_copy_chunk_done(struct shca_mr *mr);
@@ -251,6 +254,9 @@ enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode);
 unsigned long shca_ack_timeout(const struct shca_qp *qp);
 extern const u32 shca_rnr_timer_us[32];
 void shca_qp_post_exec(struct shca_qp *qp);
+bool shca_qp_post_claim(struct shca_qp *qp);
+void shca_req_start_posted(struct shca_qp *qp, const struct shca_wqe *w);
+void shca_qp_post_run(struct shca_qp *qp);
 void shca_qp_exec_stop(struct shca_qp *qp);
 void shca_qp_exec_resume(struct shca_qp *qp);
 

@@ -677,9 +677,10 @@ static void shca_qp_rdma(struct kunit *test)
 }
 
 /*
- * RDMA WRITE and READ with scatter lists (an empty element among them):
- * the bytes go element by element, nothing outside them is touched, and
- * a refused rkey still fails the request with nothing written.
+ * RDMA WRITE and READ with scatter lists (an empty element among them)
+ * and inline data: the bytes go element by element, nothing outside them
+ * is touched, and a remote range the rkey does not cover fails the
+ * request with nothing written.
  */
 static void shca_qp_rdma_sgl(struct kunit *test)
 {
@@ -733,11 +734,30 @@ static void shca_qp_rdma_sgl(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->a.buf + 21500, 100, 0));
 	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->a.buf + 40500, 100, 0));
 
+	/* Inline: the data is the WQE's, in one piece. */
+	sgl[0] = shca_qt_sge(&f->a, 0, 20);
+	sgl[1] = shca_qt_sge(&f->a, 1000, 40);
+	sgl[0].lkey = 0xdeadbeef;	/* inline data needs no key */
+	wr.wr.wr_id = 38;
+	wr.wr.opcode = IB_WR_RDMA_WRITE;
+	wr.wr.send_flags = IB_SEND_INLINE | IB_SEND_SIGNALED;
+	wr.remote_addr = f->b.mr->iova + 50000;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 38, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
+			  NULL);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 50000, f->a.buf, 20), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 50020, f->a.buf + 1000, 40),
+			0);
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf + 50060, 100, 0));
+
 	/*
-	 * A WRITE past the end of the remote MR: refused, and nothing moved
-	 * outside the range the rkey grants (the elements before the one
-	 * that crosses the end may have).
+	 * A WRITE past the end of the remote MR: refused before a byte
+	 * moves, as a responder checks the whole range of a request (its
+	 * RETH) first - not even the elements that fit arrive.
 	 */
+	sgl[0] = shca_qt_sge(&f->a, 100, 700);
+	sgl[1] = shca_qt_sge(&f->a, 8000, 1300);
+	wr.wr.send_flags = IB_SEND_SIGNALED;
 	memset(f->b.buf, 0, SHCA_QT_BUF);
 	wr.wr.wr_id = 37;
 	wr.wr.opcode = IB_WR_RDMA_WRITE;
@@ -745,7 +765,7 @@ static void shca_qp_rdma_sgl(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
 	shca_qt_expect_wc(test, f->a.cq, 37, IB_WC_REM_ACCESS_ERR,
 			  IB_WC_RDMA_WRITE, NULL);
-	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf, SHCA_QT_BUF - 1000, 0));
+	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->b.buf, SHCA_QT_BUF, 0));
 	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_ERR);
 	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_ERR);
 }
