@@ -194,7 +194,9 @@ wire_serve() {
 		_wn=$((_wn - 1))
 		sleep 0.2
 	done
+	_wn_ready=no
 	if [ $_wn -ge 0 ]; then
+		_wn_ready=yes
 		wire_send "$_wtag ready"
 	else
 		wire_send "$_wtag fail"
@@ -232,10 +234,15 @@ wire_serve() {
 	_WIRE_AGAIN=
 	_wsw=
 	if [ -n "${WIRE_RETRY:-}" ] && [ "${_WIRE_ATTEMPT:-1}" -lt "${WIRE_TRIES:-2}" ]; then
-		case " $(wire_wait 10 "$_wtag done") " in
+		_wsd=$(wire_wait 10 "$_wtag done")
+		_wsdrc=$?
+		case " $_wsd " in
 		*" again "*) _WIRE_AGAIN=1 _wsw="the client asks for the step again" ;;
 		esac
+		# Only after a run of the client that told its end ("TAG done"):
+		# not for a server that never got ready, or a client that gave up.
 		if [ -z "$_WIRE_AGAIN" ] && [ "$_wrc" != 0 ] && [ -z "$_wstop" ] &&
+			[ "$_wn_ready" = yes ] && [ "$_wsdrc" = 0 ] &&
 			grep -q -E -e "$WIRE_RETRY" "$_wsf.out"; then
 			_WIRE_AGAIN=1
 			_wsw="the step once more (WIRE_RETRY '$WIRE_RETRY')"
@@ -267,6 +274,7 @@ _wire_stop() {
 wire_connect() {
 	_wtag=$1 _wsecs=$2
 	shift 2
+	_WIRE_AGAIN=
 	_wire_go "$_wtag"
 	wire_wait 40 "$_wtag ready" >/dev/null
 	case $? in

@@ -1482,9 +1482,15 @@ void shca_qp_post_exec(struct shca_qp *qp)
 bool shca_qp_post_claim(struct shca_qp *qp)
 {
 	if (qp->user || READ_ONCE(qp->wire) || in_hardirq() || in_nmi() ||
-	    READ_ONCE(qp->req.waiting))
+	    READ_ONCE(qp->req.waiting) ||
+	    test_and_set_bit(SHCA_QP_EXEC_BUSY, &qp->exec_flags))
 		return false;
-	return !test_and_set_bit(SHCA_QP_EXEC_BUSY, &qp->exec_flags);
+	/* A retry delay began before we had the queue: its timer resumes it. */
+	if (READ_ONCE(qp->req.waiting)) {
+		shca_exec_release(qp, false);
+		return false;
+	}
+	return true;
 }
 
 /**
@@ -1493,14 +1499,14 @@ bool shca_qp_post_claim(struct shca_qp *qp)
  *	(shca_qp_post_claim())
  * @w: the WQE just queued
  *
- * If @w is the only WQE of a QP in RTS and small enough to execute in
- * post_send, take the snapshot shca_sq_run() would take under the lock
- * (shca_req_start()) now.
+ * If @w is the only WQE of a QP in RTS on the in-memory link and small
+ * enough to execute in post_send, take the snapshot shca_sq_run() would
+ * take under the lock (shca_req_start()) now.
  */
 void shca_req_start_posted(struct shca_qp *qp, const struct shca_wqe *w)
 {
 	lockdep_assert_held(&qp->lock);
-	if (qp->state != IB_QPS_RTS || READ_ONCE(qp->sdev->fatal) ||
+	if (qp->state != IB_QPS_RTS || qp->wire || READ_ONCE(qp->sdev->fatal) ||
 	    qp->sq.tail - qp->sq.head != 1 ||
 	    shca_wqe_len(w) > SHCA_POST_EXEC_BYTES)
 		return;
@@ -1512,12 +1518,19 @@ void shca_req_start_posted(struct shca_qp *qp, const struct shca_wqe *w)
  * shca_qp_post_run() - execute what a claiming poster queued
  * @qp: the QP; the caller claimed its queue (shca_qp_post_claim())
  *
- * As shca_qp_post_exec() once it has the queue; gives it back.
+ * As shca_qp_post_exec() once it has the queue; gives it back. A QP
+ * that went on the wire since the claim (connected meanwhile: RTR decides
+ * it, under the lock the requests were queued under) leaves them to its
+ * work item, as shca_qp_post_exec() does.
  *
  * Context: as shca_qp_post_claim().
  */
 void shca_qp_post_run(struct shca_qp *qp)
 {
+	if (READ_ONCE(qp->wire)) {
+		shca_exec_release(qp, true);
+		return;
+	}
 	shca_exec_release(qp, shca_sq_run(qp, true));
 }
 
