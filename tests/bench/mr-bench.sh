@@ -191,15 +191,16 @@ fi
 mr_tabulate() {
 	awk -v mode="$1" -v devs="$MR_DEVS" "$BENCH_AWK"'
 BEGIN {
-	nt = split("mem_reg sg_gaps integrity user umem dma dm", T, " ")
+	nt = split("mem_reg sg_gaps integrity user umem core dma dm", T, " ")
 	desc["mem_reg"] = "MEM_REG alloc+map+dereg"
 	desc["sg_gaps"] = "SG_GAPS alloc+map+dereg"
 	desc["integrity"] = "INTEGRITY alloc+map_pi+dereg"
 	desc["user"] = "USER reg+dereg"
 	desc["umem"] = "  its floor: ib_umem_get+release"
+	desc["core"] = "  floor + ib_core MR tracking"
 	desc["dma"] = "DMA get_dma_mr+dereg"
 	desc["dm"] = "DM reg_dm_mr+dereg"
-	split("MEM_REG,SG_GAPS,INTEGRITY,USER,USER floor,DMA,DM", S, ",")
+	split("MEM_REG,SG_GAPS,INTEGRITY,USER,USER floor,USER core,DMA,DM", S, ",")
 	for (t = 1; t <= nt; t++)
 		short[T[t]] = S[t]
 	nd = split(devs, D, ",")
@@ -270,7 +271,10 @@ END {
 	print "device, the devices taking turns in ABBA order (A B, B A, A B, ...). ops/s: the median of the runs;"
 	print "% = (max - min) / median of the runs, * = noisy (over " '"$BENCH_NOISY_PCT"' " %, its runs are listed below),"
 	print "! = a run failed (listed below). n/a: the device lacks the MR type. USER'"'"'s floor: ib_umem_get +"
-	print "ib_umem_release of the same user memory, the pinning and mapping every driver'"'"'s user MR pays."
+	print "ib_umem_release of the same user memory, the pinning and mapping every driver'"'"'s user MR pays;"
+	print "floor + ib_core MR tracking: that with what ib_reg_user_mr and ib_dereg_mr do around the driver"
+	print "(PD use count, the restrack entry, whose xarray allocates and frees nodes under RCU), in the"
+	print "same order as USER: USER minus it is the driver'"'"'s own share, below the table."
 	print ""
 	l = sprintf("%-33s", "")
 	for (i = 1; i <= nd; i++)
@@ -291,6 +295,23 @@ END {
 		if (nd > 1 && k1 in v && k2 in v && median(v[k2]) > 0)
 			l = l sprintf(" %13.2fx", median(v[k1]) / median(v[k2]))
 		print l
+	}
+	# the driver'"'"'s own share of USER: its time per operation minus core'"'"'s
+	l = ""
+	for (i = 1; i <= nd; i++) {
+		ku = D[i] SUBSEP "user"
+		kc = D[i] SUBSEP "core"
+		if (!(ku in v) || !(kc in v) || median(v[ku]) <= 0 || median(v[kc]) <= 0)
+			continue
+		own[i] = 1e6 / median(v[ku]) - 1e6 / median(v[kc])
+		l = l sprintf("%s%s %.2f us (of %.2f)", l == "" ? "" : ", ", D[i], own[i],
+			      1e6 / median(v[ku]))
+	}
+	if (l != "") {
+		if (nd > 1 && (1 in own) && (2 in own) && own[1] > 0)
+			l = l sprintf("; %s/%s %.2fx", D[2], D[1], own[2] / own[1])
+		print ""
+		print "USER reg+dereg, the driver'"'"'s own time per operation (1/USER - 1/core): " l
 	}
 	footer(nlist, nn, notes, nnotes)
 }' "$MR_REC"

@@ -7,7 +7,7 @@
 # stacks of the samples taken while that cell ran, for the host to analyse.
 #
 # A cell (PROF_CELLS, comma separated):
-#   mr:TYPE:DEV            TYPE mem_reg|sg_gaps|integrity|user|umem|dma|dm
+#   mr:TYPE:DEV            TYPE mem_reg|sg_gaps|integrity|user|umem|core|dma|dm
 #                          of shca_mr_bench.ko devices=DEV (softhca0, rxe0)
 #   dp:OP:SIZE:A:B         OP write|read|send, SIZE 64|4096|65536|1048576
 #                          of shca_dp_bench.ko pairs=A:B

@@ -32,7 +32,8 @@
 #   CELL  mr:TYPE[:DEV]      shca_mr_bench.ko on DEV (default softhca0);
 #                            TYPE mem_reg (MEM_REG alloc+map+dereg),
 #                            sg_gaps, integrity, user (USER reg+dereg),
-#                            umem (ib_umem_get+release), dma (DMA
+#                            umem (ib_umem_get+release), core (that
+#                            and ib_core's MR tracking), dma (DMA
 #                            get_dma_mr+dereg), dm; memreg etc. also do
 #         dp:OP:SIZE[:A:B]   shca_dp_bench.ko, pair A:B (default
 #                            softhca0:softhca1); OP write|read|send, SIZE
@@ -663,8 +664,8 @@ for c in "${CELLS[@]}"; do
 		case $t in
 		memreg) t=mem_reg ;;
 		sggaps) t=sg_gaps ;;
-		integrity|user|umem|dma|dm) ;;
-		*) die "cell $c: MR type must be mem_reg, sg_gaps, integrity, user, umem, dma or dm" ;;
+		integrity|user|umem|core|dma|dm) ;;
+		*) die "cell $c: MR type must be mem_reg, sg_gaps, integrity, user, umem, core, dma or dm" ;;
 		esac
 		[ ${#p[@]} -le 3 ] || die "cell $c: mr:TYPE[:DEV]"
 		d=${p[2]:-softhca0}

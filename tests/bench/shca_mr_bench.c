@@ -9,7 +9,10 @@
  * For every MR type a device supports, one operation is a full life:
  * allocate (or register), map, deregister. Next to USER reg+dereg, its
  * floor: ib_umem_get() + ib_umem_release() of the same user memory, the
- * pinning every user MR pays whatever the driver. Every cell (MR type x
+ * pinning every user MR pays whatever the driver; and that floor with
+ * what ib_reg_user_mr() and ib_dereg_mr() do around the driver's verbs
+ * (the PD's use count, the restrack entry every MR gets: "core"), so
+ * that USER minus core is the driver's own share. Every cell (MR type x
  * device) is measured reps times, iters operations each after warm
  * untimed ones on the same device; in every repetition the devices take
  * turns type by type, every other repetition in the reverse order (A B,
@@ -40,6 +43,8 @@
 #include <rdma/ib_umem.h>
 #include <rdma/ib_verbs.h>
 
+#include "shca_restrack.h"
+
 #define BENCH_MAX_DEVS	4
 
 static char *devices = "softhca0,rxe0";
@@ -68,6 +73,7 @@ enum bench_type {
 	BENCH_INTEGRITY,
 	BENCH_USER,
 	BENCH_UMEM,
+	BENCH_CORE,
 	BENCH_DMA,
 	BENCH_DM,
 	BENCH_NTYPES,
@@ -80,6 +86,7 @@ static const char *const bench_keys[BENCH_NTYPES] = {
 	[BENCH_INTEGRITY] = "integrity",
 	[BENCH_USER] = "user",
 	[BENCH_UMEM] = "umem",
+	[BENCH_CORE] = "core",
 	[BENCH_DMA] = "dma",
 	[BENCH_DM] = "dm",
 };
@@ -93,6 +100,7 @@ struct bench_ctx {
 	struct scatterlist *meta;
 	unsigned long uaddr;
 	struct ib_dm *dm;
+	struct ib_mr *core_mr;	/* the core cell's stand-in for a driver MR */
 	int err;		/* setting the device up failed */
 	unsigned long failed;	/* BIT(type): failed once, not tried again */
 };
@@ -111,7 +119,8 @@ static int bench_one(struct bench_ctx *c, enum bench_type type)
 	struct ib_mr *mr;
 	int n;
 
-	if ((type == BENCH_USER || type == BENCH_UMEM) && !c->uaddr)
+	if ((type == BENCH_USER || type == BENCH_UMEM || type == BENCH_CORE) &&
+	    !c->uaddr)
 		return -ENOMEM;
 	switch (type) {
 	case BENCH_MEM_REG:
@@ -143,6 +152,30 @@ static int bench_one(struct bench_ctx *c, enum bench_type type)
 				   IB_ACCESS_LOCAL_WRITE);
 		if (IS_ERR(umem))
 			return PTR_ERR(umem);
+		ib_umem_release(umem);
+		return 0;
+	case BENCH_CORE:
+		/*
+		 * ib_reg_user_mr() with a driver that only pins, then
+		 * ib_dereg_mr(): the stand-in MR is tracked between the two
+		 * restrack calls, as a registered one would be.
+		 */
+		umem = ib_umem_get(c->dev, c->uaddr, (size_t)pages * PAGE_SIZE,
+				   IB_ACCESS_LOCAL_WRITE);
+		if (IS_ERR(umem))
+			return PTR_ERR(umem);
+		mr = c->core_mr;
+		mr->device = c->dev;
+		mr->type = IB_MR_TYPE_USER;
+		mr->pd = c->pd;
+		atomic_inc(&c->pd->usecnt);
+		mr->iova = c->uaddr;
+		mr->length = (u64)pages * PAGE_SIZE;
+		rdma_restrack_new(&mr->res, RDMA_RESTRACK_MR);
+		rdma_restrack_parent_name(&mr->res, &c->pd->res);
+		rdma_restrack_add(&mr->res);
+		rdma_restrack_del(&mr->res);
+		atomic_dec(&c->pd->usecnt);
 		ib_umem_release(umem);
 		return 0;
 	case BENCH_DMA:
@@ -247,7 +280,8 @@ static int bench_setup(struct bench_ctx *c)
 	}
 	c->sgl = kcalloc(pages, sizeof(*c->sgl), GFP_KERNEL);
 	c->meta = kzalloc(sizeof(*c->meta), GFP_KERNEL);
-	if (!c->sgl || !c->meta)
+	c->core_mr = kzalloc(sizeof(*c->core_mr), GFP_KERNEL);
+	if (!c->sgl || !c->meta || !c->core_mr)
 		return -ENOMEM;
 	/* Separate pages: a page list with page-aligned gaps. */
 	sg_init_table(c->sgl, pages);
@@ -341,6 +375,7 @@ out:
 			bench_teardown(&ctx[i]);
 			kfree(ctx[i].sgl);
 			kfree(ctx[i].meta);
+			kfree(ctx[i].core_mr);
 		}
 	}
 	if (bench_bufs)

@@ -489,6 +489,9 @@ struct shca_sig_state {
 	u8 bounce[SHCA_SIG_BOUNCE];
 };
 
+/* u64 entries of the translation storage inside every MR (256 bytes). */
+#define SHCA_XLAT_INLINE	32
+
 /**
  * struct shca_mr - a memory region
  * @ref: held by the key table (initial reference, set by publishing)
@@ -520,7 +523,8 @@ struct shca_sig_state {
  *	disturbs the one in force
  * @next_fresh: @next was mapped since the last registration
  * @maps: storage for @cur and @next
- * @xlat_mem: one allocation holding every page or segment list of @maps
+ * @xlat_mem: one allocation holding every page or segment list of @maps,
+ *	or NULL when they fit in @xlat_inline
  * @max_data: fast-reg types: capacity of the data translation
  * @max_meta: INTEGRITY: capacity of the metadata translation
  * @umem: USER: the pinned user memory (NULL for a dma-buf or ODP MR)
@@ -548,6 +552,10 @@ struct shca_sig_state {
  *	region; under @lock
  * @qpn: type 2 windows: number of the QP the window was bound through,
  *	the only one that may access or remotely invalidate it; under @lock
+ * @xlat_inline: storage for the lists of @maps when they fit (a user MR
+ *	of up to 32 pages, a fast-reg MR of up to 16): no allocation for a
+ *	small MR. Last member, not cleared by the allocator: it is written
+ *	before it is read.
  *
  * MRs come from a SLAB_TYPESAFE_BY_RCU cache (see shca_mr.c): @ref is 0
  * in a free MR and while one is built, and its first reference, set with
@@ -586,6 +594,7 @@ struct shca_mr {
 	struct shca_mr *parent;
 	u64 win_off;
 	u32 qpn;
+	u64 xlat_inline[SHCA_XLAT_INLINE];
 };
 
 /**

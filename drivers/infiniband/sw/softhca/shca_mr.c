@@ -253,10 +253,14 @@ static struct shca_mr *shca_mr_alloc(struct shca_dev *sdev,
 	/*
 	 * A lookup that found this memory as an MR freed since may be
 	 * trying the refcount (which stays 0 until published); it reads
-	 * nothing else without a reference. Everything else starts clear.
+	 * nothing else without a reference. Everything else starts clear,
+	 * but for the inline translation storage, written before it is read.
 	 */
 	BUILD_BUG_ON(offsetof(struct shca_mr, ref));
-	memset((u8 *)mr + sizeof(mr->ref), 0, sizeof(*mr) - sizeof(mr->ref));
+	BUILD_BUG_ON(offsetofend(struct shca_mr, xlat_inline) !=
+		     sizeof(struct shca_mr));
+	memset((u8 *)mr + sizeof(mr->ref), 0,
+	       offsetof(struct shca_mr, xlat_inline) - sizeof(mr->ref));
 
 	err = shca_inject_fault() ? -ENOMEM :
 	      xa_alloc_cyclic(&sdev->mr_xa, &slot, mr,
@@ -416,8 +420,9 @@ static void shca_mr_unpublish(struct shca_mr *mr)
 void shca_mr_destroy(struct shca_mr *mr)
 {
 	shca_mr_unpublish(mr);
-	shca_mr_put(mr);
-	wait_for_completion(&mr->released);
+	/* Dropping the last reference here completes nothing to wait for. */
+	if (!refcount_dec_and_test(&mr->ref))
+		wait_for_completion(&mr->released);
 
 	if (mr->umem)
 		ib_umem_release(mr->umem);
@@ -502,6 +507,23 @@ static size_t shca_xlat_entry_size(enum shca_xlat_kind kind)
 	return kind == SHCA_XLAT_PAGES ? sizeof(u64) : sizeof(struct shca_seg);
 }
 
+/*
+ * Storage for @size bytes of @mr's translation lists: the MR's inline
+ * array when they fit, so that a small MR costs no allocation (a fifth of
+ * softhca's own share of registering a 16-page user MR under TCG was
+ * kvmalloc() and kvfree()), else one kvmalloc() freed with the MR.
+ */
+static void *shca_xlat_mem(struct shca_mr *mr, size_t size, gfp_t gfp)
+{
+	if (size <= sizeof(mr->xlat_inline)) {
+		if (gfp & __GFP_ZERO)
+			memset(mr->xlat_inline, 0, size);
+		return mr->xlat_inline;
+	}
+	mr->xlat_mem = shca_inject_fault() ? NULL : kvmalloc(size, gfp);
+	return mr->xlat_mem;
+}
+
 /* Point @x at storage for @max entries taken from *@mem, and advance it. */
 static void shca_xlat_carve(struct shca_xlat *x, enum shca_xlat_kind kind,
 			    u32 max, u8 **mem)
@@ -563,12 +585,11 @@ struct shca_mr *shca_mr_create_fast(struct shca_dev *sdev,
 	size = ARRAY_SIZE(mr->maps) *
 	       ((size_t)max_data * shca_xlat_entry_size(kind) +
 		(size_t)mr->max_meta * sizeof(struct shca_seg));
-	mem = shca_inject_fault() ? NULL : kvzalloc(size, GFP_KERNEL);
+	mem = shca_xlat_mem(mr, size, GFP_KERNEL | __GFP_ZERO);
 	if (!mem) {
 		err = -ENOMEM;
 		goto err_abort;
 	}
-	mr->xlat_mem = mem;
 	for (i = 0; i < ARRAY_SIZE(mr->maps); i++) {
 		shca_xlat_carve(&mr->maps[i].data, kind, max_data, &mem);
 		if (mr->max_meta)
@@ -704,12 +725,13 @@ static int shca_xlat_from_umem(struct shca_mr *mr, struct ib_umem *umem)
 		return -EINVAL;
 	if (kind == SHCA_XLAT_PAGES)
 		nseg = n;
-	/* Every entry is written below (or the MR is refused): no zeroing. */
-	mem = shca_inject_fault() ? NULL :
-	      kvmalloc_array(nseg, shca_xlat_entry_size(kind), GFP_KERNEL);
+	/*
+	 * Every entry is written below (or the MR is refused): no zeroing.
+	 * nseg <= U32_MAX entries of at most 24 bytes: no overflow.
+	 */
+	mem = shca_xlat_mem(mr, nseg * shca_xlat_entry_size(kind), GFP_KERNEL);
 	if (!mem)
 		return -ENOMEM;
-	mr->xlat_mem = mem;
 	shca_xlat_carve(x, kind, nseg, &mem);
 	err = kind == SHCA_XLAT_SEGS ? shca_xlat_segs_from_umem(x, umem) :
 				       shca_xlat_pages_from_umem(x, umem);

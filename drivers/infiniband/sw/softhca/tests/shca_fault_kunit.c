@@ -118,9 +118,18 @@ static int shca_fault_integrity(struct kunit *test, struct shca_mr_fix *f,
 	return PTR_ERR_OR_ZERO(mr);
 }
 
+static bool shca_fault_page_list(u64 nseg, u64 npages)
+{
+	return false;
+}
+
+/* Pages of the USER MR: its page list is longer than the MR's own storage. */
+#define SHCA_FAULT_USER_PAGES	(2 * SHCA_XLAT_INLINE)
+
 static int shca_fault_user(struct kunit *test, struct shca_mr_fix *f,
 			   void **obj)
 {
+	const size_t len = SHCA_FAULT_USER_PAGES * PAGE_SIZE;
 	struct ib_mr *mr;
 
 	/*
@@ -128,12 +137,16 @@ static int shca_fault_user(struct kunit *test, struct shca_mr_fix *f,
 	 * allocation inside kunit_vm_mmap() would leak KUnit's resource.
 	 */
 	if (!f->uaddr)
-		f->uaddr = kunit_vm_mmap(test, NULL, 0, 8 * PAGE_SIZE,
+		f->uaddr = kunit_vm_mmap(test, NULL, 0, len,
 					 PROT_READ | PROT_WRITE,
 					 MAP_ANONYMOUS | MAP_PRIVATE, 0);
 	if (!f->uaddr)
 		return -EFAULT;
-	mr = ib_reg_user_mr(f->pd, f->uaddr, 8 * PAGE_SIZE, f->uaddr, SHCA_RW);
+	/* A page list, allocated: the translation's allocation can fail. */
+	kunit_activate_static_stub(test, shca_umem_use_segs,
+				   shca_fault_page_list);
+	mr = ib_reg_user_mr(f->pd, f->uaddr, len, f->uaddr, SHCA_RW);
+	kunit_deactivate_static_stub(test, shca_umem_use_segs);
 	*obj = mr;
 	return PTR_ERR_OR_ZERO(mr);
 }

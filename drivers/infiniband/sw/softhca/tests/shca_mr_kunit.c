@@ -486,12 +486,15 @@ static struct kunit_suite shca_mr_map_suite = {
 struct shca_umem_xlat_case {
 	const char *name;
 	int force;			/* -1: chosen; 0: page list; 1: segments */
+	int pages;			/* whole pages of the region (+ 123 bytes) */
 };
 
 static const struct shca_umem_xlat_case shca_umem_xlat_cases[] = {
-	{ "translation chosen by size", -1 },
-	{ "page list", 0 },
-	{ "segment list", 1 },
+	{ "translation chosen by size", -1, 5 },
+	{ "page list", 0, 5 },
+	{ "segment list", 1, 5 },
+	/* 41 pages spanned: past the MR's inline list storage */
+	{ "page list, allocated", 0, 40 },
 };
 
 static void shca_umem_xlat_desc(const struct shca_umem_xlat_case *c,
@@ -521,7 +524,7 @@ static void shca_mr_user_roundtrip(struct kunit *test)
 {
 	const struct shca_umem_xlat_case *c = test->param_value;
 	struct shca_mr_fix *f = test->priv;
-	const size_t len = 5 * PAGE_SIZE + 123;
+	const size_t len = c->pages * PAGE_SIZE + 123;
 	const u64 iova = 0x7700000000ULL + 45;
 	struct shca_mem_target t;
 	unsigned long uaddr;
@@ -554,6 +557,17 @@ static void shca_mr_user_roundtrip(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, to_shca_mr(mr)->cur->data.kind,
 				c->force ? SHCA_XLAT_SEGS : SHCA_XLAT_PAGES);
 	KUNIT_EXPECT_EQ(test, to_shca_mr(mr)->cur->data.len, len);
+	/* A page list of up to SHCA_XLAT_INLINE pages lives in the MR. */
+	if (!c->force) {
+		bool inline_list = c->pages + 1 <= SHCA_XLAT_INLINE;
+
+		KUNIT_EXPECT_EQ(test, to_shca_mr(mr)->cur->data.n,
+				c->pages + 1);
+		KUNIT_EXPECT_EQ(test, !to_shca_mr(mr)->xlat_mem, inline_list);
+		KUNIT_EXPECT_EQ(test,
+				(void *)to_shca_mr(mr)->cur->data.pages ==
+				to_shca_mr(mr)->xlat_inline, inline_list);
+	}
 
 	t = shca_target(f->pd, mr->lkey, iova, 0);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, dst, len,
