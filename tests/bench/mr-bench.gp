@@ -7,7 +7,9 @@
 #           tests/bench/mr-bench.gp
 # One group of bars per MR operation, one bar per device: the median
 # operations per second, the error bar from the slowest to the fastest
-# run. "USER floor" is ib_umem_get + ib_umem_release of the same memory.
+# run. "USER floor" is ib_umem_get + ib_umem_release of the same memory;
+# "USER core" that with what ib_reg_user_mr and ib_dereg_mr do around
+# the driver (restrack), the cost before any driver work.
 
 if (!exists("datafile")) datafile = 'build/bench/mr-bench.dat'
 if (!exists("outfile")) outfile = 'build/bench/mr-bench.png'

@@ -922,8 +922,8 @@ plot() {
 # The MR plot: operations per second per MR type and device.
 plot "$mrdata" "$MR_DAT" "$MR_PNG" "$BENCH_DIR/mr-bench.gp" \
 	"# MR registration benchmark (shca_mr_bench.ko, tests/bench/mr-bench.sh), $when
-# operations/s per MR type: median, minimum, maximum of $BENCH_REPS runs" \
-	"$BENCH_REPS runs of $BENCH_ITERS operations per cell, $BENCH_PAGES pages per MR, devices in ABBA order; $when"
+# operations/s per MR type: median, minimum, maximum of $BENCH_MR_REPS runs" \
+	"$BENCH_MR_REPS runs of $BENCH_ITERS operations per cell, $BENCH_PAGES pages per MR, devices in ABBA order; $when"
 # The userspace MR plot: microseconds per pair against the size.
 plot "$regdata" "$REG_DAT" "$REG_PNG" "$BENCH_DIR/reg-bench.gp" \
 	"# Userspace MR registration benchmark (shca_reg_bench, shca_umem_bench.ko), $when
