@@ -677,11 +677,15 @@ static int shca_xlat_segs_from_umem(struct shca_xlat *x, struct ib_umem *umem)
 /*
  * The PAGE_SIZE block list of the umem, counted from the pinned address.
  * One plain loop per segment, where rdma_for_each_block() would make a
- * call per page.
+ * call per page; the cursor lives in locals (the kernel is built with
+ * -fno-strict-aliasing, so a store through x->pages would make the
+ * compiler reload x->n and x->pages for every page).
  */
 static int shca_xlat_pages_from_umem(struct shca_xlat *x, struct ib_umem *umem)
 {
+	u64 *const first = x->pages, *const lim = first + x->max;
 	struct scatterlist *sg;
+	u64 *p = first;
 	unsigned int i;
 	u64 page, end;
 
@@ -689,12 +693,13 @@ static int shca_xlat_pages_from_umem(struct shca_xlat *x, struct ib_umem *umem)
 		page = sg_dma_address(sg) & PAGE_MASK;
 		end = sg_dma_address(sg) + sg_dma_len(sg);
 		/* A segment that starts in the page the last one ended in. */
-		if (x->n && x->pages[x->n - 1] == page)
+		if (p != first && p[-1] == page)
 			page += PAGE_SIZE;
-		for (; page < end && x->n < x->max; page += PAGE_SIZE)
-			x->pages[x->n++] = page;
+		for (; page < end && p < lim; page += PAGE_SIZE)
+			*p++ = page;
 	}
-	if (x->n != x->max)
+	x->n = p - first;
+	if (p != lim)
 		return -EFAULT;
 	x->page_shift = PAGE_SHIFT;
 	x->fbo = umem->address & ~PAGE_MASK;

@@ -17,13 +17,29 @@
 
 MODULE_IMPORT_NS(SHCA_NS_KUNIT);
 
+/* Pages of the USER MR: its page list is longer than the MR's own storage. */
+#define SHCA_FAULT_USER_PAGES	(2 * SHCA_XLAT_INLINE)
+
 static const u8 shca_fault_mac[ETH_ALEN] = {
 	0x02, 0x53, 0x48, 0x46, 0x4c, 0x01
 };
 
+static bool shca_fault_page_list(u64 nseg, u64 npages)
+{
+	return false;
+}
+
 static int shca_fault_test_init(struct kunit *test)
 {
 	test->priv = shca_kunit_mr_fix(test, "shcak_flt", shca_fault_mac);
+	/*
+	 * USER MRs translate by page list (SHCA_FAULT_USER_PAGES pages: more
+	 * than an MR holds itself), so the list's allocation is on the path.
+	 * Set here, before any allocation is made to fail: activating a stub
+	 * allocates.
+	 */
+	kunit_activate_static_stub(test, shca_umem_use_segs,
+				   shca_fault_page_list);
 	return 0;
 }
 
@@ -118,14 +134,6 @@ static int shca_fault_integrity(struct kunit *test, struct shca_mr_fix *f,
 	return PTR_ERR_OR_ZERO(mr);
 }
 
-static bool shca_fault_page_list(u64 nseg, u64 npages)
-{
-	return false;
-}
-
-/* Pages of the USER MR: its page list is longer than the MR's own storage. */
-#define SHCA_FAULT_USER_PAGES	(2 * SHCA_XLAT_INLINE)
-
 static int shca_fault_user(struct kunit *test, struct shca_mr_fix *f,
 			   void **obj)
 {
@@ -142,11 +150,7 @@ static int shca_fault_user(struct kunit *test, struct shca_mr_fix *f,
 					 MAP_ANONYMOUS | MAP_PRIVATE, 0);
 	if (!f->uaddr)
 		return -EFAULT;
-	/* A page list, allocated: the translation's allocation can fail. */
-	kunit_activate_static_stub(test, shca_umem_use_segs,
-				   shca_fault_page_list);
 	mr = ib_reg_user_mr(f->pd, f->uaddr, len, f->uaddr, SHCA_RW);
-	kunit_deactivate_static_stub(test, shca_umem_use_segs);
 	*obj = mr;
 	return PTR_ERR_OR_ZERO(mr);
 }
