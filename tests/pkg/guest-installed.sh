@@ -41,6 +41,10 @@ for f in "$IB/$DEV"/ports/1/gids/*; do
 	[ -n "$gid" ] || gid=$i
 done
 [ -n "$gid" ] || die "no RoCE v2 GID on $DEV"
+# A link-local address is tentative for a second after the link comes up
+# (duplicate address detection): the core cannot route from it, and
+# modify_qp to RTR fails (CI saw it once on 6.1, 5 s after boot).
+wait_for 10 ipv6_settled eth0 || info "eth0 still has tentative IPv6 addresses"
 
 ITERS=200
 timeout -k 5 60 ibv_rc_pingpong -d $DEV -g "$gid" -n $ITERS >/tmp/pp_srv.out 2>&1 &
