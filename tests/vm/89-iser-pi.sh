@@ -431,7 +431,17 @@ else
 fi
 must "SendTargets discovery over iSER" \
 	iscsiadm_run 60 -m discovery -t st -p $A0:$PORT -I iser
-expect_eq "discovered" "$A0:$PORT,1 $IQN" "$(run_out)"
+# libiscsi hands the login response to iscsid (iscsi_recv_pdu) before it
+# completes the login task (__iscsi_complete_pdu, drivers/scsi/libiscsi.c),
+# and the sender's reference may outlive both: an iscsid quick enough to
+# send its SendTargets Text PDU in between is refused ("Login/Text in
+# progress. Cannot start new task.") and iscsiadm reconnects and asks again.
+# A fast transport opens that window; the record must still come out.
+if run_out | grep -q -x 'iscsiadm: failed to send SendTargets PDU'; then
+	info "iscsiadm asked twice (libiscsi's login-task race, see above)"
+fi
+expect_eq "discovered" "$A0:$PORT,1 $IQN" \
+	"$(run_out | grep -v -x 'iscsiadm: failed to send SendTargets PDU')"
 # The discovery session belongs to the target's discovery portal group,
 # which has no t10_pi: isert logs "PI offload disabled" for it. The
 # marks below leave it out.

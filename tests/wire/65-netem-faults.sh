@@ -11,6 +11,8 @@
 # and ib_read_bw -o 4, must complete. The end of ibv_rc_pingpong is not
 # loss-tolerant whatever the driver (see 60-netem-loss): a failed run is
 # run once more (WIRE_RETRY); a transport that cannot recover fails both.
+# An rdma_rxe server whose last acknowledgement is lost never ends (it
+# retries forever at retry_cnt 7): stopped, it runs once more as well.
 # Reordering is opt-in: under it a guest died, now and then, of a double
 # fault in the slab allocator's fast path (__kmalloc_node_track_caller
 # from __alloc_skb, in rdma_rxe's receive path once and in softhca's
