@@ -52,7 +52,15 @@ timeout -k 5 30 rping -s -v -V -C 5 -a "$A0" -p 7175 >/tmp/umad_rping.out 2>&1 &
 SPID=$!
 wait_for 10 sh -c "rdma res show cm_id 2>/dev/null | grep -q 'state LISTEN'" ||
 	bad "rping does not listen"
-must "rping -c -C 5 to $A0 over $DEV" run_t 30 rping -c -v -V -C 5 -a "$A0" -p 7175
+run_t 30 rping -c -v -V -C 5 -a "$A0" -p 7175
+RC=$?
+if [ $RC = 0 ]; then
+	ok "rping -c -C 5 to $A0 over $DEV"
+elif rping_raced $RC "$(run_out)"; then
+	ok "rping -c -C 5 to $A0 over $DEV (then rping's teardown race: exit 255 after the disconnect, not softhca's)"
+else
+	die "rping -c -C 5 to $A0 over $DEV: exit status $RC"
+fi
 wait $SPID
 expect_eq "pings the server received" 5 "$(grep -c '^server ping data: rdma-ping-' /tmp/umad_rping.out)"
 

@@ -71,14 +71,9 @@ serve() {
 	fi
 	run_t "$_secs" "$@"
 	_crc=$?
-	# rping's own teardown race: its CM thread may still wait for an
-	# event when the main thread, done, destroys the event channel; the
-	# thread then exits the process with status 255 after printing
-	# "rdma_get_cm_event: Bad file descriptor". The data was checked by
-	# then (rping -V), and the callers count the validated pings.
-	if [ $_crc -eq 255 ] && [ "$1" = rping ] &&
-		run_out | grep -q 'DISCONNECT EVENT' &&
-		run_out | grep -q '^rdma_get_cm_event: Bad file descriptor$'; then
+	# rping's own teardown race (rping_raced, lib.sh). The data was
+	# checked by then (rping -V), and the callers count the validated pings.
+	if [ "$1" = rping ] && rping_raced $_crc "$(run_out)"; then
 		info "$_desc: rping's CM thread lost the race with its teardown (exit 255 after the disconnect); not softhca's"
 		_crc=0
 	fi

@@ -59,8 +59,10 @@ rping_once() {
 	sleep 1
 	run_t 20 ip netns exec "$WIRE_NS" rping -c -a 10.9.0.1 -C 3 -v
 	_crc=$?
+	! rping_raced $_crc "$(run_out)" || _crc=0
 	wait $_spid
 	_src=$?
+	! rping_raced $_src "$(cat /tmp/rping.out)" || _src=0
 	if [ $_crc -eq 0 ] && [ $_src -eq 0 ] && run_out | grep -q "rdma-ping-2: "; then
 		ok "rping: a new rdma_cm connection to $D0 after the packets"
 	else

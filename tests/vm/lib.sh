@@ -91,6 +91,18 @@ run_any() {
 run_rc() { echo "$_rc"; }
 run_out() { printf '%s\n' "$_out"; }
 
+# rping_raced STATUS OUTPUT: did rping (rdma-core 44) lose the race with its
+# own teardown? Its CM thread may still wait for an event when the main
+# thread, done, destroys the event channel; the thread then exits the
+# process with status 255 after printing "rdma_get_cm_event: Bad file
+# descriptor" (rdma-core f3ae6534a, "rping: terminate CM event thread before
+# exiting", fixed it in 2025). Only after the disconnect: the pings are done.
+rping_raced() {
+	[ "$1" = 255 ] &&
+		printf '%s\n' "$2" | grep -q 'DISCONNECT EVENT' &&
+		printf '%s\n' "$2" | grep -q -x 'rdma_get_cm_event: Bad file descriptor'
+}
+
 # must DESC CMD...: the command (or helper) must succeed, else the test stops.
 must() {
 	_d=$1

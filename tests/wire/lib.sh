@@ -228,6 +228,11 @@ wire_serve() {
 	_wrc=$(cat "$_wsf.rc" 2>/dev/null || echo 124)
 	sed 's/^/    /' "$_wsf.out"
 	[ "$_wrc" = 0 ] || echo "    (exit status $_wrc)"
+	if [ "$1" = rping ] && [ -z "$_wstop" ] &&
+		rping_raced "$_wrc" "$(cat "$_wsf.out")"; then
+		info "$_wtag: rping's own teardown race (exit 255 after the disconnect): not a failure"
+		_wrc=0
+	fi
 	# Run the step again (WIRE_RETRY, see wire_pp)? If the client asks
 	# for it in "TAG done", or if this server failed (not stopped) with
 	# output matching WIRE_RETRY; the client learns it from "TAG served".
@@ -298,6 +303,10 @@ wire_connect() {
 	_wt0=$(date +%s)
 	run_t "$_wsecs" "$@"
 	_wrc=$(run_rc)
+	if [ "$1" = rping ] && rping_raced "$_wrc" "$(run_out)"; then
+		info "$_wtag: rping's own teardown race (exit 255 after the disconnect): not a failure"
+		_wrc=0
+	fi
 	_wt1=$(($(date +%s) - _wt0))
 	_WIRE_AGAIN=
 	if [ -n "${WIRE_RETRY:-}" ] && [ "${_WIRE_ATTEMPT:-1}" -lt "${WIRE_TRIES:-2}" ]; then
