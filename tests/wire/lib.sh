@@ -377,6 +377,53 @@ wire_netem() {
 	run /usr/sbin/tc qdisc replace dev "$WIRE_NETDEV" root netem "$@"
 }
 
+# wire_cm_delay MS: this guest's RoCE v2 packets to QP1 over IPv4 - the
+# rdma_cm's MADs (REQ, REP, RTU, DREQ ...) - leave MS milliseconds late;
+# all else leaves as before (a prio qdisc whose third band, netem, only a
+# u32 filter on UDP port 4791 and the BTH's destination QP fills).
+# wire_cm_delay off removes it (and the test's end does, as wire_netem).
+# For programs that connect back before their peer listens (perftest -R,
+# 40-perftest-bw).
+# Before it removes the delay, "off" sets WIRE_CM_DELAYED to the number
+# of packets it delayed (tc -s: what the netem band sent).
+wire_cm_delay() {
+	if [ "$1" = off ]; then
+		WIRE_CM_DELAYED=$(/usr/sbin/tc -s qdisc show dev "$WIRE_NETDEV" |
+			awk '$1 == "qdisc" { q = ($2 == "netem" && $3 == "30:") }
+			q && $1 == "Sent" { print $4; exit }')
+		wire_netem off
+		return
+	fi
+	WIRE_NETEM=1
+	/usr/sbin/tc qdisc replace dev "$WIRE_NETDEV" root handle 1: prio bands 3 &&
+		/usr/sbin/tc qdisc add dev "$WIRE_NETDEV" parent 1:3 handle 30: \
+			netem delay "${1}ms" &&
+		# IPv4 (20 bytes), UDP (8), BTH: resv8a at 32, DestQP at 33-35
+		/usr/sbin/tc filter add dev "$WIRE_NETDEV" parent 1: protocol ip \
+			prio 1 u32 match ip protocol 17 0xff match ip dport 4791 0xffff \
+			match u32 0x00000001 0x00ffffff at 32 flowid 1:3
+}
+
+# wire_cm_late on | off TAG: around a step (wire_pp) whose client connects
+# back through rdma_cm before its server listens again, perftest -R's race
+# (40-perftest-bw): on the client's side, the rdma_cm's MADs leave
+# WIRE_CM_LATE ms (default 100) late (wire_cm_delay), so that its REQ
+# meets the new listen. "off TAG" checks that some were delayed.
+wire_cm_late() {
+	wire_is_server && return 0
+	if [ "$1" = on ]; then
+		must "the rdma_cm's MADs from here ${WIRE_CM_LATE:-100} ms late" \
+			wire_cm_delay "${WIRE_CM_LATE:-100}"
+		return
+	fi
+	wire_cm_delay off
+	if [ "${WIRE_CM_DELAYED:-0}" -gt 0 ]; then
+		ok "$2: $WIRE_CM_DELAYED rdma_cm packets from here left late"
+	else
+		bad "$2: no rdma_cm packet left late: the filter missed them"
+	fi
+}
+
 # wire_capture_start NAME [FILTER...]: tcpdump on the link (whole
 # packets) into /tmp/NAME, until wire_capture_finish, which sends it to the
 # host (as ROLE-TEST-NAME); a test that ends early (die, a hung step)
