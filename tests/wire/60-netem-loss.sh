@@ -13,7 +13,9 @@
 # nothing (seen once in a dozen runs with rdma_rxe on both sides; that
 # side is the server, whose last SEND answers the client's: "transport
 # retry counter exceeded" while the client passed). So a run that either
-# side fails is run once more (WIRE_RETRY): a driver that cannot recover
+# side fails is run once more (WIRE_RETRY; an rdma_rxe server never fails
+# there, it retries forever at retry_cnt 7 and is stopped after its grace
+# time, which counts as well: see wire_serve): a driver that cannot recover
 # from loss fails both.
 # wire_netem (tests/wire/lib.sh) is the hook for later fault tests (delay,
 # reordering, duplication, corruption).
