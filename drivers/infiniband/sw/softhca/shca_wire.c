@@ -1106,8 +1106,12 @@ static void shca_wire_fail_head(struct shca_qp *qp, enum ib_wc_status status)
 	struct shca_wqe *w;
 	struct ib_wc wc;
 
-	/* Sent, even if the requester is going back over it. */
-	if (qp->sq.head == shca_wire_sent_end(&qp->wreq))
+	/*
+	 * Sent, even if the requester is going back over it, or only in
+	 * part: a WQE longer than the window stops in the middle.
+	 */
+	if (qp->sq.head == shca_wire_sent_end(&qp->wreq) &&
+	    !(qp->wreq.next == qp->sq.head && qp->wreq.off))
 		return;
 	w = shca_wire_sq_wqe(qp, qp->sq.head);
 	shca_wire_wc(qp, w, &wc, status);

@@ -1807,6 +1807,50 @@ static void shca_wire_retry_exhausted(struct kunit *test)
 }
 
 /*
+ * A WRITE of 65 packets, one more than the PSNs a requester may have
+ * outstanding, into a network that loses everything: sending stops in
+ * the middle of it, each ACK timeout sends the same 64 packets again, and
+ * the third ends it with RETRY_EXC_ERR and flushes the SEND behind it.
+ * (The requester used to wait for ever there: a WQE sent only in part
+ * did not count as sent.)
+ */
+static void shca_wire_retry_exhausted_window(struct kunit *test)
+{
+	static const struct shca_wt_conn c = {
+		.timeout = 10, .retry_cnt = 2, .rnr_retry = 7,
+	};
+	struct shca_wt_fix *f = test->priv;
+	struct ib_sge sge[2] = {
+		shca_wt_sge(&f->a, 0, 32 * SHCA_WT_MTU),
+		shca_wt_sge(&f->a, 0, 33 * SHCA_WT_MTU),
+	};
+	struct ib_send_wr wr2 = { .wr_id = 2, .opcode = IB_WR_SEND,
+				  .sg_list = sge, .num_sge = 1 };
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = sge,
+			.num_sge = 2, .next = &wr2 },
+	};
+
+	shca_wt_connect(f, &c);
+	wr.rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW);
+	wr.remote_addr = f->b.mr->iova;
+	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, -1, -1 };
+	shca_wt_mark(f);
+	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
+	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_RETRY_EXC_ERR, 0, NULL);
+	shca_wt_expect_wc(f, f->a.cq, 2, IB_WC_WR_FLUSH_ERR, 0, NULL);
+	KUNIT_EXPECT_EQ(test, shca_wt_state(f->a.qp), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_ACK_TIMEOUTS), 3);
+	KUNIT_EXPECT_EQ(test, f->count[0], 3 * 64);
+	/* In the error state nothing more leaves. */
+	shca_wt_run(f, 30);
+	KUNIT_EXPECT_EQ(test, f->count[0], 3 * 64);
+	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_RX_PKTS), 0);
+	KUNIT_EXPECT_TRUE(test, shca_wt_zero(f->b.buf, SHCA_WT_BUF));
+}
+
+/*
  * A four-packet WRITE with a wrong rkey: REM_ACCESS_ERR at the requester
  * (then in ERR), the responder NAKs the first packet, goes to ERR with
  * QP_ACCESS_ERR, drops the other three, flushes its receive; its memory
@@ -2648,6 +2692,7 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE(shca_wire_rnr),
 	KUNIT_CASE(shca_wire_rnr_exhausted),
 	KUNIT_CASE(shca_wire_retry_exhausted),
+	KUNIT_CASE(shca_wire_retry_exhausted_window),
 	KUNIT_CASE(shca_wire_bad_rkey),
 	KUNIT_CASE(shca_wire_uc),
 	KUNIT_CASE(shca_wire_ud),
