@@ -239,7 +239,10 @@ wire_serve() {
 	_WIRE_AGAIN=
 	_wsw=
 	if [ -n "${WIRE_RETRY:-}" ] && [ "${_WIRE_ATTEMPT:-1}" -lt "${WIRE_TRIES:-2}" ]; then
-		_wsd=$(wire_wait 10 "$_wtag done")
+		# The client may still be running when this server has ended
+		# (its last SEND unacknowledged, retried into a destroyed QP):
+		# its word comes at the latest SECS after it started.
+		_wsd=$(wire_wait $((_wsecs + 10)) "$_wtag done")
 		_wsdrc=$?
 		case " $_wsd " in
 		*" again "*) _WIRE_AGAIN=1 _wsw="the client asks for the step again" ;;
