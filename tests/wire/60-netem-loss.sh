@@ -35,13 +35,8 @@ wire_pp rc-loss 40 tcp:18691 ibv_rc_pingpong -d "$WIRE_DEV" -g "$G4" -p 18691 -n
 unset WIRE_RETRY
 run /usr/sbin/tc -s qdisc show dev "$WIRE_NETDEV"
 info "netem dropped $(run_out | sed -n 's/.*dropped \([0-9]*\).*/\1/p' | head -n 1) packets here"
-counters=
-for f in "$IB/$WIRE_DEV"/ports/1/hw_counters/*; do
-	[ -r "$f" ] || continue
-	v=$(cat "$f" 2>/dev/null)
-	[ -z "$v" ] || [ "$v" = 0 ] || counters="$counters ${f##*/}=$v"
-done
-info "$WIRE_DEV hw_counters:${counters:- (none)}"
+counters=$(wire_hw_counters)
+info "$WIRE_DEV hw_counters: ${counters:-(none)}"
 must "netem removed" wire_netem off
 
 vm_leftovers 5

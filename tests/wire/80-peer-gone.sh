@@ -60,8 +60,16 @@ else
 	) &
 	_watch=$!
 	WIRE_XFAIL="Failed status 12"
+	# what the requester did, second by second, shown if it hung
+	wire_watch start
 	wire_connect gone 60 ib_write_bw -F -d "$WIRE_DEV" -x "$G4" \
 		-p 18750 -n 100000000 -s 65536 "$PEER_IP"
+	if [ "$(run_rc)" = 124 ]; then
+		wire_watch stop show
+	else
+		wire_watch stop
+	fi
+	info "$WIRE_DEV counters: $(wire_hw_counters)"
 	wait $_watch
 fi
 unset WIRE_XFAIL

@@ -254,7 +254,10 @@ wire_serve() {
 		# (rxe_comp.c), so where the acknowledgement of its last message
 		# is lost after the client destroyed its QP it never ends; IBTA
 		# has 7 retries and then "transport retry counter exceeded",
-		# which softhca reports, a failure like any other.
+		# which softhca reports, a failure like any other. A program
+		# stopped may have written nothing (stdout to a file is
+		# buffered): its output is at least one empty line, as a
+		# client's (run_out), which WIRE_RETRY '.*' matches.
 		if [ -n "$_wstop" ] && [ "$WIRE_DRIVER" != rxe ]; then
 			_wsretry=
 		else
@@ -262,7 +265,8 @@ wire_serve() {
 		fi
 		if [ -z "$_WIRE_AGAIN" ] && [ "$_wrc" != 0 ] && [ -n "$_wsretry" ] &&
 			[ "$_wn_ready" = yes ] && [ "$_wsdrc" = 0 ] &&
-			grep -q -E -e "$WIRE_RETRY" "$_wsf.out"; then
+			printf '%s\n' "$(cat "$_wsf.out")" |
+			grep -q -E -e "$WIRE_RETRY"; then
 			_WIRE_AGAIN=1
 			_wsw="the step once more (WIRE_RETRY '$WIRE_RETRY')"
 		fi
@@ -469,6 +473,52 @@ wire_capture_finish() {
 	fi
 }
 
+# ---- what the device counted --------------------------------------------------------
+
+# wire_hw_counters: this guest's device's port counters that are not 0
+# (not "lifespan", the core's caching time of them), as
+# "name=value ..." (rdma_rxe: completer_retry_err, ...; softhca:
+# ack_timeouts, retransmits, ...), or nothing.
+wire_hw_counters() {
+	_whc=
+	for _whf in "$IB/$WIRE_DEV"/ports/1/hw_counters/*; do
+		[ "${_whf##*/}" != lifespan ] || continue
+		[ -r "$_whf" ] || continue
+		_whv=$(cat "$_whf" 2>/dev/null)
+		[ -z "$_whv" ] || [ "$_whv" = 0 ] || _whc="$_whc ${_whf##*/}=$_whv"
+	done
+	echo "${_whc# }"
+}
+
+# wire_watch start | stop [show]: once a second, in the background, the
+# time, the device's counters and its QPs (rdma res show qp -d: state,
+# PSNs) to a file; "stop" ends it and prints, with "show", what it
+# recorded (for a step that hung: did the requester time out, retransmit,
+# hear from its peer?).
+WIRE_WATCH_PID=
+wire_watch() {
+	_wwf=/tmp/wire-watch.$$
+	if [ "$1" = start ]; then
+		(
+			while :; do
+				echo "$(date +%s) $(wire_hw_counters)"
+				rdma res show qp link "$WIRE_DEV/1" -d 2>/dev/null |
+					grep -v ' type GSI ' | sed 's/^/    /'
+				sleep 1
+			done
+		) >"$_wwf" 2>&1 &
+		WIRE_WATCH_PID=$!
+		return
+	fi
+	[ -z "$WIRE_WATCH_PID" ] || kill "$WIRE_WATCH_PID" 2>/dev/null
+	WIRE_WATCH_PID=
+	if [ "${2:-}" = show ]; then
+		info "$WIRE_DEV once a second (epoch, counters; QPs):"
+		sed 's/^/    /' "$_wwf"
+	fi
+	rm -f "$_wwf"
+}
+
 # ---- the end ----------------------------------------------------------------------
 
 # On exit: stop what is still running, send a capture still running to the
@@ -480,6 +530,7 @@ _wire_exit() {
 		_wire_stop "$_wsf"
 	done
 	[ -z "$WIRE_CAP_PID" ] || wire_capture_finish
+	[ -z "$WIRE_WATCH_PID" ] || wire_watch stop
 	[ $WIRE_NETEM = 0 ] || /usr/sbin/tc qdisc del dev "$WIRE_NETDEV" root 2>/dev/null
 	wire_send exit "$_wrc" 2>/dev/null
 	(exit "$_wrc")
