@@ -10,15 +10,14 @@
 # The end of ibv_rc_pingpong is not loss-tolerant whatever the driver: the
 # side that finishes first destroys its QP, and if the acknowledgement of
 # the other side's last message is lost, that side retransmits into
-# nothing (seen once in a dozen runs with rdma_rxe on both sides; that
-# side is usually the server, whose last SEND answers the client's:
-# "transport retry counter exceeded" while the client passed; in CI once
-# an rdma_rxe client, which retries for ever at retry_cnt 7 and met its
-# time limit while its server had passed). So a run that either side
-# fails is run once more (WIRE_RETRY; an rdma_rxe server never fails
-# there, it retries forever at retry_cnt 7 and is stopped after its grace
-# time, which counts as well: see wire_serve): a driver that cannot recover
-# from loss fails both.
+# nothing (seen once in a dozen runs with rdma_rxe on both sides): usually
+# the server, whose last SEND answers the client's ("transport retry
+# counter exceeded" while the client passed), in CI once the client. So
+# a run that either side fails is run once more (WIRE_RETRY). rdma_rxe
+# never fails there: it retries for ever at retry_cnt 7, and an rxe
+# server stopped after its grace time, or an rxe client at its time
+# limit, counts as a failed run (see wire_serve). A driver that cannot recover
+# from loss fails both runs.
 # wire_netem (tests/wire/lib.sh) is the hook for later fault tests (delay,
 # reordering, duplication, corruption).
 # shellcheck disable=SC1091

@@ -162,6 +162,13 @@ _wire_verdict() {
 	esac
 }
 
+# _wire_rping_raced PROG STATUS OUTPUT: PROG is rping and lost its own
+# teardown race (rping_raced, tests/vm/lib.sh): say so, in step $_wtag.
+_wire_rping_raced() {
+	[ "$1" = rping ] && rping_raced "$2" "$3" || return 1
+	info "$_wtag: rping's own teardown race (exit 255 after the disconnect): not a failure"
+}
+
 # wire_serve TAG SECS READY CMD...: run the server CMD (bounded by SECS) in
 # the background; tell the client "TAG ready" once READY (see _wire_ready)
 # holds, or "TAG fail" if it does not within 20 s; wait for the server to
@@ -228,9 +235,7 @@ wire_serve() {
 	_wrc=$(cat "$_wsf.rc" 2>/dev/null || echo 124)
 	sed 's/^/    /' "$_wsf.out"
 	[ "$_wrc" = 0 ] || echo "    (exit status $_wrc)"
-	if [ "$1" = rping ] && [ -z "$_wstop" ] &&
-		rping_raced "$_wrc" "$(cat "$_wsf.out")"; then
-		info "$_wtag: rping's own teardown race (exit 255 after the disconnect): not a failure"
+	if [ -z "$_wstop" ] && _wire_rping_raced "$1" "$_wrc" "$(cat "$_wsf.out")"; then
 		_wrc=0
 	fi
 	# Run the step again (WIRE_RETRY, see wire_pp)? If the client asks
@@ -310,8 +315,7 @@ wire_connect() {
 	_wt0=$(date +%s)
 	run_t "$_wsecs" "$@"
 	_wrc=$(run_rc)
-	if [ "$1" = rping ] && rping_raced "$_wrc" "$(run_out)"; then
-		info "$_wtag: rping's own teardown race (exit 255 after the disconnect): not a failure"
+	if _wire_rping_raced "$1" "$_wrc" "$(run_out)"; then
 		_wrc=0
 	fi
 	_wt1=$(($(date +%s) - _wt0))
