@@ -18,7 +18,12 @@
  *	GSI and multicast lists use RCU
  *   shca_qp.lock -> shca_srq.lock (a responder takes a receive WQE of
  *	the QP's SRQ under the QP's lock)
+ *   shca_qp.modify_mutex -> shca_qp.lock (modify_qp; it also waits for
+ *	the QP's work item, which never takes the mutex)
+ *   shca_net_lock (shca_net.c): attach, detach and a namespace's end
  *   shca_atomic_lock (shca_exec.c) -> shca_mr.lock (the 8-byte copy)
+ *   umem_mutex of an ODP umem -> shca_mr.lock (the MMU notifier clears
+ *	an ODP MR's pages under both; shca_odp.c)
  *   shca_qp.lock, shca_cq.lock, shca_mr.lock: leaves. The execution
  *	engine holds at most one of them at a time: it takes a peer's QP
  *	lock only with its own released, pushes completions with no QP
@@ -83,6 +88,8 @@ struct dma_buf;
 #define SHCA_MAX_QP		0x4000
 #define SHCA_QPN_MIN		2		/* QP0 and QP1 are reserved */
 #define SHCA_QPN_MAX		0xffffff	/* 24-bit QP numbers */
+/* The last number a QP gets: 0xffffff is the multicast QPN. */
+#define SHCA_QPN_LAST		(IB_MULTICAST_QPN - 1)
 #define SHCA_MAX_QP_WR		0x4000		/* per send or receive queue */
 #define SHCA_MAX_SGE		32
 #define SHCA_MAX_INLINE		512		/* bytes of inline send data */
@@ -194,8 +201,11 @@ enum shca_wire_stat {
  *	the port counter ud_rx_dropped
  * @wstats: what the wire counts (enum shca_wire_stat), port counters
  * @net_entry: entry in its network namespace's device list (shca_net.c)
- * @wire_net: the namespace whose UDP sockets it uses
- * @wire_attached: shca_net_attach() put it on @wire_net's list
+ * @wire_net: the namespace whose UDP sockets it uses; read through
+ *	shca_net_of() (shca_net.c)
+ * @wire_attached: shca_net_attach() put it on @wire_net's list, and
+ *	neither shca_net_detach() nor the namespace's end took it off;
+ *	written under shca_net_lock
  *
  * Lock order: RTNL -> shca_devices_lock -> xa_lock(@mr_xa).
  */
@@ -1111,7 +1121,7 @@ struct shca_uring {
 };
 
 /**
- * struct shca_qp - a queue pair (RC, UD or the GSI QP)
+ * struct shca_qp - a queue pair (RC, UC, UD or the GSI QP)
  * @ibqp: the core object; first member (INIT_RDMA_OBJ_SIZE)
  * @sdev: owning device
  * @link: what lookups by number find; holds the QP's reference count
@@ -1120,6 +1130,9 @@ struct shca_uring {
  *	bytes move. A peer's lock is taken only with this one released.
  * @post_mutex: user QPs: serialises building WQEs that copy inline data
  *	from user memory
+ * @modify_mutex: serialises modify_qp (the core holds only a shared lock
+ *	on the QP): the check of a transition, the resources it grows
+ *	(@wresp.res) and its application. Outside @lock; taken before it
  * @scratch: user QPs: one slot to build a WQE in, under @post_mutex
  * @resp_wqe: a receive WQE of the peer, popped by the holder of
  *	SHCA_QP_EXEC_BUSY
@@ -1172,6 +1185,7 @@ struct shca_uring {
  * @last_wqe_sent: IB_EVENT_QP_LAST_WQE_REACHED was reported since the
  *	QP entered the error state; under @lock
  * @rxq: packets from the wire for this QP, taken by @work
+ * @rxq_bytes: truesize of the packets in @rxq (bounds it)
  * @wtimer: on the wire: the local ACK timeout and the RNR wait
  * @wire: RC and UC: the connection runs on the wire (shca_wire.c), set
  *	when the QP enters RTR
@@ -1185,6 +1199,7 @@ struct shca_qp {
 	struct shca_qp_link *link;
 	spinlock_t lock; /* see @lock above */
 	struct mutex post_mutex; /* see @post_mutex above */
+	struct mutex modify_mutex; /* see @modify_mutex above */
 	struct shca_wqe *scratch;
 	struct shca_wqe *resp_wqe;
 	struct shca_span *held;
@@ -1222,6 +1237,7 @@ struct shca_qp {
 	u32 srq_inflight;
 	bool last_wqe_sent;
 	struct sk_buff_head rxq;
+	atomic_t rxq_bytes;
 	struct timer_list wtimer;
 	bool wire;
 	struct shca_path path;

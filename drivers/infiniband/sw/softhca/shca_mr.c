@@ -1771,7 +1771,8 @@ int shca_mw_bind(struct shca_dev *sdev, struct ib_pd *pd, u32 qpn,
 		}
 	}
 	spin_unlock_irqrestore(&win->lock, flags);
-	if (err)
+	/* A type 1 unbind (no MR) counted nothing to take back. */
+	if (err && mr)
 		atomic_dec(&mr->windows);
 	if (old)
 		atomic_dec(&old->windows);
@@ -2369,7 +2370,10 @@ static int shca_span_copy_span(struct shca_span *dst, struct shca_span *src,
  * @len: bytes to move
  * @dir: SHCA_COPY_TO_MR or SHCA_COPY_FROM_MR
  *
- * Context: any context; does not sleep.
+ * Context: process context when an ODP MR is involved and the target
+ * (or the target a span was held for) does not say @no_sleep: its pages
+ * are faulted in, which sleeps; with @no_sleep, or without ODP, any
+ * context, and a page that is not present fails with -EAGAIN.
  * Return: 0, or -ENOKEY, -EKEYREVOKED, -EACCES, -EPERM, -EOVERFLOW,
  * -ERANGE, -EFAULT (see the file comment); nothing is copied then. A
  * fast-reg MR invalidated or re-registered while the bytes move stops
@@ -2403,7 +2407,10 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy);
  *
  * Both regions are resolved and checked before any byte moves.
  *
- * Context: any context; does not sleep.
+ * Context: process context when an ODP MR is involved and the target
+ * (or the target a span was held for) does not say @no_sleep: its pages
+ * are faulted in, which sleeps; with @no_sleep, or without ODP, any
+ * context, and a page that is not present fails with -EAGAIN.
  * Return: 0, or an error of shca_mr_copy() for either side.
  */
 int shca_mr_copy_xdev(struct shca_dev *dst_sdev,
@@ -2432,7 +2439,10 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_xdev);
  * @src: source key, iova, PD and required access
  * @len: bytes to move
  *
- * Context: any context; does not sleep.
+ * Context: process context when an ODP MR is involved and the target
+ * (or the target a span was held for) does not say @no_sleep: its pages
+ * are faulted in, which sleeps; with @no_sleep, or without ODP, any
+ * context, and a page that is not present fails with -EAGAIN.
  * Return: 0, or an error of shca_mr_copy() for either side.
  */
 int shca_mr_copy_mr(struct shca_dev *sdev, const struct shca_mem_target *dst,
@@ -2526,7 +2536,10 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_unhold);
  * @dst_failed: set on error: true if the destination was refused (or
  *	its registration changed under the transfer), false if the source
  *
- * Context: any context; does not sleep.
+ * Context: process context when an ODP MR is involved and the target
+ * (or the target a span was held for) does not say @no_sleep: its pages
+ * are faulted in, which sleeps; with @no_sleep, or without ODP, any
+ * context, and a page that is not present fails with -EAGAIN.
  * Return: 0, or an error of shca_mr_copy(): for @t, or -EKEYREVOKED if
  * @held's MR was invalidated or re-registered since it was held.
  */
@@ -2561,7 +2574,10 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_held);
  * @len: bytes to move
  * @dir: SHCA_COPY_TO_MR or SHCA_COPY_FROM_MR
  *
- * Context: any context; does not sleep.
+ * Context: process context when an ODP MR is involved and the target
+ * (or the target a span was held for) does not say @no_sleep: its pages
+ * are faulted in, which sleeps; with @no_sleep, or without ODP, any
+ * context, and a page that is not present fails with -EAGAIN.
  * Return: 0, or -EKEYREVOKED if @held's MR was invalidated or
  * re-registered since it was held.
  */
@@ -2589,7 +2605,10 @@ EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_held_buf);
  * For a request that checked both ranges whole before moving anything
  * and then moves them piece by piece.
  *
- * Context: any context; does not sleep.
+ * Context: process context when an ODP MR is involved and the target
+ * (or the target a span was held for) does not say @no_sleep: its pages
+ * are faulted in, which sleeps; with @no_sleep, or without ODP, any
+ * context, and a page that is not present fails with -EAGAIN.
  * Return: 0, or -EKEYREVOKED if either MR was invalidated or
  * re-registered since it was held (or the error of an ODP page that is
  * not there, as for shca_mr_copy_held()).

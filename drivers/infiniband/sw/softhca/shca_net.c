@@ -66,16 +66,32 @@ typeof(shca_net_send) *shca_net_send_hook;
 EXPORT_SYMBOL_IF_KUNIT(shca_net_send_hook);
 #endif
 
+/*
+ * shca_net_lock serialises attach, detach and the end of a namespace: it
+ * protects every namespace's sockets and device list, and each device's
+ * wire_attached and wire_net. A namespace can end before its devices are
+ * freed (the core unregisters a device whose netdev goes in a work item,
+ * after the netdev is gone): its exit takes the devices off the wire
+ * itself, and a device's later detach finds nothing to do. Readers of a
+ * device's namespace (senders, the path MTU, local GID lookups) use
+ * shca_net_of() under RCU; the exit waits for them.
+ */
+static DEFINE_MUTEX(shca_net_lock);
+
+/* The longest RoCE v2 datagram: headers, 4096 bytes and a pad, ICRC. */
+#define SHCA_NET_MAX_DGRAM	(sizeof(struct udphdr) + SHCA_MAX_HDR_BYTES + \
+				 4096 + 3 + SHCA_ICRC_BYTES)
+
 /**
  * struct shca_net - softhca's state in a network namespace
- * @lock: serialises attach and detach
  * @sk4: the IPv4 socket on port 4791, or NULL
  * @sk6: the IPv6 socket on port 4791, or NULL
  * @devs: the namespace's devices (shca_dev.net_entry), RCU for receivers
  * @users: devices attached
+ *
+ * Everything is under shca_net_lock.
  */
 struct shca_net {
-	struct mutex lock; /* see @lock above */
 	struct socket __rcu *sk4;
 	struct socket __rcu *sk6;
 	struct list_head devs;
@@ -87,6 +103,23 @@ static unsigned int shca_net_id;
 static struct shca_net *shca_net(const struct net *net)
 {
 	return net_generic(net, shca_net_id);
+}
+
+/**
+ * shca_net_of() - the namespace whose wire a device uses
+ * @sdev: the device
+ *
+ * Context: under rcu_read_lock(); the namespace stays valid until it is
+ * dropped.
+ * Return: the namespace, or NULL for a device not (or no longer) on a
+ * wire.
+ */
+struct net *shca_net_of(struct shca_dev *sdev)
+{
+	RCU_LOCKDEP_WARN(!rcu_read_lock_held(), "no RCU read lock held");
+	if (!READ_ONCE(sdev->wire_attached))
+		return NULL;
+	return read_pnet(&sdev->wire_net);
 }
 
 /**
@@ -179,12 +212,12 @@ static struct shca_dev *shca_net_find_dev(struct shca_net *sn,
  */
 bool shca_net_gid_local(struct shca_dev *sdev, const union ib_gid *gid)
 {
+	struct net *net;
 	bool found;
 
-	if (!sdev->wire_attached)
-		return true;
 	rcu_read_lock();
-	found = shca_net_find_dev(shca_net(read_pnet(&sdev->wire_net)), gid);
+	net = shca_net_of(sdev);
+	found = !net || shca_net_find_dev(shca_net(net), gid);
 	rcu_read_unlock();
 	return found;
 }
@@ -200,7 +233,8 @@ static int shca_net_encap_rcv(struct sock *sk, struct sk_buff *skb)
 	struct shca_pkt pkt;
 	u32 icrc;
 
-	if (skb_linearize(skb))
+	/* Longer than any RoCE packet: not worth linearising. */
+	if (skb->len > SHCA_NET_MAX_DGRAM || skb_linearize(skb))
 		goto drop;
 	/* From here on the data is at the BTH. */
 	__skb_pull(skb, sizeof(struct udphdr));
@@ -252,9 +286,11 @@ static void shca_net_close(struct shca_net *sn)
 {
 	struct socket *sk4, *sk6;
 
-	lockdep_assert_held(&sn->lock);
-	sk4 = rcu_replace_pointer(sn->sk4, NULL, lockdep_is_held(&sn->lock));
-	sk6 = rcu_replace_pointer(sn->sk6, NULL, lockdep_is_held(&sn->lock));
+	lockdep_assert_held(&shca_net_lock);
+	sk4 = rcu_replace_pointer(sn->sk4, NULL,
+				  lockdep_is_held(&shca_net_lock));
+	sk6 = rcu_replace_pointer(sn->sk6, NULL,
+				  lockdep_is_held(&shca_net_lock));
 	/* Each waits for the receivers and senders that may still use it. */
 	if (sk4)
 		udp_tunnel_sock_release(sk4);
@@ -279,7 +315,7 @@ int shca_net_attach(struct shca_dev *sdev)
 	struct socket *sock;
 	int err = 0;
 
-	mutex_lock(&sn->lock);
+	mutex_lock(&shca_net_lock);
 	if (!rcu_access_pointer(sn->sk4)) {
 		sock = shca_net_open(net, false);
 		if (IS_ERR(sock)) {
@@ -296,7 +332,7 @@ int shca_net_attach(struct shca_dev *sdev)
 	}
 out:
 	if (err == -ENOMEM) {
-		mutex_unlock(&sn->lock);
+		mutex_unlock(&shca_net_lock);
 		return err;
 	}
 	if (err)
@@ -306,33 +342,41 @@ out:
 	write_pnet(&sdev->wire_net, net);
 	list_add_tail_rcu(&sdev->net_entry, &sn->devs);
 	sn->users++;
-	sdev->wire_attached = true;
-	mutex_unlock(&sn->lock);
+	WRITE_ONCE(sdev->wire_attached, true);
+	mutex_unlock(&shca_net_lock);
 	return 0;
+}
+
+/* Take @sdev off @sn's list; the last device closes the sockets. */
+static void shca_net_unlist(struct shca_net *sn, struct shca_dev *sdev)
+{
+	lockdep_assert_held(&shca_net_lock);
+	list_del_rcu(&sdev->net_entry);
+	WRITE_ONCE(sdev->wire_attached, false);
+	if (!--sn->users)
+		shca_net_close(sn);
 }
 
 /**
  * shca_net_detach() - take a device off the wire
  * @sdev: a device shca_net_attach() attached, or one it did not
  *
- * Closes the namespace's sockets with its last device.
+ * Closes the namespace's sockets with its last device. A device whose
+ * namespace ended first was taken off by the namespace's exit: nothing
+ * is left to do (the namespace may be freed already).
  *
  * Context: process context; waits for an RCU grace period.
  */
 void shca_net_detach(struct shca_dev *sdev)
 {
-	struct shca_net *sn;
-
-	if (!sdev->wire_attached)
+	mutex_lock(&shca_net_lock);
+	if (!sdev->wire_attached) {
+		mutex_unlock(&shca_net_lock);
 		return;
-	sn = shca_net(read_pnet(&sdev->wire_net));
-	mutex_lock(&sn->lock);
-	list_del_rcu(&sdev->net_entry);
-	sdev->wire_attached = false;
-	if (!--sn->users)
-		shca_net_close(sn);
-	mutex_unlock(&sn->lock);
-	/* No receiver still looks at the device. */
+	}
+	shca_net_unlist(shca_net(read_pnet(&sdev->wire_net)), sdev);
+	mutex_unlock(&shca_net_lock);
+	/* No receiver or sender still looks at the device's namespace. */
 	synchronize_rcu();
 }
 
@@ -472,7 +516,7 @@ static void shca_net_headers(struct net *net, const struct shca_path *path,
 int shca_net_send(struct shca_dev *sdev, const struct shca_path *path,
 		  struct sk_buff *skb)
 {
-	struct net *net = read_pnet(&sdev->wire_net);
+	struct net *net;
 	struct shca_net *sn;
 	struct dst_entry *dst = NULL;
 	struct socket *sock;
@@ -487,12 +531,14 @@ int shca_net_send(struct shca_dev *sdev, const struct shca_path *path,
 			return hook(sdev, path, skb);
 	}
 #endif
-	if (!sdev->wire_attached) {
+	rcu_read_lock();
+	net = shca_net_of(sdev);
+	if (!net) {
+		rcu_read_unlock();
 		kfree_skb(skb);
 		return -EHOSTUNREACH;
 	}
 	sn = shca_net(net);
-	rcu_read_lock();
 	if (path->av.net_type == RDMA_NETWORK_IPV4) {
 		sock = rcu_dereference(sn->sk4);
 		if (sock)
@@ -535,20 +581,28 @@ static int __net_init shca_net_init_ns(struct net *net)
 {
 	struct shca_net *sn = shca_net(net);
 
-	mutex_init(&sn->lock);
 	INIT_LIST_HEAD(&sn->devs);
 	return 0;
 }
 
+/*
+ * The namespace ends. Its netdevs are gone, but their softhca devices
+ * may not be freed yet (the core unregisters them in a work item): take
+ * them off the wire now, and wait for whoever still reads the namespace
+ * through one of them before it is freed.
+ */
 static void __net_exit shca_net_exit_ns(struct net *net)
 {
 	struct shca_net *sn = shca_net(net);
+	struct shca_dev *sdev, *next;
 
-	/* Devices leave with their netdevs; close what may be left. */
-	mutex_lock(&sn->lock);
+	mutex_lock(&shca_net_lock);
+	list_for_each_entry_safe(sdev, next, &sn->devs, net_entry)
+		shca_net_unlist(sn, sdev);
+	/* Without devices the sockets are closed already; be sure. */
 	shca_net_close(sn);
-	mutex_unlock(&sn->lock);
-	mutex_destroy(&sn->lock);
+	mutex_unlock(&shca_net_lock);
+	synchronize_rcu();
 }
 
 static struct pernet_operations shca_net_ops = {

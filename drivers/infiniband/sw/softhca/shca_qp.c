@@ -547,12 +547,20 @@ static bool shca_rwqe_import(struct shca_qp *qp, u32 idx)
 	return true;
 }
 
+/*
+ * Receive slots one import copies at most: it runs under the QP's lock
+ * with interrupts off, possibly in another poster's context; the rest is
+ * taken when the queue runs empty.
+ */
+#define SHCA_RQ_IMPORT_BATCH	32
+
 /**
  * shca_rq_import() - take what a process posted to its receive ring
  * @qp: the QP; caller holds @qp->lock
  *
  * Copies the slots between the receive queue's producer counter and the
- * ring's producer into the receive queue. A producer more than max_wr
+ * ring's producer into the receive queue, at most SHCA_RQ_IMPORT_BATCH
+ * of them (callers import again when the queue runs empty). A producer more than max_wr
  * ahead of the requests not yet taken, behind those already copied, or a
  * slot with too many SGEs means the ring is corrupt: the slots before the
  * bad one stay posted, the QP moves to the error state with
@@ -575,6 +583,8 @@ void shca_rq_import(struct shca_qp *qp)
 	if (shca_ring_used(prod, q->head) > q->max_wr ||
 	    shca_ring_used(prod, q->head) < shca_ring_used(q->tail, q->head))
 		goto corrupt;
+	if (shca_ring_used(prod, q->tail) > SHCA_RQ_IMPORT_BATCH)
+		prod = q->tail + SHCA_RQ_IMPORT_BATCH;
 	for (; q->tail != prod; q->tail++)
 		if (!shca_rwqe_import(qp, q->tail))
 			goto corrupt;
@@ -968,6 +978,7 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 	qp->path_mtu = IB_MTU_1024;
 	spin_lock_init(&qp->lock);
 	mutex_init(&qp->post_mutex);
+	mutex_init(&qp->modify_mutex);
 	INIT_DELAYED_WORK(&qp->work, shca_qp_work);
 	skb_queue_head_init(&qp->rxq);
 	timer_setup(&qp->wtimer, shca_wire_timer, 0);
@@ -1036,7 +1047,7 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 	}
 	err = shca_inject_fault() ? -ENOMEM :
 	      xa_alloc_cyclic(&shca_qp_xa, &qpn, qp->link,
-			      XA_LIMIT(SHCA_QPN_MIN, SHCA_QPN_MAX),
+			      XA_LIMIT(SHCA_QPN_MIN, SHCA_QPN_LAST),
 			      &shca_qp_next, GFP_KERNEL);
 	if (err < 0)
 		goto err_free_scratch;
@@ -1108,7 +1119,7 @@ void shca_qp_fini(struct shca_qp *qp)
 	/* Its timer may queue the work item once more: stop both again. */
 	timer_delete_sync(&qp->wtimer);
 	cancel_delayed_work_sync(&qp->work);
-	skb_queue_purge(&qp->rxq);
+	shca_wire_rxq_purge(qp);
 	shca_qp_purge_cqs(qp);
 	if (qp->ibqp.qp_type != IB_QPT_GSI)
 		shca_qpn_hold(qp->ibqp.qp_num);
@@ -1301,12 +1312,33 @@ static void shca_qp_apply_attr(struct shca_qp *qp,
 		qp->state = attr->qp_state;
 }
 
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * shca_qp_res_alloced() - modify_qp allocated responder resources (KUnit hook)
+ * @qp: the QP being modified
+ *
+ * Called between the allocation and the swap of the READ/atomic
+ * responder resources. KUnit tests redirect it to run another modify_qp
+ * on the same QP in the middle.
+ */
+void shca_qp_res_alloced(struct shca_qp *qp)
+{
+	KUNIT_STATIC_STUB_REDIRECT(shca_qp_res_alloced, qp);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_qp_res_alloced);
+#else
+static inline void shca_qp_res_alloced(struct shca_qp *qp)
+{
+}
+#endif
+
 /*
  * Room for the READ and atomic requests a responder on the wire keeps
  * (max_dest_rd_atomic of them, up to SHCA_MAX_RD_ATOM), made before the
  * attribute is applied: the array only grows, and is swapped with
  * nothing executing the QP. Allocated on demand, as most QPs ask for a
- * few or none.
+ * few or none. Under the QP's modify_mutex, once the transition was
+ * checked: res_size cannot change meanwhile.
  */
 static int shca_qp_size_res(struct shca_qp *qp, const struct ib_qp_attr *attr,
 			    int mask)
@@ -1315,6 +1347,7 @@ static int shca_qp_size_res(struct shca_qp *qp, const struct ib_qp_attr *attr,
 	struct shca_rd_res *res, *old;
 	u32 n;
 
+	lockdep_assert_held(&qp->modify_mutex);
 	if (!(mask & IB_QP_MAX_DEST_RD_ATOMIC) ||
 	    qp->ibqp.qp_type != IB_QPT_RC)
 		return 0;
@@ -1324,6 +1357,7 @@ static int shca_qp_size_res(struct shca_qp *qp, const struct ib_qp_attr *attr,
 	res = shca_inject_fault() ? NULL : kcalloc(n, sizeof(*res), GFP_KERNEL);
 	if (!res)
 		return -ENOMEM;
+	shca_qp_res_alloced(qp);
 	shca_qp_exec_stop(qp);
 	old = rs->res;
 	if (old)
@@ -1335,6 +1369,77 @@ static int shca_qp_size_res(struct shca_qp *qp, const struct ib_qp_attr *attr,
 	/* The work item was cancelled: what it had to do is still there. */
 	shca_qp_kick_now(qp);
 	return 0;
+}
+
+/*
+ * The transition @attr and @mask ask for, checked against the IBTA table
+ * (ib_modify_qp_is_ok()) from the QP's current state: @cur and @next.
+ */
+static int shca_qp_check_transition(struct shca_qp *qp,
+				    const struct ib_qp_attr *attr, int mask,
+				    enum ib_qp_state *cur,
+				    enum ib_qp_state *next)
+{
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	*cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
+	*next = (mask & IB_QP_STATE) ? attr->qp_state : *cur;
+	if (*cur != qp->state ||
+	    !ib_modify_qp_is_ok(*cur, *next, qp->ibqp.qp_type, mask))
+		err = -EINVAL;
+	/*
+	 * SQ drain (SQD) is not implemented: refused, so that no QP ever
+	 * leaves RTS for it and comes back with its requester out of step.
+	 */
+	else if (*next == IB_QPS_SQD)
+		err = -EOPNOTSUPP;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return err;
+}
+
+/*
+ * Apply a checked transition. The data path may have moved the QP to the
+ * error state since it was checked: then nothing is applied.
+ */
+static int shca_qp_transition(struct shca_qp *qp,
+			      const struct ib_qp_attr *attr, int mask,
+			      enum ib_qp_state cur, enum ib_qp_state next)
+{
+	unsigned long flags;
+	int err = 0;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (qp->state != cur) {
+		err = -EINVAL;
+	} else {
+		shca_qp_apply_attr(qp, attr, mask);
+		if (next != cur &&
+		    (next == IB_QPS_RTR || next == IB_QPS_RTS) &&
+		    !shca_qp_datagram(qp))
+			shca_wire_start(qp, next);
+	}
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return err;
+}
+
+/* RESET empties both queues and drops the QP's completions. */
+static void shca_qp_reset_queues(struct shca_qp *qp)
+{
+	unsigned long flags;
+
+	shca_qp_exec_stop(qp);
+	shca_wire_reset(qp);
+	WRITE_ONCE(qp->wire, false);
+	spin_lock_irqsave(&qp->lock, flags);
+	shca_queue_reset(&qp->sq);
+	shca_rq_reset(qp);
+	memset(&qp->req, 0, sizeof(qp->req));
+	qp->last_wqe_sent = false;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	shca_qp_exec_resume(qp);
+	shca_qp_purge_cqs(qp);
 }
 
 /**
@@ -1350,57 +1455,48 @@ static int shca_qp_size_res(struct shca_qp *qp, const struct ib_qp_attr *attr,
  * drops the QP's completions from its kernel CQs (a process's provider
  * cleans its own CQ rings).
  *
+ * Calls on one QP are serialised by its @modify_mutex: each is checked,
+ * grows what it needs and applies whole before the next one starts.
+ *
  * Context: process context (RESET waits for the QP's work item).
  * Return: 0; -EINVAL for a forbidden transition or attribute value;
  * -EOPNOTSUPP for attributes the device does not implement (alternate
- * paths, SQ-drained notification, resizing).
+ * paths, SQ-drained notification, resizing) and for the SQ drain state
+ * (SQD).
  */
 int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		   int mask)
 {
 	enum ib_qp_state cur, next;
-	unsigned long flags;
 	int err;
 
 	err = shca_qp_check_attr(attr, mask);
-	if (!err)
-		err = shca_qp_size_res(qp, attr, mask);
 	if (err)
 		return err;
 
-	spin_lock_irqsave(&qp->lock, flags);
-	cur = (mask & IB_QP_CUR_STATE) ? attr->cur_qp_state : qp->state;
-	next = (mask & IB_QP_STATE) ? attr->qp_state : cur;
-	if (cur != qp->state ||
-	    !ib_modify_qp_is_ok(cur, next, qp->ibqp.qp_type, mask)) {
-		spin_unlock_irqrestore(&qp->lock, flags);
-		return -EINVAL;
-	}
-	shca_qp_apply_attr(qp, attr, mask);
-	if (next != cur && (next == IB_QPS_RTR || next == IB_QPS_RTS) &&
-	    !shca_qp_datagram(qp))
-		shca_wire_start(qp, next);
-	spin_unlock_irqrestore(&qp->lock, flags);
+	/*
+	 * uverbs holds only a shared lock on the QP: two modify_qp may run at
+	 * once. The mutex makes each one whole - checked, resources grown,
+	 * applied - before the next looks at the QP.
+	 */
+	mutex_lock(&qp->modify_mutex);
+	err = shca_qp_check_transition(qp, attr, mask, &cur, &next);
+	if (!err)
+		err = shca_qp_size_res(qp, attr, mask);
+	if (!err)
+		err = shca_qp_transition(qp, attr, mask, cur, next);
+	if (err)
+		goto out;
 
-	if (next == IB_QPS_RESET && cur != IB_QPS_RESET) {
-		/* RESET empties both queues and the QP's completions. */
-		shca_qp_exec_stop(qp);
-		shca_wire_reset(qp);
-		WRITE_ONCE(qp->wire, false);
-		spin_lock_irqsave(&qp->lock, flags);
-		shca_queue_reset(&qp->sq);
-		shca_rq_reset(qp);
-		memset(&qp->req, 0, sizeof(qp->req));
-		qp->last_wqe_sent = false;
-		spin_unlock_irqrestore(&qp->lock, flags);
-		shca_qp_exec_resume(qp);
-		shca_qp_purge_cqs(qp);
-	} else if (next == IB_QPS_ERR) {
+	if (next == IB_QPS_RESET && cur != IB_QPS_RESET)
+		shca_qp_reset_queues(qp);
+	else if (next == IB_QPS_ERR)
 		shca_qp_kick_now(qp);
-	} else if (next == IB_QPS_RTS) {
+	else if (next == IB_QPS_RTS)
 		shca_qp_kick(qp);
-	}
-	return 0;
+out:
+	mutex_unlock(&qp->modify_mutex);
+	return err;
 }
 
 /**
@@ -1947,5 +2043,5 @@ void shca_qp_table_fini(void)
  */
 void shca_qp_table_init(void)
 {
-	shca_qp_next = get_random_u32_inclusive(SHCA_QPN_MIN, SHCA_QPN_MAX);
+	shca_qp_next = get_random_u32_inclusive(SHCA_QPN_MIN, SHCA_QPN_LAST);
 }

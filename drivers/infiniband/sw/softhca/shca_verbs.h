@@ -201,6 +201,9 @@ bool shca_dev_owns_gid(struct shca_dev *sdev, const union ib_gid *gid);
 void shca_qp_put(struct shca_qp *qp);
 int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		   int mask);
+#if IS_ENABLED(CONFIG_KUNIT)
+void shca_qp_res_alloced(struct shca_qp *qp);
+#endif
 void shca_qp_query(struct shca_qp *qp, struct ib_qp_attr *attr,
 		   struct ib_qp_init_attr *init);
 int shca_qp_post_send(struct shca_qp *qp, const struct ib_send_wr *wr,

@@ -71,8 +71,12 @@
 #define SHCA_WIRE_WINDOW	64
 /* A request packet asks for an ACK at least this often. */
 #define SHCA_WIRE_ACKREQ	32
-/* Packets a QP keeps queued for its work item before it drops more. */
+/*
+ * Packets, and bytes of them (truesize), a QP keeps queued for its work
+ * item before it drops more.
+ */
 #define SHCA_WIRE_RXQ_MAX	2048
+#define SHCA_WIRE_RXQ_BYTES	SZ_4M
 /* Packets one run of the work item receives, and sends. */
 #define SHCA_WIRE_BUDGET	256
 
@@ -112,17 +116,7 @@ static bool shca_wire_is_local(u32 opcode)
 static int shca_wire_copy(struct shca_dev *sdev, struct shca_mem_target *t,
 			  void *buf, u32 len, enum shca_copy_dir dir)
 {
-	int err, tries;
-
-	for (tries = 0; tries < 16; tries++) {
-		err = shca_mr_copy(sdev, t, buf, len, dir);
-		if (err != -EAGAIN)
-			return err;
-		err = shca_mr_fault(sdev, t, len, dir == SHCA_COPY_TO_MR);
-		if (err)
-			return err;
-	}
-	return -EFAULT;
+	return shca_mr_copy(sdev, t, buf, len, dir);
 }
 
 /*
@@ -201,6 +195,109 @@ static struct sk_buff *shca_wire_pkt(struct shca_dev *sdev,
 
 /* ---- received packets --------------------------------------------------- */
 
+static struct shca_rx_cb *shca_rx_cb(struct sk_buff *skb)
+{
+	BUILD_BUG_ON(sizeof(struct shca_rx_cb) > sizeof_field(struct sk_buff, cb));
+	return (struct shca_rx_cb *)skb->cb;
+}
+
+/* Keep what the outer headers and the netdev said with the packet. */
+static void shca_rx_cb_save(struct sk_buff *skb, const struct shca_pkt *pkt)
+{
+	struct shca_rx_cb *cb = shca_rx_cb(skb);
+
+	cb->sgid = pkt->sgid;
+	cb->dgid = pkt->dgid;
+	cb->flow_label = pkt->flow_label;
+	cb->net_type = pkt->net_type;
+	cb->sport = pkt->sport;
+	cb->vlan_id = pkt->vlan_id;
+	ether_addr_copy(cb->smac, pkt->smac);
+	cb->tclass = pkt->tclass;
+	cb->hop_limit = pkt->hop_limit;
+}
+
+/*
+ * A queued packet's headers: the outer ones from its control block, the
+ * BTH and its extensions parsed again from its bytes (checked in softirq
+ * already: this cannot fail unless the bytes changed).
+ */
+static int shca_rx_cb_load(struct sk_buff *skb, struct shca_pkt *pkt)
+{
+	const struct shca_rx_cb *cb = shca_rx_cb(skb);
+
+	pkt->sgid = cb->sgid;
+	pkt->dgid = cb->dgid;
+	pkt->flow_label = cb->flow_label;
+	pkt->net_type = cb->net_type;
+	pkt->sport = cb->sport;
+	pkt->vlan_id = cb->vlan_id;
+	ether_addr_copy(pkt->smac, cb->smac);
+	pkt->tclass = cb->tclass;
+	pkt->hop_limit = cb->hop_limit;
+	return shca_pkt_parse(pkt, skb->data, skb->len);
+}
+
+static bool shca_wire_receiving(const struct shca_qp *qp);
+
+/*
+ * Whether a packet for @qp is worth queueing, judged in softirq from
+ * what can be read without the QP's lock: the state, the connection's
+ * peer (RC, UC), the Q_Key and the length (UD; a connection's packets
+ * longer than its path MTU are NAKed by the responder). A filter only - the work
+ * item checks again under the lock - but junk from anyone who guesses a
+ * QP number never takes the room of the real peer's packets.
+ */
+static bool shca_wire_rx_admit(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	if (!shca_wire_receiving(qp))
+		return false;
+	if (shca_qp_datagram(qp))
+		return pkt->qkey == READ_ONCE(qp->qkey) &&
+		       !shca_ud_too_long(qp, pkt->paylen);
+	if (!READ_ONCE(qp->wire))
+		return false;
+	/* A torn read (modify_qp changing the GID) only misjudges one. */
+	return !data_race(memcmp(&pkt->sgid, &qp->dgid, sizeof(pkt->sgid)));
+}
+
+/* Queue @skb for @qp's work item, within the queue's bounds. */
+static bool shca_wire_rxq_add(struct shca_qp *qp, struct sk_buff *skb)
+{
+	if (skb_queue_len(&qp->rxq) >= SHCA_WIRE_RXQ_MAX ||
+	    atomic_add_return(skb->truesize, &qp->rxq_bytes) >
+	    SHCA_WIRE_RXQ_BYTES) {
+		if (skb_queue_len(&qp->rxq) < SHCA_WIRE_RXQ_MAX)
+			atomic_sub(skb->truesize, &qp->rxq_bytes);
+		return false;
+	}
+	skb_queue_tail(&qp->rxq, skb);
+	return true;
+}
+
+static struct sk_buff *shca_wire_rxq_take(struct shca_qp *qp)
+{
+	struct sk_buff *skb = skb_dequeue(&qp->rxq);
+
+	if (skb)
+		atomic_sub(skb->truesize, &qp->rxq_bytes);
+	return skb;
+}
+
+/**
+ * shca_wire_rxq_purge() - drop the packets queued for a QP
+ * @qp: the QP
+ *
+ * Context: any context.
+ */
+void shca_wire_rxq_purge(struct shca_qp *qp)
+{
+	struct sk_buff *skb;
+
+	while ((skb = shca_wire_rxq_take(qp)))
+		kfree_skb(skb);
+}
+
 /**
  * shca_wire_rx() - a packet for a device arrived
  * @sdev: the device that owns its destination address
@@ -237,12 +334,17 @@ void shca_wire_rx(struct shca_dev *sdev, struct sk_buff *skb,
 		ok = flags & SHCA_OP_UD;
 		break;
 	}
-	if (!ok || qp->sdev != sdev ||
-	    skb_queue_len(&qp->rxq) >= SHCA_WIRE_RXQ_MAX) {
+	if (!ok || qp->sdev != sdev || !shca_wire_rx_admit(qp, pkt)) {
+		if (ok && qp->sdev == sdev && shca_qp_datagram(qp))
+			atomic_long_inc(&sdev->rx_dropped);
 		shca_qp_put(qp);
 		goto drop;
 	}
-	skb_queue_tail(&qp->rxq, skb);
+	shca_rx_cb_save(skb, pkt);
+	if (!shca_wire_rxq_add(qp, skb)) {
+		shca_qp_put(qp);
+		goto drop;
+	}
 	shca_qp_kick_now(qp);
 	shca_qp_put(qp);
 	return;
@@ -306,8 +408,10 @@ static void shca_wire_recv_done(struct shca_qp *qp, const struct shca_wqe *r,
 /* The state a QP must be in to take packets as a responder. */
 static bool shca_wire_receiving(const struct shca_qp *qp)
 {
-	return qp->state == IB_QPS_RTR || qp->state == IB_QPS_RTS ||
-	       qp->state == IB_QPS_SQD || qp->state == IB_QPS_SQE;
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	       state == IB_QPS_SQD || state == IB_QPS_SQE;
 }
 
 /* A datagram for a UD QP or the GSI QP. */
@@ -493,6 +597,35 @@ static void shca_wire_msg_end(struct shca_qp *qp, const struct shca_pkt *pkt,
 	rs->msn++;
 }
 
+/**
+ * shca_wire_flush_held() - flush the receive WQE a SEND in progress holds
+ * @qp: a QP in the error state; the caller holds SHCA_QP_EXEC_BUSY
+ *
+ * A multi-packet SEND takes its receive WQE with its first packet; a QP
+ * that enters the error state before the last one arrives completes it
+ * with IB_WC_WR_FLUSH_ERR, ahead of the WQEs still queued, and a QP on
+ * an SRQ counts it done (Last WQE Reached depends on it).
+ */
+void shca_wire_flush_held(struct shca_qp *qp)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	struct ib_wc wc;
+
+	if (!rs->have_wqe)
+		return;
+	wc = (struct ib_wc){
+		.wr_id = rs->rwqe->wr_id,
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp = &qp->ibqp,
+	};
+	rs->have_wqe = false;
+	rs->in_msg = false;
+	rs->off = 0;
+	shca_cq_push(to_shca_cq(qp->ibqp.recv_cq), &wc, false, false);
+	shca_qp_srq_check(qp, true, false);
+}
+
 /*
  * Take a receive WQE for a SEND or WRITE with immediate. Return false if
  * there is none (the request gets an RNR NAK).
@@ -665,12 +798,43 @@ static void shca_wire_atomic(struct shca_qp *qp, const struct shca_pkt *pkt)
 	qp->rq_psn = shca_psn_add(pkt->psn, 1);
 }
 
+/*
+ * The whole range a RETH names, checked before a byte moves (as the
+ * memory link checks it): a WRITE or READ that runs past its region is
+ * refused with its first packet, not after it moved some.
+ */
+static int shca_wire_check_reth(struct shca_qp *qp, const struct shca_pkt *pkt,
+				int access)
+{
+	struct shca_mem_target t = {
+		.pd = qp->ibqp.pd,
+		.key = pkt->rkey,
+		.iova = pkt->va,
+		.access = access,
+		.qpn = qp->ibqp.qp_num,
+	};
+	struct shca_span span;
+	int err;
+
+	if (!pkt->dma_len)
+		return 0;
+	err = shca_mr_hold(qp->sdev, &t, pkt->dma_len, &span);
+	if (!err)
+		shca_mr_unhold(&span);
+	return err;
+}
+
 static void shca_wire_read(struct shca_qp *qp, const struct shca_pkt *pkt)
 {
 	u32 mtu = shca_wire_mtu(qp);
 	struct shca_rd_res *res;
 	u32 n;
 
+	if (shca_wire_check_reth(qp, pkt, IB_ACCESS_REMOTE_READ)) {
+		shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS,
+			      IB_EVENT_QP_ACCESS_ERR);
+		return;
+	}
 	qp->wresp.msn++;
 	res = shca_wire_res_new(qp);
 	n = pkt->dma_len ? DIV_ROUND_UP(pkt->dma_len, mtu) : 1;
@@ -729,7 +893,9 @@ static bool shca_wire_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 		rs->kind = flags & (SHCA_OP_SEND | SHCA_OP_WRITE);
 		rs->off = 0;
 		if (flags & SHCA_OP_WRITE) {
-			if (!(qp->access & IB_ACCESS_REMOTE_WRITE)) {
+			if (!(qp->access & IB_ACCESS_REMOTE_WRITE) ||
+			    shca_wire_check_reth(qp, pkt,
+						 IB_ACCESS_REMOTE_WRITE)) {
 				if (rc)
 					shca_wire_nak(qp, pkt->psn,
 						      SHCA_NAK_REM_ACCESS,
@@ -1573,8 +1739,8 @@ static void shca_wire_rx_run(struct shca_qp *qp)
 	struct sk_buff *skb;
 	struct shca_pkt pkt;
 
-	while (budget-- && (skb = skb_dequeue(&qp->rxq))) {
-		if (shca_net_decode(skb, &pkt)) {
+	while (budget-- && (skb = shca_wire_rxq_take(qp))) {
+		if (shca_rx_cb_load(skb, &pkt)) {
 			shca_wire_drop(qp);
 		} else if (shca_qp_datagram(qp)) {
 			shca_wire_ud_recv(qp, skb, &pkt);
@@ -1664,9 +1830,20 @@ void shca_wire_reset(struct shca_qp *qp)
 	struct shca_rd_res *res = rs->res;
 	struct shca_wqe *r = rs->rwqe;
 	u32 res_size = rs->res_size;
+	unsigned long flags;
 
+	/*
+	 * RESET drops a receive WQE a SEND in progress holds, as it drops
+	 * the queued ones; taken from an SRQ, it no longer counts.
+	 */
+	if (rs->have_wqe && qp->ibqp.srq) {
+		spin_lock_irqsave(&qp->lock, flags);
+		if (!WARN_ON_ONCE(!qp->srq_inflight))
+			qp->srq_inflight--;
+		spin_unlock_irqrestore(&qp->lock, flags);
+	}
 	timer_delete_sync(&qp->wtimer);
-	skb_queue_purge(&qp->rxq);
+	shca_wire_rxq_purge(qp);
 	memset(&qp->wreq, 0, sizeof(qp->wreq));
 	memset(rs, 0, sizeof(*rs));
 	rs->rwqe = r;
@@ -1686,11 +1863,13 @@ void shca_wire_reset(struct shca_qp *qp)
 static u32 shca_wire_path_mtu(struct shca_qp *qp)
 {
 	u32 mtu = ib_mtu_enum_to_int(qp->path_mtu);
-	struct net_device *ndev;
+	struct net_device *ndev = NULL;
+	struct net *net;
 
 	rcu_read_lock();
-	ndev = dev_get_by_index_rcu(read_pnet(&qp->sdev->wire_net),
-				    qp->path.av.ifindex);
+	net = shca_net_of(qp->sdev);
+	if (net)
+		ndev = dev_get_by_index_rcu(net, qp->path.av.ifindex);
 	if (ndev)
 		mtu = min_t(u32, mtu,
 			    ib_mtu_enum_to_int(iboe_get_mtu(READ_ONCE(ndev->mtu))));
@@ -1719,7 +1898,7 @@ void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next)
 			rdma_flow_label_to_udp_sport(qp->flow_label) :
 			shca_net_sport(qp->ibqp.qp_num, qp->dest_qpn);
 		qp->path.mtu = shca_wire_path_mtu(qp);
-		WRITE_ONCE(qp->wire, qp->sdev->wire_attached &&
+		WRITE_ONCE(qp->wire, READ_ONCE(qp->sdev->wire_attached) &&
 			   (shca_force_wire ||
 			    !shca_net_gid_local(qp->sdev, &qp->dgid)));
 	} else if (next == IB_QPS_RTS) {

@@ -160,6 +160,35 @@ struct shca_pkt {
 	u32 paylen;
 };
 
+/**
+ * struct shca_rx_cb - a queued packet's outer headers, in its skb->cb
+ * @sgid: source address, as a GID
+ * @dgid: destination address, as a GID
+ * @flow_label: IPv6 flow label (0 for IPv4)
+ * @net_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6
+ * @sport: UDP source port
+ * @vlan_id: VLAN of the netdev it arrived on, 0xffff for none
+ * @smac: source MAC address
+ * @tclass: traffic class (TOS)
+ * @hop_limit: hop limit (TTL)
+ *
+ * Decoded once, in softirq (shca_wire_rx()), from the headers and the
+ * netdev the packet arrived on: a queued skb holds no reference on that
+ * netdev, so the work item never reads skb->dev. The work item parses
+ * the BTH and what follows from the packet's own bytes.
+ */
+struct shca_rx_cb {
+	union ib_gid sgid;
+	union ib_gid dgid;
+	u32 flow_label : 20;
+	u32 net_type : 4;
+	u16 sport;
+	u16 vlan_id;
+	u8 smac[ETH_ALEN];
+	u8 tclass;
+	u8 hop_limit;
+};
+
 /* shca_pkt.c */
 const struct shca_op *shca_op_get(u8 opcode);
 int shca_pkt_parse(struct shca_pkt *pkt, const u8 *bth, u32 len);
@@ -184,6 +213,7 @@ int shca_net_init(void);
 void shca_net_fini(void);
 int shca_net_attach(struct shca_dev *sdev);
 void shca_net_detach(struct shca_dev *sdev);
+struct net *shca_net_of(struct shca_dev *sdev);
 struct sk_buff *shca_net_alloc(struct shca_dev *sdev, const struct shca_path *path,
 			       u32 len, u8 **bth);
 int shca_net_send(struct shca_dev *sdev, const struct shca_path *path,
@@ -203,6 +233,8 @@ int shca_wire_ud_send(struct shca_qp *qp, const struct shca_wqe *w, u32 len);
 bool shca_wire_run(struct shca_qp *qp);
 u32 shca_wire_sq_psn(const struct shca_qp *qp);
 void shca_wire_reset(struct shca_qp *qp);
+void shca_wire_flush_held(struct shca_qp *qp);
+void shca_wire_rxq_purge(struct shca_qp *qp);
 void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next);
 void shca_wire_timer(struct timer_list *t);
 

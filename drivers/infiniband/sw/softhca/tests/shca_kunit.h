@@ -44,6 +44,8 @@ struct shca_mr_fix *shca_kunit_mr_fix(struct kunit *test, const char *name,
 u32 shca_kunit_count_mrs(struct shca_dev *sdev);
 
 struct net_device *shca_kunit_netdev(struct kunit *test, const u8 *mac);
+struct net_device *shca_kunit_netdev_in(struct kunit *test, const u8 *mac,
+					struct net *net);
 void shca_kunit_netdev_remove(struct kunit *test, struct net_device *ndev);
 struct ib_device *shca_kunit_device(struct kunit *test, const char *name,
 				    struct net_device *ndev);

@@ -39,13 +39,15 @@ static void shca_kunit_netdev_free(void *ptr)
 }
 
 /**
- * shca_kunit_netdev() - register an Ethernet netdev that is up
+ * shca_kunit_netdev_in() - register an Ethernet netdev that is up, in @net
  * @test: the test; owns the netdev
  * @mac: its MAC address
+ * @net: the network namespace it is made in
  *
  * Return: the netdev; the test fails and aborts if it cannot be made.
  */
-struct net_device *shca_kunit_netdev(struct kunit *test, const u8 *mac)
+struct net_device *shca_kunit_netdev_in(struct kunit *test, const u8 *mac,
+					struct net *net)
 {
 	struct net_device *ndev;
 	int err;
@@ -55,6 +57,7 @@ struct net_device *shca_kunit_netdev(struct kunit *test, const u8 *mac)
 	ndev->netdev_ops = &shca_kunit_netdev_ops;
 	eth_hw_addr_set(ndev, mac);
 	strscpy(ndev->name, "shcak%d", sizeof(ndev->name));
+	dev_net_set(ndev, net);
 
 	err = register_netdev(ndev);
 	if (err)
@@ -68,6 +71,18 @@ struct net_device *shca_kunit_netdev(struct kunit *test, const u8 *mac)
 	rtnl_unlock();
 	KUNIT_ASSERT_EQ(test, err, 0);
 	return ndev;
+}
+
+/**
+ * shca_kunit_netdev() - register an Ethernet netdev that is up
+ * @test: the test; owns the netdev
+ * @mac: its MAC address
+ *
+ * Return: the netdev, in the initial network namespace.
+ */
+struct net_device *shca_kunit_netdev(struct kunit *test, const u8 *mac)
+{
+	return shca_kunit_netdev_in(test, mac, &init_net);
 }
 
 /**

@@ -550,14 +550,39 @@ static void shca_mw_dealloc_stub(struct shca_mr *win)
 		usleep_range(500, 1000);
 }
 
+/**
+ * struct shca_mw_race_param - a bind raced by its window's deallocation
+ * @name: the case's description
+ * @type: the window's type
+ * @bound: the window is bound (to the first page) before the race
+ * @len: length of the racing bind; 0 unbinds a type 1 window
+ */
+struct shca_mw_race_param {
+	const char *name;
+	u8 type;
+	bool bound;
+	u64 len;
+};
+
+static const struct shca_mw_race_param shca_mw_race_params[] = {
+	{ "type 2 bind", IB_MW_TYPE_2, false, 4096 },
+	{ "type 1 bind", IB_MW_TYPE_1, false, 4096 },
+	{ "type 1 rebind", IB_MW_TYPE_1, true, 8192 },
+	{ "type 1 unbind", IB_MW_TYPE_1, true, 0 },
+};
+
+KUNIT_ARRAY_PARAM_DESC(shca_mw_race, shca_mw_race_params, name);
+
 /*
  * Pass: a bind racing the window's deallocation (it found the window
  * before the deallocation unbound it) fails, and leaves the MR with no
  * window counted: the MR deregisters. Before the fix the bind installed
- * itself on the dying window and the MR refused dereg for ever.
+ * itself on the dying window and the MR refused dereg for ever; a type 1
+ * unbind (length 0, no MR named) then dereferenced a NULL MR.
  */
 static void shca_mw_dealloc_race(struct kunit *test)
 {
+	const struct shca_mw_race_param *p = test->param_value;
 	struct shca_mw_fix *x = test->priv;
 	struct shca_mr_fix *f = x->f;
 	struct shca_mw_dealloc *d = kunit_kzalloc(test, sizeof(*d),
@@ -565,11 +590,17 @@ static void shca_mw_dealloc_race(struct kunit *test)
 	struct shca_bind b;
 
 	KUNIT_ASSERT_NOT_NULL(test, d);
-	d->win = shca_mw_create(f->sdev, f->pd, IB_MW_TYPE_2);
+	d->win = shca_mw_create(f->sdev, f->pd, p->type);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(d->win));
 	init_completion(&d->done);
 	shca_mw_dealloc_ctx = d;
-	b = shca_mw_bind_of(x, d->win, 0, 4096, IB_ACCESS_REMOTE_READ);
+	if (p->bound) {
+		b = shca_mw_bind_of(x, d->win, 0, 4096, IB_ACCESS_REMOTE_READ);
+		KUNIT_ASSERT_EQ(test, shca_mw_bind(f->sdev, f->pd, SHCA_MW_QPN,
+						   &b), 0);
+		KUNIT_EXPECT_EQ(test, atomic_read(&x->mr->windows), 1);
+	}
+	b = shca_mw_bind_of(x, d->win, 0, p->len, IB_ACCESS_REMOTE_READ);
 	kunit_activate_static_stub(test, shca_mw_bind_found,
 				   shca_mw_dealloc_stub);
 	KUNIT_EXPECT_EQ(test, shca_mw_bind(f->sdev, f->pd, SHCA_MW_QPN, &b),
@@ -587,7 +618,7 @@ static struct kunit_case shca_mw_cases[] = {
 	KUNIT_CASE_PARAM(shca_mw_refuse_bind, shca_mw_refusal_gen_params),
 	KUNIT_CASE(shca_mw_lifetime),
 	KUNIT_CASE(shca_mw_inflight),
-	KUNIT_CASE(shca_mw_dealloc_race),
+	KUNIT_CASE_PARAM(shca_mw_dealloc_race, shca_mw_race_gen_params),
 	{}
 };
 

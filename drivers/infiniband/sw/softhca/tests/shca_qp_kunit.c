@@ -1276,6 +1276,28 @@ static void shca_qp_number_held(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ib_destroy_qp(qp), 0);
 }
 
+/*
+ * Issue 29, finding 10: the allocator never hands out the multicast QPN
+ * (0xffffff): asked to go on from there, it wraps to the first number.
+ */
+static void shca_qp_number_not_multicast(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_qp *qp;
+
+	shca_qpn_set_next(IB_MULTICAST_QPN - 1);
+	qp = shca_qt_qp_nodefer(test, &f->a);
+	KUNIT_EXPECT_EQ(test, qp->qp_num, IB_MULTICAST_QPN - 1);
+	KUNIT_ASSERT_EQ(test, ib_destroy_qp(qp), 0);
+	shca_qpn_set_next(IB_MULTICAST_QPN);
+	qp = shca_qt_qp_nodefer(test, &f->a);
+	KUNIT_EXPECT_NE(test, qp->qp_num, IB_MULTICAST_QPN);
+	KUNIT_EXPECT_GE(test, qp->qp_num, 2U);
+	KUNIT_EXPECT_LT(test, qp->qp_num, IB_MULTICAST_QPN);
+	KUNIT_ASSERT_EQ(test, ib_destroy_qp(qp), 0);
+	shca_qpn_release_all();
+}
+
 static u32 shca_qt_psn(struct ib_qp *qp, bool send)
 {
 	struct ib_qp_init_attr init;
@@ -1284,6 +1306,46 @@ static u32 shca_qt_psn(struct ib_qp *qp, bool send)
 	if (ib_query_qp(qp, &attr, IB_QP_SQ_PSN | IB_QP_RQ_PSN, &init))
 		return U32_MAX;
 	return send ? attr.sq_psn : attr.rq_psn;
+}
+
+/*
+ * Issue 29, finding 5: SQ drain (SQD) is refused with -EOPNOTSUPP from
+ * RTS; the QP stays in RTS with its PSNs as they were, and the next
+ * messages arrive. Before the fix RTS -> SQD -> RTS restarted the
+ * requester from a stale PSN on the wire, and the next message completed
+ * without being delivered.
+ */
+static void shca_qp_sqd_refused(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct ib_qp_attr sqd = { .qp_state = IB_QPS_SQD };
+	struct ib_sge src = shca_qt_sge(&f->a, 0, 32);
+	struct ib_sge dst = shca_qt_sge(&f->b, 0, 32);
+	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_SIGNALED,
+				 .sg_list = &src, .num_sge = 1 };
+	u32 psn;
+	int i;
+
+	shca_qt_fill(f->a.buf, 64, 9);
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	for (i = 0; i < 2; i++) {
+		psn = shca_qt_psn(f->a.qp, true);
+		KUNIT_EXPECT_EQ(test, ib_modify_qp(f->a.qp, &sqd, IB_QP_STATE),
+				-EOPNOTSUPP);
+		KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_RTS);
+		KUNIT_EXPECT_EQ(test, shca_qt_psn(f->a.qp, true), psn);
+		memset(f->b.buf, 0, 32);
+		KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 10 + i, &dst, 1),
+				0);
+		wr.wr_id = 1 + i;
+		KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+		shca_qt_expect_wc(test, f->a.cq, 1 + i, IB_WC_SUCCESS,
+				  IB_WC_SEND, NULL);
+		shca_qt_expect_wc(test, f->b.cq, 10 + i, IB_WC_SUCCESS,
+				  IB_WC_RECV, NULL);
+		KUNIT_EXPECT_EQ(test, memcmp(f->b.buf, f->a.buf, 32), 0);
+	}
 }
 
 /*
@@ -1643,6 +1705,8 @@ static struct kunit_case shca_qp_review_cases[] = {
 	KUNIT_CASE(shca_qp_destroy_purges_cq),
 	KUNIT_CASE(shca_qp_destroy_link_outlives_readers),
 	KUNIT_CASE(shca_qp_number_held),
+	KUNIT_CASE(shca_qp_number_not_multicast),
+	KUNIT_CASE(shca_qp_sqd_refused),
 	KUNIT_CASE_PARAM(shca_qp_other_netns, shca_qt_apart_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_psn, shca_qt_where_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_reset_reuse, shca_qt_where_gen_params),
@@ -3149,6 +3213,37 @@ static void shca_qp_ring_recv(struct kunit *test)
 			-EINVAL);
 }
 
+/*
+ * Issue 29, finding 13: one import takes at most 32 receive slots under
+ * the QP's lock (it runs with interrupts off, maybe in another poster's
+ * context); the rest are taken as the queue runs empty, none lost, in
+ * order. Before the fix a doorbell copied every slot (up to 16K slots of
+ * 32 SGEs) in one go.
+ */
+static void shca_qp_ring_import_bounded(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct shca_qp *b = to_shca_qp(f->b.qp);
+	struct ib_sge dst = shca_qt_sge(&f->b, 0, 64);
+	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
+	u32 i;
+
+	KUNIT_ASSERT_EQ(test, shca_qp_ring_init(b, false), 0);
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	for (i = 0; i < SHCA_QT_WR; i++)
+		shca_qt_rwqe(b, i, 100 + i, &dst, 1);
+	shca_qt_rq_produce(b, SHCA_QT_WR);
+	KUNIT_ASSERT_EQ(test, shca_qp_rq_doorbell(b), 0);
+	KUNIT_EXPECT_EQ(test, b->rq.tail - b->rq.head, 32U);
+
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->b.qp, &err, IB_QP_STATE), 0);
+	for (i = 0; i < SHCA_QT_WR; i++)
+		shca_qt_expect_wc(test, f->b.cq, 100 + i, IB_WC_WR_FLUSH_ERR,
+				  IB_WC_RECV, NULL);
+	shca_qt_expect_empty(test, f->b.cq);
+	KUNIT_EXPECT_EQ(test, shca_qt_ring_cons(&b->urq), SHCA_QT_WR);
+}
+
 /* How a receive ring is corrupted; each costs the QP, nothing else. */
 struct shca_qt_ring_bad {
 	const char *name;
@@ -3413,6 +3508,7 @@ static void shca_qp_ring_ud(struct kunit *test)
 
 static struct kunit_case shca_qp_ring_cases[] = {
 	KUNIT_CASE(shca_qp_ring_recv),
+	KUNIT_CASE(shca_qp_ring_import_bounded),
 	KUNIT_CASE_PARAM(shca_qp_ring_corrupt, shca_qt_ring_bad_gen_params),
 	KUNIT_CASE(shca_qp_ring_send),
 	KUNIT_CASE(shca_qp_ring_ud),

@@ -2515,6 +2515,203 @@ static void shca_wire_hostile_addressing(struct kunit *test)
 }
 
 /*
+ * Issue 29, finding 9: packets a QP would refuse are judged in softirq,
+ * before they take room in its queue: WRITEs to a connected QP from a
+ * GID that is not its peer, datagrams with another Q_Key. With the QPs'
+ * work items stopped, none of them is queued (each is counted dropped at
+ * once) while the peer's packet is; once the work item runs, the peer's
+ * WRITE lands. Before the fix every one was queued (2048 junk packets
+ * filled the queue and the peer's were dropped).
+ */
+static void shca_wire_rx_judged_in_softirq(struct kunit *test)
+{
+	struct shca_wt_fix *f = test->priv;
+	struct ib_qp *ub = shca_wt_ud_qp(test, &f->b);
+	struct shca_qp *b = to_shca_qp(f->b.qp), *u = to_shca_qp(ub);
+	u8 pkt[SHCA_BTH_BYTES + SHCA_RETH_BYTES + 64] = {};
+	u32 len = sizeof(pkt), rkey;
+	int i;
+
+	shca_wt_connect(f, &shca_wt_calm);
+	rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW);
+	shca_wt_mark(f);
+	shca_qp_exec_stop(b);
+	shca_qp_exec_stop(u);
+
+	shca_wt_bth(pkt, IB_OPCODE_RC_RDMA_WRITE_ONLY, 0, b->ibqp.qp_num,
+		    false, 0);
+	put_unaligned_be64(f->b.mr->iova, pkt + SHCA_BTH_BYTES);
+	put_unaligned_be32(rkey, pkt + SHCA_BTH_BYTES + 8);
+	put_unaligned_be32(64, pkt + SHCA_BTH_BYTES + 12);
+	memset(pkt + SHCA_BTH_BYTES + SHCA_RETH_BYTES, 0x77, 64);
+	/* From b's own GID: not the connection's peer. */
+	for (i = 0; i < 100; i++)
+		KUNIT_ASSERT_TRUE(test, shca_wt_feed(f, 1, 1, pkt, len));
+	KUNIT_EXPECT_EQ(test, skb_queue_len(&b->rxq), 0U);
+	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_RX_DROPPED), 100);
+	/* Datagrams with a Q_Key the UD QP does not have. */
+	shca_wt_bth(pkt, IB_OPCODE_UD_SEND_ONLY, 0, ub->qp_num, false, 0);
+	put_unaligned_be32(SHCA_WT_QKEY + 1, pkt + SHCA_BTH_BYTES);
+	put_unaligned_be32(0x123, pkt + SHCA_BTH_BYTES + 4);
+	for (i = 0; i < 10; i++)
+		KUNIT_ASSERT_TRUE(test, shca_wt_feed(f, 0, 1, pkt, 40));
+	KUNIT_EXPECT_EQ(test, skb_queue_len(&u->rxq), 0U);
+	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_RX_DROPPED), 110);
+	KUNIT_EXPECT_EQ(test, atomic_read(&u->rxq_bytes), 0);
+
+	/* The peer's WRITE is queued, and lands once the work item runs. */
+	shca_wt_bth(pkt, IB_OPCODE_RC_RDMA_WRITE_ONLY, 0, b->ibqp.qp_num,
+		    false, 0);
+	put_unaligned_be64(f->b.mr->iova, pkt + SHCA_BTH_BYTES);
+	put_unaligned_be32(rkey, pkt + SHCA_BTH_BYTES + 8);
+	KUNIT_ASSERT_TRUE(test, shca_wt_feed(f, 0, 1, pkt, len));
+	KUNIT_EXPECT_EQ(test, skb_queue_len(&b->rxq), 1U);
+	KUNIT_EXPECT_GT(test, atomic_read(&b->rxq_bytes), 0);
+	shca_qp_exec_resume(u);
+	shca_qp_exec_resume(b);
+	shca_qp_kick(b);
+	KUNIT_EXPECT_TRUE(test, shca_wt_wait_stat(f, &f->b, SHCA_WS_RX_PKTS, 1,
+						  3000));
+	KUNIT_EXPECT_NULL(test, memchr_inv(f->b.buf, 0x77, 64));
+	KUNIT_EXPECT_EQ(test, atomic_read(&b->rxq_bytes), 0);
+	KUNIT_EXPECT_EQ(test, shca_wt_state(f->b.qp), IB_QPS_RTS);
+}
+
+/*
+ * Issue 29, finding 12: a WRITE whose RETH runs past the end of its
+ * region is refused with its first packet, before a byte moves, as the
+ * memory link refuses it: a NAK (remote access error), the responder in
+ * the error state, the region untouched. Before the fix the first packet
+ * (inside the region) was written and only a later one refused. The same
+ * for a READ: no response leaves.
+ */
+static void shca_wire_reth_range(struct kunit *test)
+{
+	struct shca_wt_fix *f = test->priv;
+	u32 len = SHCA_BTH_BYTES + SHCA_RETH_BYTES + 1024, rkey;
+	u8 *pkt = kunit_kzalloc(test, len, GFP_KERNEL);
+	const u64 tail = SHCA_WT_BUF - 1024;
+	int read;
+
+	KUNIT_ASSERT_NOT_NULL(test, pkt);
+	shca_wt_connect(f, &shca_wt_calm);
+	rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW);
+	for (read = 0; read < 2; read++) {
+		if (read)
+			shca_wt_connect(f, &shca_wt_calm);
+		memset(f->b.buf + tail, 0, 1024);
+		shca_wt_mark(f);
+		/* 4 KiB from 1 KiB before the end: 3 KiB past it. */
+		shca_wt_bth(pkt, read ? IB_OPCODE_RC_RDMA_READ_REQUEST :
+					IB_OPCODE_RC_RDMA_WRITE_FIRST,
+			    0, f->b.qp->qp_num, read, 0);
+		put_unaligned_be64(f->b.mr->iova + tail, pkt + SHCA_BTH_BYTES);
+		put_unaligned_be32(rkey, pkt + SHCA_BTH_BYTES + 8);
+		put_unaligned_be32(4096, pkt + SHCA_BTH_BYTES + 12);
+		memset(pkt + SHCA_BTH_BYTES + SHCA_RETH_BYTES, 0xcd, 1024);
+		KUNIT_ASSERT_TRUE(test, shca_wt_feed(f, 0, 1, pkt,
+						     read ? SHCA_BTH_BYTES +
+						     SHCA_RETH_BYTES : len));
+		KUNIT_EXPECT_TRUE(test, shca_wt_wait_stat(f, &f->b,
+							  SHCA_WS_ACCESS_NAKS_SENT,
+							  1, 3000));
+		KUNIT_EXPECT_EQ(test, shca_wt_state(f->b.qp), IB_QPS_ERR);
+		KUNIT_EXPECT_TRUE(test, shca_wt_zero(f->b.buf + tail, 1024));
+		/* The NAK, and no READ response before it. */
+		shca_wt_run(f, 20);
+		KUNIT_EXPECT_EQ(test, f->count[1], 1U);
+	}
+}
+
+/*
+ * Issue 29, finding 6: a SEND whose first packet took a receive WQE and
+ * whose last never comes. When the QP enters the error state, that WQE
+ * completes with IB_WC_WR_FLUSH_ERR before the ones still queued (the
+ * consumer gets its buffer back; ib_drain_qp() sees every receive).
+ * Before the fix it was neither flushed nor completed.
+ */
+static void shca_wire_held_recv_flushed(struct kunit *test)
+{
+	struct shca_wt_fix *f = test->priv;
+	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
+	struct ib_sge rsge = shca_wt_sge(&f->b, 0, 4096);
+	struct ib_sge rsge2 = shca_wt_sge(&f->b, 4096, 4096);
+	u32 len = SHCA_BTH_BYTES + 1024;
+	u8 *pkt = kunit_kzalloc(test, len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, pkt);
+	shca_wt_connect(f, &shca_wt_calm);
+	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(f->b.qp, 7, &rsge, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(f->b.qp, 8, &rsge2, 1), 0);
+	shca_wt_mark(f);
+	shca_wt_bth(pkt, IB_OPCODE_RC_SEND_FIRST, 0, f->b.qp->qp_num, false,
+		    0);
+	memset(pkt + SHCA_BTH_BYTES, 0xab, 1024);
+	KUNIT_ASSERT_TRUE(test, shca_wt_feed(f, 0, 1, pkt, len));
+	KUNIT_ASSERT_TRUE(test, shca_wt_wait_counted(f, &f->b, 1, true));
+	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_RX_PKTS), 1);
+	KUNIT_EXPECT_NULL(test, memchr_inv(f->b.buf, 0xab, 1024));
+	shca_wt_expect_none(f, f->b.cq);
+
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->b.qp, &err, IB_QP_STATE), 0);
+	shca_wt_expect_wc(f, f->b.cq, 7, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, NULL);
+	shca_wt_expect_wc(f, f->b.cq, 8, IB_WC_WR_FLUSH_ERR, IB_WC_RECV, NULL);
+	shca_wt_expect_empty(f, f->b.cq);
+}
+
+/*
+ * Issue 29, finding 4: the work item takes what softirq decoded - the
+ * VLAN of the netdev the packet came through, the source MAC - from the
+ * packet's control block, never from skb->dev (a queued skb holds no
+ * reference on it: the netdev may be gone). Here the decoded headers say
+ * VLAN 42 and another source MAC than the frame's, and the skb has no
+ * device: the completion must report what softirq saw. Before the fix
+ * the work item decoded the packet again, from skb->dev and the frame.
+ */
+static void shca_wire_rx_cb(struct kunit *test)
+{
+	static const u8 seen_mac[ETH_ALEN] = { 0x02, 0x00, 0x5e, 0x00, 0x53, 0x2a };
+	struct shca_wt_fix *f = test->priv;
+	struct ib_qp *ub = shca_wt_ud_qp(test, &f->b);
+	struct ib_sge rsge = shca_wt_sge(&f->b, 0, 200);
+	struct shca_path path = {
+		.av = { .net_type = RDMA_NETWORK_IPV4, .hop_limit = 7,
+			.smac = { 0x02, 0x00, 0x5e, 0x00, 0x53, 0x01 } },
+		.sport = 0xc123,
+	};
+	struct sk_buff *skb;
+	struct shca_pkt p;
+	struct ib_wc wc;
+	u8 pkt[SHCA_BTH_BYTES + SHCA_DETH_BYTES + 8];
+
+	ipv6_addr_set_v4mapped(htonl(0xc0000201),
+			       (struct in6_addr *)path.av.sgid.raw);
+	ipv6_addr_set_v4mapped(htonl(0xc0000202),
+			       (struct in6_addr *)path.av.dgid.raw);
+	shca_wt_bth(pkt, IB_OPCODE_UD_SEND_ONLY, 0, ub->qp_num, false, 0);
+	put_unaligned_be32(SHCA_WT_QKEY, pkt + SHCA_BTH_BYTES);
+	put_unaligned_be32(0x123, pkt + SHCA_BTH_BYTES + 4);
+	memcpy(pkt + SHCA_BTH_BYTES + SHCA_DETH_BYTES, "datagram", 8);
+	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(ub, 1, &rsge, 1), 0);
+	shca_wt_mark(f);
+	skb = shca_wt_forge_path(&path, pkt, sizeof(pkt));
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	KUNIT_ASSERT_EQ(test, shca_net_decode(skb, &p), 0);
+	KUNIT_EXPECT_EQ(test, p.vlan_id, 0xffff);
+	p.vlan_id = 42;
+	ether_addr_copy(p.smac, seen_mac);
+	skb->dev = NULL;
+	shca_wt_rx(f, 1, skb, &p);
+
+	shca_wt_expect_wc(f, f->b.cq, 1, IB_WC_SUCCESS, IB_WC_RECV, &wc);
+	KUNIT_EXPECT_EQ(test, wc.src_qp, 0x123);
+	KUNIT_EXPECT_TRUE(test, wc.wc_flags & IB_WC_WITH_VLAN);
+	KUNIT_EXPECT_EQ(test, wc.vlan_id, 42);
+	KUNIT_EXPECT_TRUE(test, ether_addr_equal(wc.smac, seen_mac));
+	KUNIT_EXPECT_EQ(test, wc.network_hdr_type, RDMA_NETWORK_IPV4);
+}
+
+/*
  * A datagram over IPv4 (from an address no device here has: UD takes
  * it): its IPv4 header is in the last 20 bytes of the GRH area, the
  * first 20 are zero; the completion says IPv4, the source QP of the
@@ -2702,6 +2899,10 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE(shca_wire_hostile_addressing),
 	KUNIT_CASE(shca_wire_hostile_responses),
 	KUNIT_CASE(shca_wire_ud_ipv4),
+	KUNIT_CASE(shca_wire_rx_cb),
+	KUNIT_CASE(shca_wire_rx_judged_in_softirq),
+	KUNIT_CASE(shca_wire_held_recv_flushed),
+	KUNIT_CASE_SLOW(shca_wire_reth_range),
 	{}
 };
 
