@@ -27,6 +27,13 @@
 #   --test-timeout SECS  bound for each guest test (default 120)
 #   -v, --verbose    stream the whole serial console
 #   --rebuild        rebuild the cached base initramfs
+#   --hardened       boot with the Debian kernel's own memory debugging, no
+#                    rebuild: slub_debug=FZPU kfence.sample_interval=1
+#                    page_poison=1 init_on_free=1 (red zones, poisoning and
+#                    consistency checks of every slab cache, KFENCE sampling
+#                    every millisecond, poisoned free pages); their reports
+#                    fail a test (BAD in scripts/vm/init). Also VM_HARDENED=1;
+#                    with --initrd-only, in boot.env's APPEND (the wire tier)
 #   --label NAME     name of the final "NAME: N passed, N failed" line
 #                    (default vm)
 #
@@ -49,8 +56,9 @@
 #                    DIR/boot.env (kernel, command line, accelerator, tests)
 #                    and exit without booting
 #
-# Environment variables named FUZZ_* or VMT_* are passed to the guest tests
-# (e.g. FUZZ_ITERS=1000000 FUZZ_SECS=0 make vm for a long fuzz run; see
+# Environment variables named FUZZ_*, RACE_* or VMT_* are passed to the guest
+# tests (e.g. FUZZ_ITERS=1000000 FUZZ_SECS=0 make vm for a long fuzz run,
+# RACE_SECS=600 scripts/vm.sh --hardened 95-race for a long race; see
 # tests/vm/*.sh).
 #
 # Cache: ${XDG_CACHE_HOME:-$HOME/.cache}/softhca/vm/ (base initramfs, decompressed
@@ -90,6 +98,14 @@ CONSOLE_OUT=
 LABEL=vm
 INITRD_ONLY=
 TESTDIR_SET=0
+HARDENED=${VM_HARDENED:-0}
+# The Debian kernel has SLUB_DEBUG, KFENCE (sample interval 0 by default)
+# and PAGE_POISONING built in: these turn them on for every cache and
+# allocation. slub_debug=FZPU: sanity checks (F), red zones (Z), poisoning
+# (P), alloc/free owner tracking (U); kfence.sample_interval=1: a KFENCE
+# object every millisecond; page_poison=1, init_on_free=1: freed pages
+# poisoned and objects zeroed on free (a use after free reads garbage).
+HARDENED_APPEND="slub_debug=FZPU kfence.sample_interval=1 page_poison=1 init_on_free=1"
 
 die() { echo "vm: error: $*" >&2; exit 2; }
 TESTS=()
@@ -138,6 +154,7 @@ while [ $# -gt 0 ]; do
 	--test-timeout) TEST_TIMEOUT=${2:?}; shift ;;
 	-v|--verbose) VERBOSE=1 ;;
 	--rebuild) REBUILD=1 ;;
+	--hardened) HARDENED=1 ;;
 	--label) LABEL=${2:?--label needs a name}; shift ;;
 	-h|--help) sed -n '4,/^$/s/^# \{0,1\}//p' "$0"; SUMMARY_DONE=1; exit 0 ;;
 	-*) die "unknown option $1 (see --help)" ;;
@@ -149,6 +166,10 @@ done
 case $DRIVER in
 softhca|rxe) ;;
 *) die "--driver must be softhca or rxe" ;;
+esac
+case $HARDENED in
+0|1) ;;
+*) die "VM_HARDENED must be 0 or 1" ;;
 esac
 if [ "$MODE" = wire ] && [ $TESTDIR_SET = 0 ]; then
 	TESTDIR=$ROOT/tests/wire
@@ -279,7 +300,7 @@ mod_add() {	# name: add it and its dependencies to MOD_PATH
 	if [ "$(printf '%s\n' "$path" | wc -l)" -gt 1 ]; then
 		# an alias that several modules provide (6.1's softdep
 		# "crct10dif": generic and pclmul): take them all
-		MOD_PATH[$name]=alias
+		MOD_PATH[$name]="alias"
 		for dep in $path; do
 			dep=${dep##*/}
 			mod_add "${dep%%.ko*}"
@@ -544,9 +565,10 @@ fi
 	echo "VM_BASE_MODULES='${BASE_MODULES[*]}'"
 	echo "VM_MODULE_DEPS='$MODULE_DEPS'"
 	echo "VMTEST_DRIVER=$DRIVER"
-	# Knobs of the guest tests pass through: FUZZ_* (95-fuzz.sh) and
-	# VMT_* (long variants, see tests/vm/*.sh); plain values only.
-	env | grep -E '^(FUZZ|VMT)_[A-Z0-9_]*=[A-Za-z0-9._,:-]*$' |
+	# Knobs of the guest tests pass through: FUZZ_* (95-fuzz.sh),
+	# RACE_* (95-race.sh) and VMT_* (long variants, see tests/vm/*.sh);
+	# plain values only.
+	env | grep -E '^(FUZZ|RACE|VMT)_[A-Z0-9_]*=[A-Za-z0-9._,:-]*$' |
 		sed 's/^/export /' || true
 	for e in ${GUEST_ENV[@]+"${GUEST_ENV[@]}"}; do
 		echo "export $e"
@@ -562,6 +584,10 @@ flock -u 9
 # 8254 timer reaches the IO-APIC can fail ("IO-APIC + timer doesn't
 # work!") and panic the boot; the emulated timer is known to work.
 APPEND="console=ttyS0 quiet panic=-1 no_timer_check"
+if [ "$HARDENED" = 1 ]; then
+	APPEND="$APPEND $HARDENED_APPEND"
+	note "hardened guest: $HARDENED_APPEND"
+fi
 if [ -e /dev/kvm ] && [ -w /dev/kvm ]; then
 	ACCEL=(-accel kvm -cpu host)
 else
