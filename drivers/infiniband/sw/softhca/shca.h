@@ -1180,8 +1180,11 @@ struct shca_uring {
  *	owned by whoever holds SHCA_QP_EXEC_BUSY (see struct shca_req)
  * @peer_sdev: device of the last peer whose GID was validated (work
  *	item; cleared by modify_qp when the address changes)
- * @srq_inflight: QPs on an SRQ: receive WQEs peers took from the SRQ for
- *	this QP and have not completed yet; under @lock
+ * @recv_inflight: receive WQEs taken from the QP's receive queue or SRQ
+ *	and not completed yet (by a peer's requester on the memory link,
+ *	by the QP's own responder on the wire); the error state's flush and
+ *	RESET wait for them, so that no completion overtakes them and no
+ *	byte lands after a drain or RESET; under @lock
  * @last_wqe_sent: IB_EVENT_QP_LAST_WQE_REACHED was reported since the
  *	QP entered the error state; under @lock
  * @rxq: packets from the wire for this QP, taken by @work
@@ -1234,7 +1237,7 @@ struct shca_qp {
 	u32 qkey;
 	struct shca_req req;
 	const struct shca_dev *peer_sdev;
-	u32 srq_inflight;
+	u32 recv_inflight;
 	bool last_wqe_sent;
 	struct sk_buff_head rxq;
 	atomic_t rxq_bytes;

@@ -1016,7 +1016,7 @@ static void shca_map_fail(struct shca_mr *mr)
 int shca_mr_map_pages(struct shca_mr *mr, struct scatterlist *sg, int nents,
 		      unsigned int *sg_offset, u32 page_size)
 {
-	struct shca_xlat *x = &mr->next->data;
+	struct shca_xlat *x;
 	unsigned long flags;
 	int n;
 
@@ -1025,6 +1025,8 @@ int shca_mr_map_pages(struct shca_mr *mr, struct scatterlist *sg, int nents,
 		return -EINVAL;
 
 	spin_lock_irqsave(&mr->lock, flags);
+	/* Under the lock: a REG_MR executing swaps next and cur. */
+	x = &mr->next->data;
 	shca_map_begin(mr);
 	x->page_shift = ilog2(page_size);
 	n = ib_sg_to_pages(&mr->ibmr, sg, nents, sg_offset, shca_set_page);
@@ -1094,8 +1096,8 @@ static int shca_xlat_add_sg(struct shca_xlat *x, struct scatterlist *sg,
 int shca_mr_map_segs(struct shca_mr *mr, struct scatterlist *sg, int nents,
 		     unsigned int *sg_offset)
 {
-	struct shca_xlat *x = &mr->next->data;
 	unsigned int offset = sg_offset ? *sg_offset : 0;
+	struct shca_xlat *x;
 	unsigned long flags;
 	int n;
 
@@ -1103,6 +1105,7 @@ int shca_mr_map_segs(struct shca_mr *mr, struct scatterlist *sg, int nents,
 		return -EINVAL;
 
 	spin_lock_irqsave(&mr->lock, flags);
+	x = &mr->next->data;
 	shca_map_begin(mr);
 	n = shca_xlat_add_sg(x, sg, nents, offset);
 	if (n < 0) {
@@ -1143,7 +1146,7 @@ int shca_mr_map_pi(struct shca_mr *mr, struct scatterlist *data_sg,
 		   struct scatterlist *meta_sg, int meta_nents,
 		   unsigned int *meta_offset)
 {
-	struct shca_map *m = mr->next;
+	struct shca_map *m;
 	unsigned long flags;
 	int n;
 
@@ -1152,6 +1155,7 @@ int shca_mr_map_pi(struct shca_mr *mr, struct scatterlist *data_sg,
 		return -EINVAL;
 
 	spin_lock_irqsave(&mr->lock, flags);
+	m = mr->next;
 	shca_map_begin(mr);
 	n = shca_xlat_add_sg(&m->data, data_sg, data_nents,
 			     data_offset ? *data_offset : 0);

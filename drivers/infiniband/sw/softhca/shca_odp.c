@@ -53,7 +53,7 @@ static bool shca_odp_invalidate(struct mmu_interval_notifier *mni,
 {
 	struct ib_umem_odp *umem = container_of(mni, struct ib_umem_odp,
 						notifier);
-	struct shca_mr *mr = umem->private;
+	struct shca_mr *mr;
 	unsigned long flags;
 	u64 start, end;
 
@@ -62,6 +62,16 @@ static bool shca_odp_invalidate(struct mmu_interval_notifier *mni,
 
 	mutex_lock(&umem->umem_mutex);
 	mmu_interval_set_seq(mni, cur_seq);
+	/*
+	 * The notifier runs from the moment the core inserts it, before
+	 * umem->private is set; nothing is mapped until a fault, which comes
+	 * after: no page, nothing to clear (and maybe no MR yet).
+	 */
+	if (!umem->npages) {
+		mutex_unlock(&umem->umem_mutex);
+		return true;
+	}
+	mr = umem->private;
 	start = max_t(u64, ib_umem_start(umem), range->start);
 	end = min_t(u64, ib_umem_end(umem), range->end);
 	/* Copies hold the MR's lock while they use a page. */
@@ -166,6 +176,25 @@ out:
 	mutex_unlock(&odp->lock);
 	return child;
 }
+
+#if IS_ENABLED(CONFIG_KUNIT)
+/**
+ * shca_odp_umem_made() - an ODP umem exists, its MR not yet (KUnit hook)
+ * @umem: the umem; its MMU notifier is live, @umem->private not set
+ *
+ * KUnit tests redirect it to unmap the range there, as another thread
+ * of the registering process may.
+ */
+void shca_odp_umem_made(struct ib_umem_odp *umem)
+{
+	KUNIT_STATIC_STUB_REDIRECT(shca_odp_umem_made, umem);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_odp_umem_made);
+#else
+static inline void shca_odp_umem_made(struct ib_umem_odp *umem)
+{
+}
+#endif
 
 /*
  * Map [@va, @va + @len) of one umem: fault it in (@fault) or take only
@@ -277,6 +306,7 @@ int shca_odp_init(struct shca_mr *mr, u64 start, u64 length, int access)
 		kfree(odp);
 		return PTR_ERR(umem);
 	}
+	shca_odp_umem_made(umem);
 	umem->private = mr;
 	odp->umem = umem;
 	mr->odp = odp;

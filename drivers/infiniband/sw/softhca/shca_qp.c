@@ -638,7 +638,11 @@ static bool shca_rq_ring_empty(struct shca_qp *qp)
 struct shca_wqe *shca_rq_flush_head(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
-	if (qp->state != IB_QPS_ERR)
+	/*
+	 * A receive a requester is filling completes first; its completion
+	 * lets the flush go on (shca_qp_srq_check()).
+	 */
+	if (qp->state != IB_QPS_ERR || qp->recv_inflight)
 		return NULL;
 	shca_rq_ring_empty(qp);
 	return shca_queue_head(&qp->rq);
@@ -721,14 +725,13 @@ bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out)
 	if (qp->ibqp.srq) {
 		if (!shca_srq_pop(to_shca_srq(qp->ibqp.srq), out))
 			return false;
-		qp->srq_inflight++;
-		return true;
+	} else {
+		if (shca_rq_ring_empty(qp) || !shca_queue_take(&qp->rq, out))
+			return false;
+		shca_rq_ring_publish(qp);
 	}
-	if (shca_rq_ring_empty(qp))
-		return false;
-	if (!shca_queue_take(&qp->rq, out))
-		return false;
-	shca_rq_ring_publish(qp);
+	/* Completed through shca_qp_srq_check(qp, true, ...). */
+	qp->recv_inflight++;
 	return true;
 }
 
@@ -837,7 +840,7 @@ void shca_qp_report_events(struct shca_qp *qp)
 static bool shca_qp_last_wqe_due(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
-	if (!qp->ibqp.srq || qp->state != IB_QPS_ERR || qp->srq_inflight ||
+	if (!qp->ibqp.srq || qp->state != IB_QPS_ERR || qp->recv_inflight ||
 	    qp->last_wqe_sent)
 		return false;
 	qp->last_wqe_sent = true;
@@ -845,10 +848,13 @@ static bool shca_qp_last_wqe_due(struct shca_qp *qp)
 }
 
 /**
- * shca_qp_srq_check() - report Last WQE Reached if it is due
+ * shca_qp_srq_check() - account a completed receive; Last WQE Reached
  * @qp: a QP, possibly on an SRQ
- * @done: a receive WQE it took from its SRQ has just completed
+ * @done: a receive WQE it took (shca_rq_pop()) has just completed
  * @defer: called from a poster's context: report it from the work item
+ *
+ * In the error state, the last receive in flight lets the flush of the
+ * rest go on; on an SRQ, it reports IB_EVENT_QP_LAST_WQE_REACHED if due.
  *
  * Context: process context, no lock of the driver held; with @defer, any
  * context.
@@ -856,15 +862,18 @@ static bool shca_qp_last_wqe_due(struct shca_qp *qp)
 void shca_qp_srq_check(struct shca_qp *qp, bool done, bool defer)
 {
 	unsigned long flags;
-	bool due;
+	bool due, flush;
 
-	if (!qp->ibqp.srq)
+	if (!qp->ibqp.srq && !done)
 		return;
 	spin_lock_irqsave(&qp->lock, flags);
-	if (done && !WARN_ON_ONCE(!qp->srq_inflight))
-		qp->srq_inflight--;
+	if (done && !WARN_ON_ONCE(!qp->recv_inflight))
+		qp->recv_inflight--;
+	flush = done && !qp->recv_inflight && qp->state == IB_QPS_ERR;
 	due = shca_qp_last_wqe_due(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
+	if (flush)
+		shca_qp_kick(qp);
 	if (due && defer)
 		shca_qp_event_later(qp, IB_EVENT_QP_LAST_WQE_REACHED);
 	else if (due)
@@ -1202,13 +1211,17 @@ static void shca_qp_recv_posted(struct shca_qp *qp, unsigned long flags)
  * @qp: the QP; caller holds @qp->lock
  *
  * The caller kicks the QP afterwards so that its work item flushes the
- * outstanding work requests.
+ * outstanding work requests. A QP in RESET stays there: the data path
+ * may still be finishing a request of the connection modify_qp just
+ * reset, whose error must not land on the QP after the reset.
  */
 void shca_qp_set_error(struct shca_qp *qp)
 {
 	lockdep_assert_held(&qp->lock);
-	qp->state = IB_QPS_ERR;
+	if (qp->state != IB_QPS_RESET)
+		qp->state = IB_QPS_ERR;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_qp_set_error);
 
 /*
  * qp_access_flags: the responder's remote rights are what counts; other
@@ -1424,6 +1437,16 @@ static int shca_qp_transition(struct shca_qp *qp,
 	return err;
 }
 
+/*
+ * Wait until no peer's requester fills a receive it took from @qp (the
+ * QP is in RESET: no new one is taken).
+ */
+static void shca_qp_wait_recvs(struct shca_qp *qp)
+{
+	while (READ_ONCE(qp->recv_inflight))
+		usleep_range(100, 1000);
+}
+
 /* RESET empties both queues and drops the QP's completions. */
 static void shca_qp_reset_queues(struct shca_qp *qp)
 {
@@ -1431,6 +1454,7 @@ static void shca_qp_reset_queues(struct shca_qp *qp)
 
 	shca_qp_exec_stop(qp);
 	shca_wire_reset(qp);
+	shca_qp_wait_recvs(qp);
 	WRITE_ONCE(qp->wire, false);
 	spin_lock_irqsave(&qp->lock, flags);
 	shca_queue_reset(&qp->sq);

@@ -60,6 +60,9 @@ int shca_odp_fault(struct shca_mr *mr, u64 va, u64 len, bool write,
 int shca_odp_retry(struct shca_mr *mr, u64 va, u64 len, bool write,
 		   unsigned int *tries);
 int shca_odp_init(struct shca_mr *mr, u64 start, u64 length, int access);
+#if IS_ENABLED(CONFIG_KUNIT)
+void shca_odp_umem_made(struct ib_umem_odp *umem);
+#endif
 void shca_odp_fini(struct shca_mr *mr);
 int shca_mr_advise(struct shca_dev *sdev, struct ib_pd *pd, u32 advice,
 		   bool sync, const struct ib_sge *sge, u32 n);

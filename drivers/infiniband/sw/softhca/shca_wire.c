@@ -1834,12 +1834,12 @@ void shca_wire_reset(struct shca_qp *qp)
 
 	/*
 	 * RESET drops a receive WQE a SEND in progress holds, as it drops
-	 * the queued ones; taken from an SRQ, it no longer counts.
+	 * the queued ones: it no longer counts.
 	 */
-	if (rs->have_wqe && qp->ibqp.srq) {
+	if (rs->have_wqe) {
 		spin_lock_irqsave(&qp->lock, flags);
-		if (!WARN_ON_ONCE(!qp->srq_inflight))
-			qp->srq_inflight--;
+		if (!WARN_ON_ONCE(!qp->recv_inflight))
+			qp->recv_inflight--;
 		spin_unlock_irqrestore(&qp->lock, flags);
 	}
 	timer_delete_sync(&qp->wtimer);

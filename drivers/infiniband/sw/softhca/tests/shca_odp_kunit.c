@@ -261,6 +261,42 @@ static void shca_odp_unmapped(struct kunit *test)
 	shca_odp_detach_mm();
 }
 
+/* shca_odp_notifier_first: the registering process unmaps its memory. */
+static unsigned long shca_odp_unmap_addr;
+
+static void shca_odp_unmap_stub(struct ib_umem_odp *umem)
+{
+	vm_munmap(shca_odp_unmap_addr, SHCA_ODP_LEN);
+}
+
+/*
+ * Issue 29 (second review, F1): the MMU notifier of an ODP umem runs
+ * from the moment the core inserts it, before the MR is attached to the
+ * umem; another thread of the registering process that unmaps the range
+ * then must find nothing to do. The registration goes on; the memory is
+ * gone, so an access fails with -EFAULT. Before the fix the notifier
+ * dereferenced the MR pointer that was still NULL.
+ */
+static void shca_odp_notifier_first(struct kunit *test)
+{
+	struct shca_odp_fix *x = test->priv;
+	struct shca_mem_target t;
+	struct shca_mr *mr;
+	u8 in[64] = {};
+
+	shca_odp_unmap_addr = x->uaddr;
+	kunit_activate_static_stub(test, shca_odp_umem_made,
+				   shca_odp_unmap_stub);
+	mr = shca_odp_mr(test, x->uaddr, SHCA_ODP_LEN, x->uaddr, SHCA_ODP_RW);
+	kunit_deactivate_static_stub(test, shca_odp_umem_made);
+	t = shca_odp_target(x->f->pd, mr->key, x->uaddr,
+			    IB_ACCESS_REMOTE_WRITE);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(x->f->sdev, &t, in, sizeof(in),
+					   SHCA_COPY_TO_MR), -EFAULT);
+	KUNIT_EXPECT_EQ(test, shca_odp_mapped(mr), 0);
+	shca_odp_detach_mm();
+}
+
 /*
  * Pass: an access that cannot sleep fails with -EAGAIN while its pages
  * are not there, and faults nothing; once shca_mr_fault() has faulted
@@ -497,6 +533,7 @@ static struct kunit_case shca_odp_cases[] = {
 	KUNIT_CASE(shca_odp_roundtrip),
 	KUNIT_CASE(shca_odp_invalidated),
 	KUNIT_CASE(shca_odp_unmapped),
+	KUNIT_CASE(shca_odp_notifier_first),
 	KUNIT_CASE(shca_odp_no_sleep),
 	KUNIT_CASE(shca_odp_implicit),
 	KUNIT_CASE(shca_odp_advise),

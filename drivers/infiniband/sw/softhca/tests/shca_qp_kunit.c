@@ -1298,6 +1298,110 @@ static void shca_qp_number_not_multicast(struct kunit *test)
 	shca_qpn_release_all();
 }
 
+/* shca_qp_recv_inflight: the responder is flushed in the middle of a SEND. */
+static struct shca_qt_fix *shca_qt_inflight_fix;
+static int shca_qt_inflight_chunks;
+static struct ib_wc shca_qt_inflight_wc[4];
+static int shca_qt_inflight_n;
+
+static void shca_qt_inflight_poll(struct ib_cq *cq)
+{
+	while (shca_qt_inflight_n < ARRAY_SIZE(shca_qt_inflight_wc) &&
+	       ib_poll_cq(cq, 1, &shca_qt_inflight_wc[shca_qt_inflight_n]) == 1)
+		shca_qt_inflight_n++;
+}
+
+/*
+ * After the first chunk of the SEND: the responder enters the error
+ * state and its work item runs (it flushes what it may); what reached
+ * its CQ meanwhile is recorded.
+ */
+static void shca_qt_inflight_stub(struct shca_mr *mr)
+{
+	struct shca_qt_fix *f = shca_qt_inflight_fix;
+	struct ib_qp_attr err = { .qp_state = IB_QPS_ERR };
+
+	if (mr != to_shca_mr(f->b.mr) || ++shca_qt_inflight_chunks != 1)
+		return;
+	ib_modify_qp(f->b.qp, &err, IB_QP_STATE);
+	msleep(50);
+	shca_qt_inflight_poll(f->b.cq);
+}
+
+/*
+ * Issue 29 (second review, F2): a receive a requester took and is still
+ * filling when the responder enters the error state completes before the
+ * receives behind it are flushed - the flush waits for it - so no
+ * FLUSH_ERR overtakes it (ib_drain_qp() returns only once it is done: a
+ * ULP then frees the buffers). Before the fix the flush completed the
+ * queued receive during the transfer and the taken one after it.
+ */
+static void shca_qp_recv_inflight(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	u32 len = 3 * SZ_16K, key;
+	struct ib_sge src = shca_qt_sge(&f->a, 0, len);
+	struct ib_sge dst, dst2;
+	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_SIGNALED,
+				 .sg_list = &src, .num_sge = 1 };
+
+	shca_qt_fill(f->a.buf, len, 3);
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	key = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+	/* Through b's fast-reg MR: its bytes move in 16 KiB chunks. */
+	dst = (struct ib_sge){ .addr = f->b.mr->iova, .length = len,
+			       .lkey = key };
+	dst2 = (struct ib_sge){ .addr = f->b.mr->iova + len, .length = 64,
+				.lkey = key };
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 11, &dst, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 12, &dst2, 1), 0);
+
+	shca_qt_inflight_fix = f;
+	shca_qt_inflight_chunks = 0;
+	shca_qt_inflight_n = 0;
+	kunit_activate_static_stub(test, shca_mr_copy_chunk_done,
+				   shca_qt_inflight_stub);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr), 0);
+	kunit_deactivate_static_stub(test, shca_mr_copy_chunk_done);
+	KUNIT_EXPECT_EQ(test, shca_qt_inflight_chunks, 3);
+	KUNIT_EXPECT_EQ_MSG(test, shca_qt_inflight_n, 0,
+			    "completed during the transfer: wr_id %llu",
+			    shca_qt_inflight_wc[0].wr_id);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	msleep(50);
+	shca_qt_inflight_poll(f->b.cq);
+	KUNIT_ASSERT_EQ(test, shca_qt_inflight_n, 2);
+	KUNIT_EXPECT_EQ(test, shca_qt_inflight_wc[0].wr_id, 11);
+	KUNIT_EXPECT_EQ(test, shca_qt_inflight_wc[0].status, IB_WC_SUCCESS);
+	KUNIT_EXPECT_EQ(test, shca_qt_inflight_wc[1].wr_id, 12);
+	KUNIT_EXPECT_EQ(test, shca_qt_inflight_wc[1].status, IB_WC_WR_FLUSH_ERR);
+	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf, f->a.buf, len), 0);
+}
+
+/*
+ * Issue 29 (second review, F3): the data path's error never lands on a
+ * QP in RESET (a request of the connection modify_qp just reset may
+ * still be finishing); the QP stays in RESET and can be connected again.
+ */
+static void shca_qp_error_spares_reset(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	struct shca_qp *qp = to_shca_qp(f->a.qp);
+	unsigned long flags;
+
+	KUNIT_ASSERT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_RESET);
+	spin_lock_irqsave(&qp->lock, flags);
+	shca_qp_set_error(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_RESET);
+	KUNIT_EXPECT_EQ(test, shca_qt_to_init(f->a.qp), 0);
+	spin_lock_irqsave(&qp->lock, flags);
+	shca_qp_set_error(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_ERR);
+}
+
 static u32 shca_qt_psn(struct ib_qp *qp, bool send)
 {
 	struct ib_qp_init_attr init;
@@ -1707,6 +1811,8 @@ static struct kunit_case shca_qp_review_cases[] = {
 	KUNIT_CASE(shca_qp_number_held),
 	KUNIT_CASE(shca_qp_number_not_multicast),
 	KUNIT_CASE(shca_qp_sqd_refused),
+	KUNIT_CASE_SLOW(shca_qp_recv_inflight),
+	KUNIT_CASE(shca_qp_error_spares_reset),
 	KUNIT_CASE_PARAM(shca_qp_other_netns, shca_qt_apart_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_psn, shca_qt_where_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_reset_reuse, shca_qt_where_gen_params),
