@@ -100,6 +100,8 @@ struct dma_buf;
 #define SHCA_GRH_BYTES		40		/* GRH area of a UD receive */
 #define SHCA_MAX_AH		0x10000
 #define SHCA_MAX_SRQ		0x4000
+/* Children of implicit ODP MRs (64 MiB of address space each) per device. */
+#define SHCA_ODP_MAX_CHILDREN	1024
 #define SHCA_MAX_SRQ_WR		0x4000		/* receive WQEs per SRQ */
 #define SHCA_MAX_SRQ_SGE	SHCA_MAX_SGE
 #define SHCA_MCAST_QPN		0xffffff	/* a datagram to a group */
@@ -201,6 +203,9 @@ enum shca_wire_stat {
  *	the port counter ud_rx_dropped
  * @wstats: what the wire counts (enum shca_wire_stat), port counters
  * @net_entry: entry in its network namespace's device list (shca_net.c)
+ * @odp_children: child umems of implicit ODP MRs the device has made
+ *	(each costs the kernel about 256 KiB: bounded by @odp_children_max)
+ * @odp_children_max: SHCA_ODP_MAX_CHILDREN (tests lower it)
  * @wire_net: the namespace whose UDP sockets it uses; read through
  *	shca_net_of() (shca_net.c)
  * @wire_attached: shca_net_attach() put it on @wire_net's list, and
@@ -234,6 +239,8 @@ struct shca_dev {
 	atomic_long_t rx_dropped;
 	atomic64_t wstats[SHCA_WS_MAX];
 	struct list_head net_entry;
+	atomic_t odp_children;
+	u32 odp_children_max;
 	possible_net_t wire_net;
 	bool wire_attached;
 };

@@ -24,7 +24,10 @@
  *
  * Implicit ODP. An MR over the whole address space (start 0, length
  * U64_MAX) has a root umem and one child umem per SHCA_ODP_CHILD bytes,
- * made on the first fault in its range and freed with the MR.
+ * made on the first fault in its range and freed with the MR. Children
+ * exist only below the process' task size, and a device makes at most
+ * SHCA_ODP_MAX_CHILDREN of them (each costs the core's page arrays,
+ * about 256 KiB): a fault beyond fails with -ENOMEM.
  */
 
 #include <linux/hmm.h>
@@ -158,20 +161,31 @@ static struct ib_umem_odp *shca_odp_child(struct shca_mr *mr, u64 va)
 	child = xa_load(&odp->children, idx);
 	if (child)
 		return child;
+	/* Only the registering process' address space is there to map. */
+	if (va >= odp->umem->umem.owning_mm->task_size)
+		return ERR_PTR(-EFAULT);
 	mutex_lock(&odp->lock);
 	child = xa_load(&odp->children, idx);
 	if (child)
 		goto out;
+	/* Each child costs kernel memory: a device makes only so many. */
+	if (atomic_inc_return(&mr->sdev->odp_children) >
+	    READ_ONCE(mr->sdev->odp_children_max)) {
+		child = ERR_PTR(-ENOMEM);
+		goto uncount;
+	}
 	child = ib_umem_odp_alloc_child(odp->umem, idx << SHCA_ODP_CHILD_SHIFT,
 					SHCA_ODP_CHILD, &shca_odp_ops);
 	if (IS_ERR(child))
-		goto out;
+		goto uncount;
 	child->private = mr;
-	err = xa_err(xa_store(&odp->children, idx, child, GFP_KERNEL));
-	if (err) {
-		ib_umem_odp_release(child);
-		child = ERR_PTR(err);
-	}
+	err = xa_err(xa_store(&odp->children, idx, child, GFP_KERNEL_ACCOUNT));
+	if (!err)
+		goto out;
+	ib_umem_odp_release(child);
+	child = ERR_PTR(err);
+uncount:
+	atomic_dec(&mr->sdev->odp_children);
 out:
 	mutex_unlock(&odp->lock);
 	return child;
@@ -329,8 +343,10 @@ void shca_odp_fini(struct shca_mr *mr)
 	struct ib_umem_odp *child;
 	unsigned long idx;
 
-	xa_for_each(&odp->children, idx, child)
+	xa_for_each(&odp->children, idx, child) {
 		ib_umem_odp_release(child);
+		atomic_dec(&mr->sdev->odp_children);
+	}
 	xa_destroy(&odp->children);
 	ib_umem_odp_release(odp->umem);
 	mutex_destroy(&odp->lock);

@@ -1399,6 +1399,8 @@ int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev)
 	atomic_set(&sdev->num_cqs, 0);
 	atomic_set(&sdev->num_qps, 0);
 	atomic_set(&sdev->num_ahs, 0);
+	atomic_set(&sdev->odp_children, 0);
+	sdev->odp_children_max = SHCA_ODP_MAX_CHILDREN;
 	atomic_long_set(&sdev->rx_dropped, 0);
 	for (i = 0; i < SHCA_WS_MAX; i++)
 		atomic64_set(&sdev->wstats[i], 0);

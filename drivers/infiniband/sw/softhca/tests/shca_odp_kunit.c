@@ -366,6 +366,53 @@ static void shca_odp_implicit(struct kunit *test)
 	shca_odp_detach_mm();
 }
 
+/*
+ * Issue 29, finding 8: an implicit MR makes children only for addresses
+ * of the process (a fault at or above its task size fails with -EFAULT
+ * and makes none), and a device makes only so many (here lowered to 3):
+ * a fault in a fourth 64 MiB region fails with -ENOMEM, the regions made
+ * keep working, and deregistration gives the budget back. Before the fix
+ * every first touch of a region, anywhere, made a child for good.
+ */
+static void shca_odp_implicit_bounded(struct kunit *test)
+{
+	struct shca_odp_fix *x = test->priv;
+	struct shca_dev *sdev = x->f->sdev;
+	u32 saved = sdev->odp_children_max;
+	struct shca_mem_target t;
+	struct shca_mr *mr;
+	u8 out[8];
+	int i;
+
+	mr = shca_odp_mr(test, 0, U64_MAX, 0, SHCA_ODP_RW);
+	t = shca_odp_target(x->f->pd, mr->key, TASK_SIZE,
+			    IB_ACCESS_REMOTE_READ);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(sdev, &t, out, sizeof(out),
+					   SHCA_COPY_FROM_MR), -EFAULT);
+	t.iova = U64_MAX - PAGE_SIZE;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(sdev, &t, out, sizeof(out),
+					   SHCA_COPY_FROM_MR), -EFAULT);
+	KUNIT_EXPECT_TRUE(test, xa_empty(&mr->odp->children));
+	KUNIT_EXPECT_EQ(test, atomic_read(&sdev->odp_children), 0);
+
+	sdev->odp_children_max = 3;
+	/* Three regions far apart (nothing mapped there): children made. */
+	for (i = 1; i <= 3; i++) {
+		t.iova = (u64)i << 32;
+		KUNIT_EXPECT_EQ(test, shca_mr_copy(sdev, &t, out, sizeof(out),
+						   SHCA_COPY_FROM_MR), -EFAULT);
+	}
+	KUNIT_EXPECT_EQ(test, atomic_read(&sdev->odp_children), 3);
+	t.iova = 4ULL << 32;
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(sdev, &t, out, sizeof(out),
+					   SHCA_COPY_FROM_MR), -ENOMEM);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sdev->odp_children), 3);
+	sdev->odp_children_max = saved;
+	kunit_release_action(test, shca_odp_destroy_action, mr);
+	KUNIT_EXPECT_EQ(test, atomic_read(&sdev->odp_children), 0);
+	shca_odp_detach_mm();
+}
+
 #define SHCA_ADV_PREFETCH		IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH
 #define SHCA_ADV_PREFETCH_WRITE		IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE
 #define SHCA_ADV_PREFETCH_NO_FAULT	IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT
@@ -536,6 +583,7 @@ static struct kunit_case shca_odp_cases[] = {
 	KUNIT_CASE(shca_odp_notifier_first),
 	KUNIT_CASE(shca_odp_no_sleep),
 	KUNIT_CASE(shca_odp_implicit),
+	KUNIT_CASE(shca_odp_implicit_bounded),
 	KUNIT_CASE(shca_odp_advise),
 	KUNIT_CASE_SLOW(shca_odp_race),
 	{}
