@@ -1032,6 +1032,10 @@ struct shca_rd_res {
  * @res_size: entries @res has room for (the largest max_dest_rd_atomic
  *	asked for so far)
  * @res_next: where the next one goes
+ * @rd_active: a READ is being answered: its responses leave over several
+ *	runs of the work item (SHCA_WIRE_RD_BUDGET each)
+ * @rd_slot: its entry in @res (an index: modify_qp may grow @res)
+ * @rd_psn: PSN of its next response
  *
  * Owned by the holder of SHCA_QP_EXEC_BUSY.
  */
@@ -1050,6 +1054,9 @@ struct shca_wresp {
 	struct shca_rd_res *res;
 	u32 res_size;
 	u32 res_next;
+	bool rd_active;
+	u32 rd_slot;
+	u32 rd_psn;
 };
 
 /**

@@ -79,6 +79,15 @@
 #define SHCA_WIRE_RXQ_BYTES	SZ_4M
 /* Packets one run of the work item receives, and sends. */
 #define SHCA_WIRE_BUDGET	256
+/* READ responses one run of the work item sends. */
+#define SHCA_WIRE_RD_BUDGET	64
+
+/* What the READ being answered needs next (shca_wire_read_more()). */
+enum shca_rd_more {
+	SHCA_RD_DONE,		/* all sent, or given up on (sent no more) */
+	SHCA_RD_MORE,		/* responses left for the next run */
+	SHCA_RD_REFUSED,	/* the memory was refused: NAK */
+};
 
 /* a - b in the 24-bit PSN space, as a signed distance */
 static inline s32 shca_psn_diff(u32 a, u32 b)
@@ -282,6 +291,40 @@ static struct sk_buff *shca_wire_rxq_take(struct shca_qp *qp)
 	if (skb)
 		atomic_sub(skb->truesize, &qp->rxq_bytes);
 	return skb;
+}
+
+/* A queued packet is a request (its BTH was checked in softirq). */
+static bool shca_wire_skb_is_req(const struct sk_buff *skb)
+{
+	const struct shca_op *op = shca_op_get(skb->data[0]);
+
+	return op && (op->flags & SHCA_OP_REQ);
+}
+
+/*
+ * The next packet for the work item. While a READ is being answered,
+ * requests wait behind it (their responses follow its own) but the
+ * acknowledgements of the QP's own requests are taken, in their order.
+ */
+static struct sk_buff *shca_wire_rxq_next(struct shca_qp *qp)
+{
+	struct sk_buff *skb, *found = NULL;
+	unsigned long flags;
+
+	if (!qp->wresp.rd_active)
+		return shca_wire_rxq_take(qp);
+	spin_lock_irqsave(&qp->rxq.lock, flags);
+	skb_queue_walk(&qp->rxq, skb) {
+		if (!shca_wire_skb_is_req(skb)) {
+			__skb_unlink(skb, &qp->rxq);
+			found = skb;
+			break;
+		}
+	}
+	spin_unlock_irqrestore(&qp->rxq.lock, flags);
+	if (found)
+		atomic_sub(found->truesize, &qp->rxq_bytes);
+	return found;
 }
 
 /**
@@ -668,14 +711,17 @@ static struct shca_rd_res *shca_wire_res_find(struct shca_qp *qp, u32 psn)
 }
 
 /*
- * Send the responses of READ @res from PSN @psn on. Return false if the
- * memory was refused (the caller NAKs).
+ * Send the responses of the READ being answered (shca_wresp.rd_*), at most
+ * SHCA_WIRE_RD_BUDGET of them: a READ of up to 2 GiB leaves over many
+ * runs of the work item, with the QP's other work, its timers, a RESET
+ * or destroy in between. A transmit error ends it (the requester asks
+ * again for what is missing).
  */
-static bool shca_wire_read_respond(struct shca_qp *qp, struct shca_rd_res *res,
-				   u32 psn)
+static enum shca_rd_more shca_wire_read_more(struct shca_qp *qp)
 {
-	u32 mtu = shca_wire_mtu(qp);
-	u32 first = shca_psn_diff(psn, res->psn), n, i;
+	struct shca_wresp *rs = &qp->wresp;
+	struct shca_rd_res *res = &rs->res[rs->rd_slot];
+	u32 mtu = shca_wire_mtu(qp), first, n, i;
 	struct shca_mem_target t = {
 		.pd = qp->ibqp.pd,
 		.key = res->rkey,
@@ -686,10 +732,19 @@ static bool shca_wire_read_respond(struct shca_qp *qp, struct shca_rd_res *res,
 	struct sk_buff *skb;
 	u8 *payload;
 
+	if (!shca_wire_receiving(qp)) {
+		rs->rd_active = false;
+		return SHCA_RD_DONE;
+	}
 	n = res->len ? DIV_ROUND_UP(res->len, mtu) : 1;
+	first = shca_psn_diff(rs->rd_psn, res->psn);
 	for (i = first; i < n; i++) {
 		u32 off = i * mtu, len = min(res->len - off, mtu);
 
+		if (i - first == SHCA_WIRE_RD_BUDGET) {
+			rs->rd_psn = shca_psn_add(res->psn, i);
+			return SHCA_RD_MORE;
+		}
 		if (n == 1)
 			pkt.opcode = IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
 		else if (i == 0)
@@ -701,21 +756,38 @@ static bool shca_wire_read_respond(struct shca_qp *qp, struct shca_rd_res *res,
 		pkt.op = shca_op_get(pkt.opcode);
 		pkt.psn = shca_psn_add(res->psn, i);
 		pkt.aeth = (u32)(SHCA_AETH_ACK | SHCA_AETH_CREDIT_INVAL) << 24 |
-			   (qp->wresp.msn & IB_MSN_MASK);
+			   (rs->msn & IB_MSN_MASK);
 		skb = shca_wire_pkt(qp->sdev, &qp->path, &pkt, len, &payload);
 		if (!skb)
-			return true;	/* the requester asks again */
+			break;	/* the requester asks again */
 		t.iova = res->va + off;
 		if (len && shca_wire_copy(qp->sdev, &t, payload, len,
 					  SHCA_COPY_FROM_MR)) {
 			kfree_skb(skb);
-			return false;
+			rs->rd_active = false;
+			return SHCA_RD_REFUSED;
 		}
-		shca_net_send(qp->sdev, &qp->path, skb);
-		/* A large READ yields between its packets. */
-		cond_resched();
+		if (shca_net_send(qp->sdev, &qp->path, skb))
+			break;
 	}
-	return true;
+	rs->rd_active = false;
+	return SHCA_RD_DONE;
+}
+
+/*
+ * Answer READ @res from PSN @psn on: the first responses now, the rest
+ * from the next runs of the work item (shca_wire_rx_run()).
+ */
+static enum shca_rd_more shca_wire_read_respond(struct shca_qp *qp,
+						struct shca_rd_res *res,
+						u32 psn)
+{
+	struct shca_wresp *rs = &qp->wresp;
+
+	rs->rd_active = true;
+	rs->rd_slot = res - rs->res;
+	rs->rd_psn = psn;
+	return shca_wire_read_more(qp);
 }
 
 static void shca_wire_atomic_ack(struct shca_qp *qp, const struct shca_rd_res *res)
@@ -749,6 +821,7 @@ static void shca_wire_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt)
 			shca_wire_atomic_ack(qp, res);
 		else if (pkt->psn == res->psn || (flags & SHCA_OP_READ))
 			shca_wire_read_respond(qp, res, pkt->psn);
+		/* A refusal now: the requester times out, as it would then. */
 		return;
 	}
 	/* Everything before the expected PSN was executed: say so. */
@@ -848,7 +921,7 @@ static void shca_wire_read(struct shca_qp *qp, const struct shca_pkt *pkt)
 		.msn = qp->wresp.msn,
 	};
 	qp->rq_psn = shca_psn_add(pkt->psn, n);
-	if (!shca_wire_read_respond(qp, res, pkt->psn)) {
+	if (shca_wire_read_respond(qp, res, pkt->psn) == SHCA_RD_REFUSED) {
 		res->valid = false;
 		shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS,
 			      IB_EVENT_QP_ACCESS_ERR);
@@ -1735,11 +1808,20 @@ void shca_wire_timer(struct timer_list *t)
 /* The packets waiting for the QP, in order. */
 static void shca_wire_rx_run(struct shca_qp *qp)
 {
+	struct shca_wresp *rs = &qp->wresp;
 	int budget = SHCA_WIRE_BUDGET;
+	struct shca_rd_res *res;
 	struct sk_buff *skb;
 	struct shca_pkt pkt;
 
-	while (budget-- && (skb = shca_wire_rxq_take(qp))) {
+	/* The READ being answered goes on first; requests wait behind it. */
+	if (rs->rd_active && shca_wire_read_more(qp) == SHCA_RD_REFUSED) {
+		res = &rs->res[rs->rd_slot];
+		res->valid = false;
+		shca_wire_nak(qp, res->psn, SHCA_NAK_REM_ACCESS,
+			      IB_EVENT_QP_ACCESS_ERR);
+	}
+	while (budget-- && (skb = shca_wire_rxq_next(qp))) {
 		if (shca_rx_cb_load(skb, &pkt)) {
 			shca_wire_drop(qp);
 		} else if (shca_qp_datagram(qp)) {
@@ -1756,7 +1838,7 @@ static void shca_wire_rx_run(struct shca_qp *qp)
 		}
 		kfree_skb(skb);
 	}
-	if (!skb_queue_empty(&qp->rxq))
+	if (!skb_queue_empty(&qp->rxq) || rs->rd_active)
 		shca_qp_kick(qp);
 	if (qp->wresp.ack_owed) {
 		qp->wresp.ack_owed = false;
@@ -1794,6 +1876,7 @@ bool shca_wire_run(struct shca_qp *qp)
 	shca_wire_complete_upto(qp, 0, false);
 	return more;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_wire_run);
 
 /**
  * shca_wire_sq_psn() - the send PSN query_qp reports

@@ -607,6 +607,7 @@ struct shca_wt_conn {
 	u8 retry_cnt;
 	u8 rnr_retry;
 	u8 rd_atom;	/* max_rd_atomic and max_dest_rd_atomic; 0: 4 */
+	enum ib_mtu mtu;	/* path MTU; 0: 1024 */
 };
 
 /* No loss: nothing may time out while the test thread pumps. */
@@ -638,7 +639,7 @@ static int shca_wt_to_rts(struct ib_qp *qp, struct shca_wt_end *peer,
 
 	memset(&attr, 0, sizeof(attr));
 	attr.qp_state = IB_QPS_RTR;
-	attr.path_mtu = IB_MTU_1024;
+	attr.path_mtu = c->mtu ?: IB_MTU_1024;
 	attr.dest_qp_num = dest_qpn;
 	attr.max_dest_rd_atomic = c->rd_atom ?: 4;
 	attr.min_rnr_timer = 1;		/* 10 us */
@@ -2578,6 +2579,58 @@ static void shca_wire_rx_judged_in_softirq(struct kunit *test)
 }
 
 /*
+ * Issue 29, finding 7: a READ's responses leave at most 64 per run of the
+ * responder's work item (here 256 responses at a 256-byte MTU), so a
+ * READ of up to 2 GiB never holds the QP, its timers, a RESET or the
+ * poster of a user QP for all of them; the READ completes with every
+ * byte. Before the fix one run sent all 256.
+ */
+static void shca_wire_read_budget(struct kunit *test)
+{
+	static const struct shca_wt_conn small = {
+		.timeout = 16, .retry_cnt = 7, .rnr_retry = 7,
+		.mtu = IB_MTU_256,
+	};
+	struct shca_wt_fix *f = test->priv;
+	struct shca_qp *b = to_shca_qp(f->b.qp);
+	struct ib_sge sge = shca_wt_sge(&f->a, 0, SHCA_WT_BUF);
+	struct ib_rdma_wr rd = {
+		.wr = { .wr_id = 7, .opcode = IB_WR_RDMA_READ,
+			.send_flags = IB_SEND_SIGNALED,
+			.sg_list = &sge, .num_sge = 1 },
+	};
+	const struct ib_send_wr *bad;
+	unsigned long end;
+	u32 sent;
+	int i;
+
+	for (i = 0; i < SHCA_WT_BUF; i++)
+		f->b.buf[i] = (u8)(i * 13 + 1);
+	shca_wt_connect(f, &small);
+	rd.rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW);
+	rd.remote_addr = f->b.mr->iova;
+	shca_qp_exec_stop(b);
+	KUNIT_ASSERT_EQ(test, ib_post_send(f->a.qp, &rd.wr, &bad), 0);
+	/* The request reaches b's queue; b's work item cannot run. */
+	end = jiffies + 3 * HZ;
+	while (!skb_queue_len(&b->rxq) && time_before(jiffies, end)) {
+		shca_wt_pump(f);
+		usleep_range(100, 200);
+	}
+	KUNIT_ASSERT_EQ(test, skb_queue_len(&b->rxq), 1U);
+	for (i = 1; i <= 4; i++) {
+		shca_wire_run(b);
+		sent = skb_queue_len(&f->txq);
+		KUNIT_EXPECT_EQ_MSG(test, sent, 64U * i, "after run %d", i);
+	}
+	KUNIT_EXPECT_FALSE(test, b->wresp.rd_active);
+	shca_qp_exec_resume(b);
+	shca_qp_kick(b);
+	shca_wt_expect_wc(f, f->a.cq, 7, IB_WC_SUCCESS, IB_WC_RDMA_READ, NULL);
+	KUNIT_EXPECT_EQ(test, memcmp(f->a.buf, f->b.buf, SHCA_WT_BUF), 0);
+}
+
+/*
  * Issue 29, finding 12: a WRITE whose RETH runs past the end of its
  * region is refused with its first packet, before a byte moves, as the
  * memory link refuses it: a NAK (remote access error), the responder in
@@ -2903,6 +2956,7 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE(shca_wire_rx_judged_in_softirq),
 	KUNIT_CASE(shca_wire_held_recv_flushed),
 	KUNIT_CASE_SLOW(shca_wire_reth_range),
+	KUNIT_CASE(shca_wire_read_budget),
 	{}
 };
 
