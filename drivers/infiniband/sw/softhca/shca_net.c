@@ -88,14 +88,19 @@ static DEFINE_MUTEX(shca_net_lock);
  * @sk6: the IPv6 socket on port 4791, or NULL
  * @devs: the namespace's devices (shca_dev.net_entry), RCU for receivers
  * @users: devices attached
+ * @reopen: opens the sockets once the port is free, if a device tried to
+ *	send without them (rdma_rxe held the port, then went)
+ * @net: the namespace
  *
- * Everything is under shca_net_lock.
+ * Everything but @reopen is under shca_net_lock.
  */
 struct shca_net {
 	struct socket __rcu *sk4;
 	struct socket __rcu *sk6;
 	struct list_head devs;
 	unsigned int users;
+	struct delayed_work reopen;
+	struct net *net;
 };
 
 static unsigned int shca_net_id;
@@ -298,12 +303,72 @@ static void shca_net_close(struct shca_net *sn)
 		udp_tunnel_sock_release(sk6);
 }
 
+/* Open the namespace's sockets if they are not open. */
+static int shca_net_open_socks(struct shca_net *sn, struct net *net)
+{
+	struct socket *sock;
+
+	lockdep_assert_held(&shca_net_lock);
+	if (rcu_access_pointer(sn->sk4))
+		return 0;
+	sock = shca_net_open(net, false);
+	if (IS_ERR(sock))
+		return PTR_ERR(sock);
+	rcu_assign_pointer(sn->sk4, sock);
+	if (IS_ENABLED(CONFIG_IPV6)) {
+		/* IPv6 may be disabled: then IPv4 only. */
+		sock = shca_net_open(net, true);
+		if (!IS_ERR(sock))
+			rcu_assign_pointer(sn->sk6, sock);
+	}
+	return 0;
+}
+
+/* A device wanted to send without sockets: try the port again. */
+static void shca_net_reopen(struct work_struct *work)
+{
+	struct shca_net *sn = container_of(to_delayed_work(work),
+					   struct shca_net, reopen);
+
+	mutex_lock(&shca_net_lock);
+	if (sn->users && !rcu_access_pointer(sn->sk4) &&
+	    !shca_net_open_socks(sn, sn->net))
+		pr_info("softhca: UDP port %u is softhca's again: RoCE v2 to other hosts works\n",
+			ROCE_V2_UDP_DPORT);
+	mutex_unlock(&shca_net_lock);
+}
+
+/**
+ * shca_net_has_wire() - the device's namespace has softhca's UDP sockets
+ * @sdev: the device
+ *
+ * False for a device that reaches only the softhca devices of its host:
+ * UDP port 4791 was taken (by rdma_rxe) when it was made, and no packet
+ * has been sent since the port became free (the next one opens it).
+ *
+ * Context: any context.
+ * Return: true if RoCE v2 packets leave and arrive.
+ */
+bool shca_net_has_wire(struct shca_dev *sdev)
+{
+	struct net *net;
+	bool ok;
+
+	rcu_read_lock();
+	net = shca_net_of(sdev);
+	ok = net && rcu_access_pointer(shca_net(net)->sk4);
+	rcu_read_unlock();
+	return ok;
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_net_has_wire);
+
 /**
  * shca_net_attach() - put a new device on the wire of its namespace
  * @sdev: the device; its netdev is set
  *
  * Opens the namespace's sockets if they are not open. A port taken by
- * someone else is not an error: the device then has no wire (logged).
+ * someone else is not an error: the device then has no wire (logged)
+ * until a packet it sends finds the port free (shca_net_has_wire()).
  *
  * Context: process context, RTNL not held.
  * Return: 0, or -ENOMEM.
@@ -312,25 +377,10 @@ int shca_net_attach(struct shca_dev *sdev)
 {
 	struct net *net = dev_net(sdev->netdev);
 	struct shca_net *sn = shca_net(net);
-	struct socket *sock;
-	int err = 0;
+	int err;
 
 	mutex_lock(&shca_net_lock);
-	if (!rcu_access_pointer(sn->sk4)) {
-		sock = shca_net_open(net, false);
-		if (IS_ERR(sock)) {
-			err = PTR_ERR(sock);
-			goto out;
-		}
-		rcu_assign_pointer(sn->sk4, sock);
-		if (IS_ENABLED(CONFIG_IPV6)) {
-			/* IPv6 may be disabled: then IPv4 only. */
-			sock = shca_net_open(net, true);
-			if (!IS_ERR(sock))
-				rcu_assign_pointer(sn->sk6, sock);
-		}
-	}
-out:
+	err = shca_net_open_socks(sn, net);
 	if (err == -ENOMEM) {
 		mutex_unlock(&shca_net_lock);
 		return err;
@@ -548,6 +598,9 @@ int shca_net_send(struct shca_dev *sdev, const struct shca_path *path,
 		if (sock)
 			dst = shca_net_route6(net, sock->sk, path);
 	}
+	/* No socket: the port was taken; try it again within a second. */
+	if (!rcu_access_pointer(sn->sk4) && !delayed_work_pending(&sn->reopen))
+		queue_delayed_work(system_wq, &sn->reopen, HZ);
 	if (!dst) {
 		rcu_read_unlock();
 		kfree_skb(skb);
@@ -582,6 +635,8 @@ static int __net_init shca_net_init_ns(struct net *net)
 	struct shca_net *sn = shca_net(net);
 
 	INIT_LIST_HEAD(&sn->devs);
+	INIT_DELAYED_WORK(&sn->reopen, shca_net_reopen);
+	sn->net = net;
 	return 0;
 }
 
@@ -603,6 +658,8 @@ static void __net_exit shca_net_exit_ns(struct net *net)
 	shca_net_close(sn);
 	mutex_unlock(&shca_net_lock);
 	synchronize_rcu();
+	/* No sender is left to queue it again. */
+	cancel_delayed_work_sync(&sn->reopen);
 }
 
 static struct pernet_operations shca_net_ops = {

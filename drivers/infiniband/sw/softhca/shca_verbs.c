@@ -154,10 +154,13 @@ static int shca_get_port_immutable(struct ib_device *ibdev, u32 port_num,
 /*
  * Port counters, in /sys/class/infiniband/DEV/ports/1/hw_counters/ and
  * "rdma statistic show link DEV/1": the wire's (enum shca_wire_stat),
- * then ud_rx_dropped.
+ * then ud_rx_dropped, then wire_udp: 1 while the device's namespace has
+ * softhca's UDP sockets (RoCE v2 to other hosts), 0 while it reaches
+ * only the softhca devices of its host (UDP port 4791 taken).
  */
 #define SHCA_STAT_UD_RX_DROPPED	SHCA_WS_MAX
-#define SHCA_STAT_MAX		(SHCA_WS_MAX + 1)
+#define SHCA_STAT_WIRE_UDP	(SHCA_WS_MAX + 1)
+#define SHCA_STAT_MAX		(SHCA_WS_MAX + 2)
 
 static const struct rdma_stat_desc shca_port_stats[SHCA_STAT_MAX] = {
 	[SHCA_WS_TX_PKTS].name = "tx_packets",
@@ -182,6 +185,7 @@ static const struct rdma_stat_desc shca_port_stats[SHCA_STAT_MAX] = {
 	[SHCA_WS_ICRC_ERRORS].name = "icrc_errors",
 	[SHCA_WS_RX_DROPPED].name = "rx_dropped",
 	[SHCA_STAT_UD_RX_DROPPED].name = "ud_rx_dropped",
+	[SHCA_STAT_WIRE_UDP].name = "wire_udp",
 };
 
 static struct rdma_hw_stats *shca_alloc_hw_port_stats(struct ib_device *ibdev,
@@ -201,6 +205,7 @@ static int shca_get_hw_stats(struct ib_device *ibdev,
 		stats->value[i] = atomic64_read(&sdev->wstats[i]);
 	stats->value[SHCA_STAT_UD_RX_DROPPED] =
 		atomic_long_read(&sdev->rx_dropped);
+	stats->value[SHCA_STAT_WIRE_UDP] = shca_net_has_wire(sdev);
 	return SHCA_STAT_MAX;
 }
 
@@ -1160,8 +1165,22 @@ static ssize_t softhca_abi_version_show(struct device *device,
 }
 static DEVICE_ATTR_RO(softhca_abi_version);
 
+/* "udp": RoCE v2 to other hosts; "local": this host's softhca devices only. */
+static ssize_t wire_show(struct device *device, struct device_attribute *attr,
+			 char *buf)
+{
+	struct shca_dev *sdev = rdma_device_to_drv_device(device,
+							  struct shca_dev,
+							  ibdev);
+
+	return sysfs_emit(buf, "%s\n", shca_net_has_wire(sdev) ? "udp" :
+							      "local");
+}
+static DEVICE_ATTR_RO(wire);
+
 static struct attribute *shca_dev_attrs[] = {
 	&dev_attr_softhca_abi_version.attr,
+	&dev_attr_wire.attr,
 	NULL
 };
 

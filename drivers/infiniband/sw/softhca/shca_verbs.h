@@ -40,6 +40,9 @@ static inline bool shca_inject_fault(void)
 int shca_newlink(const char *ibdev_name, struct net_device *ndev);
 #endif
 
+/* shca_net.c: what the verbs layer shows of the wire */
+bool shca_net_has_wire(struct shca_dev *sdev);
+
 /**
  * struct shca_bind_wr - IB_WR_BIND_MW as the POST_LOCAL method posts it
  * @wr: the request; @wr.opcode is IB_WR_BIND_MW

@@ -17,10 +17,12 @@
 #include <linux/delay.h>
 #include <linux/kthread.h>
 #include <net/net_namespace.h>
+#include <net/udp_tunnel.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
 
 #include "shca_kunit.h"
+#include "../shca_wire.h"
 
 MODULE_IMPORT_NS(SHCA_NS_KUNIT);
 
@@ -277,8 +279,69 @@ static void shca_race_netns_exit(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_kunit_wait_gone("shcak_race_ns"));
 }
 
+static void shca_race_release_sock(void *sock)
+{
+	udp_tunnel_sock_release(sock);
+}
+
+/*
+ * Issue 29, finding 14: a device made while another owner (rdma_rxe)
+ * holds UDP port 4791 in its namespace says so where people look (the
+ * wire_udp port counter, the "wire" attribute: "local"), and regains the
+ * wire without a new link once the port is free: the next packet it
+ * tries to send opens the sockets within a second. Before the fix the
+ * device looked healthy and never got its sockets.
+ */
+static void shca_race_wire_regained(struct kunit *test)
+{
+	static const u8 mac[ETH_ALEN] = { 0x02, 0x53, 0x48, 0x52, 0x57, 0x01 };
+	struct udp_port_cfg cfg = {
+		.family = AF_INET,
+		.local_udp_port = htons(ROCE_V2_UDP_DPORT),
+	};
+	struct shca_path path = { .av = { .net_type = RDMA_NETWORK_IPV4 } };
+	struct ib_device *ibdev;
+	struct shca_dev *sdev;
+	struct sk_buff *skb;
+	struct socket *sock;
+	struct net *net;
+	u8 *bth;
+	int i;
+
+	net = copy_net_ns(CLONE_NEWNET, &init_user_ns, &init_net);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(net));
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							shca_race_put_net,
+							net), 0);
+	/* The port's other owner. */
+	KUNIT_ASSERT_EQ(test, udp_sock_create(net, &cfg, &sock), 0);
+	KUNIT_ASSERT_EQ(test, kunit_add_action_or_reset(test,
+							shca_race_release_sock,
+							sock), 0);
+	ibdev = shca_kunit_device(test, "shcak_race_wire",
+				  shca_kunit_netdev_in(test, mac, net));
+	sdev = container_of(ibdev, struct shca_dev, ibdev);
+	KUNIT_EXPECT_FALSE(test, shca_net_has_wire(sdev));
+
+	/* The other owner goes; the device sends (and fails to, once). */
+	kunit_release_action(test, shca_race_release_sock, sock);
+	KUNIT_EXPECT_FALSE(test, shca_net_has_wire(sdev));
+	ipv6_addr_set_v4mapped(htonl(0xc0000201),
+			       (struct in6_addr *)path.av.sgid.raw);
+	ipv6_addr_set_v4mapped(htonl(0xc0000202),
+			       (struct in6_addr *)path.av.dgid.raw);
+	skb = shca_net_alloc(sdev, &path, SHCA_BTH_BYTES, &bth);
+	KUNIT_ASSERT_NOT_NULL(test, skb);
+	memset(bth, 0, SHCA_BTH_BYTES);
+	KUNIT_EXPECT_EQ(test, shca_net_send(sdev, &path, skb), -EHOSTUNREACH);
+	for (i = 0; i < 150 && !shca_net_has_wire(sdev); i++)
+		msleep(20);
+	KUNIT_EXPECT_TRUE(test, shca_net_has_wire(sdev));
+}
+
 static struct kunit_case shca_race_netns_cases[] = {
 	KUNIT_CASE_SLOW(shca_race_netns_exit),
+	KUNIT_CASE_SLOW(shca_race_wire_regained),
 	{}
 };
 
