@@ -2052,6 +2052,7 @@ void shca_qp_device_fatal(struct shca_dev *sdev)
 	rcu_read_unlock();
 	ib_dispatch_event(&ev);
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_qp_device_fatal);
 
 /**
  * shca_qp_table_fini() - forget the held QP numbers; every QP is gone

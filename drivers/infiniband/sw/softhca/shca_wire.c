@@ -1708,6 +1708,10 @@ static bool shca_wire_send(struct shca_qp *qp)
 
 	while (budget--) {
 		spin_lock_irqsave(&qp->lock, flags);
+		/* A device that is going away sends nothing more. */
+		if (unlikely(READ_ONCE(qp->sdev->fatal)) &&
+		    qp->state != IB_QPS_RESET)
+			shca_qp_set_error(qp);
 		ready = qp->state == IB_QPS_RTS && rq->next != qp->sq.tail;
 		if (ready && rq->next == qp->sq.head)
 			qp->sq_psn = rq->psn;

@@ -2631,6 +2631,33 @@ static void shca_wire_read_budget(struct kunit *test)
 }
 
 /*
+ * Issue 29 (second review, F7): after IB_EVENT_DEVICE_FATAL a QP on the
+ * wire brought back to RTS sends nothing: its requests complete flushed,
+ * as on the memory link. Before the fix the wire requester never looked
+ * at the device's state and sent them.
+ */
+static void shca_wire_fatal_sends_nothing(struct kunit *test)
+{
+	struct shca_wt_fix *f = test->priv;
+	struct ib_sge sge = shca_wt_sge(&f->a, 0, 64);
+	struct ib_send_wr wr = { .wr_id = 3, .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_SIGNALED,
+				 .sg_list = &sge, .num_sge = 1 };
+	const struct ib_send_wr *bad;
+
+	shca_wt_connect(f, &shca_wt_calm);
+	shca_qp_device_fatal(f->a.sdev);
+	KUNIT_EXPECT_EQ(test, shca_wt_state(f->a.qp), IB_QPS_ERR);
+	shca_wt_restate(test, f->a.qp, &f->b, f->b.qp->qp_num, &shca_wt_calm);
+	shca_wt_drain_cq(f->a.cq);
+	shca_wt_mark(f);
+	KUNIT_ASSERT_EQ(test, ib_post_send(f->a.qp, &wr, &bad), 0);
+	shca_wt_expect_wc(f, f->a.cq, 3, IB_WC_WR_FLUSH_ERR, IB_WC_SEND, NULL);
+	KUNIT_EXPECT_EQ(test, f->count[0], 0U);
+	KUNIT_EXPECT_EQ(test, shca_wt_state(f->a.qp), IB_QPS_ERR);
+}
+
+/*
  * Issue 29, finding 12: a WRITE whose RETH runs past the end of its
  * region is refused with its first packet, before a byte moves, as the
  * memory link refuses it: a NAK (remote access error), the responder in
@@ -2957,6 +2984,7 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE(shca_wire_held_recv_flushed),
 	KUNIT_CASE_SLOW(shca_wire_reth_range),
 	KUNIT_CASE(shca_wire_read_budget),
+	KUNIT_CASE(shca_wire_fatal_sends_nothing),
 	{}
 };
 
