@@ -2740,6 +2740,37 @@ static void shca_wire_held_recv_flushed(struct kunit *test)
 }
 
 /*
+ * A UD datagram "datagram" from 192.0.2.1 (source QP 0x123, TOS 0x10, TTL
+ * 7) to 192.0.2.2, QP @qpn of device b, forged and decoded into @p; the
+ * test fails and aborts if it cannot be.
+ */
+static struct sk_buff *shca_wt_ud_ipv4_dgram(struct shca_wt_fix *f, u32 qpn,
+					     struct shca_pkt *p)
+{
+	struct shca_path path = {
+		.av = { .net_type = RDMA_NETWORK_IPV4, .traffic_class = 0x10,
+			.hop_limit = 7,
+			.smac = { 0x02, 0x00, 0x5e, 0x00, 0x53, 0x01 } },
+		.sport = 0xc123,
+	};
+	u8 pkt[SHCA_BTH_BYTES + SHCA_DETH_BYTES + 8];
+	struct sk_buff *skb;
+
+	ipv6_addr_set_v4mapped(htonl(0xc0000201),
+			       (struct in6_addr *)path.av.sgid.raw);
+	ipv6_addr_set_v4mapped(htonl(0xc0000202),
+			       (struct in6_addr *)path.av.dgid.raw);
+	shca_wt_bth(pkt, IB_OPCODE_UD_SEND_ONLY, 0, qpn, false, 0);
+	put_unaligned_be32(SHCA_WT_QKEY, pkt + SHCA_BTH_BYTES);
+	put_unaligned_be32(0x123, pkt + SHCA_BTH_BYTES + 4);
+	memcpy(pkt + SHCA_BTH_BYTES + SHCA_DETH_BYTES, "datagram", 8);
+	skb = shca_wt_forge_path(&path, pkt, sizeof(pkt));
+	KUNIT_ASSERT_NOT_NULL(f->test, skb);
+	KUNIT_ASSERT_EQ(f->test, shca_net_decode(skb, p), 0);
+	return skb;
+}
+
+/*
  * Issue 29, finding 4: the work item takes what softirq decoded - the
  * VLAN of the netdev the packet came through, the source MAC - from the
  * packet's control block, never from skb->dev (a queued skb holds no
@@ -2754,29 +2785,13 @@ static void shca_wire_rx_cb(struct kunit *test)
 	struct shca_wt_fix *f = test->priv;
 	struct ib_qp *ub = shca_wt_ud_qp(test, &f->b);
 	struct ib_sge rsge = shca_wt_sge(&f->b, 0, 200);
-	struct shca_path path = {
-		.av = { .net_type = RDMA_NETWORK_IPV4, .hop_limit = 7,
-			.smac = { 0x02, 0x00, 0x5e, 0x00, 0x53, 0x01 } },
-		.sport = 0xc123,
-	};
 	struct sk_buff *skb;
 	struct shca_pkt p;
 	struct ib_wc wc;
-	u8 pkt[SHCA_BTH_BYTES + SHCA_DETH_BYTES + 8];
 
-	ipv6_addr_set_v4mapped(htonl(0xc0000201),
-			       (struct in6_addr *)path.av.sgid.raw);
-	ipv6_addr_set_v4mapped(htonl(0xc0000202),
-			       (struct in6_addr *)path.av.dgid.raw);
-	shca_wt_bth(pkt, IB_OPCODE_UD_SEND_ONLY, 0, ub->qp_num, false, 0);
-	put_unaligned_be32(SHCA_WT_QKEY, pkt + SHCA_BTH_BYTES);
-	put_unaligned_be32(0x123, pkt + SHCA_BTH_BYTES + 4);
-	memcpy(pkt + SHCA_BTH_BYTES + SHCA_DETH_BYTES, "datagram", 8);
 	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(ub, 1, &rsge, 1), 0);
 	shca_wt_mark(f);
-	skb = shca_wt_forge_path(&path, pkt, sizeof(pkt));
-	KUNIT_ASSERT_NOT_NULL(test, skb);
-	KUNIT_ASSERT_EQ(test, shca_net_decode(skb, &p), 0);
+	skb = shca_wt_ud_ipv4_dgram(f, ub->qp_num, &p);
 	KUNIT_EXPECT_EQ(test, p.vlan_id, 0xffff);
 	p.vlan_id = 42;
 	ether_addr_copy(p.smac, seen_mac);
@@ -2803,32 +2818,17 @@ static void shca_wire_ud_ipv4(struct kunit *test)
 	struct ib_qp *ub = shca_wt_ud_qp(test, &f->b);
 	struct ib_sge rsge = shca_wt_sge(&f->b, 0, 200);
 	const struct iphdr *ip = (const struct iphdr *)(f->b.buf + 20);
-	struct shca_path path = {
-		.av = { .net_type = RDMA_NETWORK_IPV4, .traffic_class = 0x10,
-			.hop_limit = 7,
-			.smac = { 0x02, 0x00, 0x5e, 0x00, 0x53, 0x01 } },
-		.sport = 0xc123,
-	};
-	union ib_gid got_s, got_d;
+	union ib_gid got_s, got_d, want_s, want_d;
 	struct sk_buff *skb;
 	struct shca_pkt p;
 	struct ib_wc wc;
-	u8 pkt[SHCA_BTH_BYTES + SHCA_DETH_BYTES + 8];
 
-	ipv6_addr_set_v4mapped(htonl(0xc0000201),
-			       (struct in6_addr *)path.av.sgid.raw);
-	ipv6_addr_set_v4mapped(htonl(0xc0000202),
-			       (struct in6_addr *)path.av.dgid.raw);
-	shca_wt_bth(pkt, IB_OPCODE_UD_SEND_ONLY, 0, ub->qp_num, false, 0);
-	put_unaligned_be32(SHCA_WT_QKEY, pkt + SHCA_BTH_BYTES);
-	put_unaligned_be32(0x123, pkt + SHCA_BTH_BYTES + 4);
-	memcpy(pkt + SHCA_BTH_BYTES + SHCA_DETH_BYTES, "datagram", 8);
 	memset(f->b.buf, 0x5a, 256);
 	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(ub, 1, &rsge, 1), 0);
 	shca_wt_mark(f);
-	skb = shca_wt_forge_path(&path, pkt, sizeof(pkt));
-	KUNIT_ASSERT_NOT_NULL(test, skb);
-	KUNIT_ASSERT_EQ(test, shca_net_decode(skb, &p), 0);
+	skb = shca_wt_ud_ipv4_dgram(f, ub->qp_num, &p);
+	want_s = p.sgid;
+	want_d = p.dgid;
 	shca_wt_rx(f, 1, skb, &p);
 
 	shca_wt_expect_wc(f, f->b.cq, 1, IB_WC_SUCCESS, IB_WC_RECV, &wc);
@@ -2840,7 +2840,8 @@ static void shca_wire_ud_ipv4(struct kunit *test)
 					     IB_WC_WITH_SMAC),
 			IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE |
 			IB_WC_WITH_SMAC);
-	KUNIT_EXPECT_TRUE(test, ether_addr_equal(wc.smac, path.av.smac));
+	KUNIT_EXPECT_TRUE(test, ether_addr_equal(wc.smac, p.smac));
+	KUNIT_EXPECT_EQ(test, p.smac[5], 0x01);
 	KUNIT_EXPECT_TRUE(test, shca_wt_zero(f->b.buf, 20));
 	KUNIT_EXPECT_EQ(test, (u32)ip->version, 4);
 	KUNIT_EXPECT_EQ(test, (u32)ip->ihl, 5);
@@ -2857,8 +2858,9 @@ static void shca_wire_ud_ipv4(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, ib_get_gids_from_rdma_hdr((void *)f->b.buf,
 							RDMA_NETWORK_IPV4,
 							&got_s, &got_d), 0);
-	KUNIT_EXPECT_EQ(test, memcmp(&got_s, &path.av.sgid, 16), 0);
-	KUNIT_EXPECT_EQ(test, memcmp(&got_d, &path.av.dgid, 16), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&got_s, &want_s, 16), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(&got_d, &want_d, 16), 0);
+	KUNIT_EXPECT_EQ(test, get_unaligned_be32(want_s.raw + 12), 0xc0000201);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_RX_PKTS), 1);
 }
 
