@@ -22,9 +22,10 @@
 #
 # RACE_SECS (default 45: the phases share it), RACE_THREADS (default 4)
 # and RACE_SEED (default 1) change the run when set in the guest
-# (scripts/vm.sh --env NAME=VALUE 95-race, or RACE_SECS=300 make vm);
-# the same seed gives each thread the same choices, the interleaving
-# differs from run to run.
+# (scripts/vm.sh --env NAME=VALUE 95-race, or RACE_SECS=300 scripts/vm.sh
+# --hardened --test-timeout 600 95-race: a run longer than the default
+# needs a longer test timeout); the same seed gives each thread the same
+# choices, the interleaving differs from run to run.
 # About 50 s under TCG; the bounds leave room for a busy host and a
 # hardened guest.
 # vm-test-timeout: 240

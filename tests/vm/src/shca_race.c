@@ -13,9 +13,12 @@
  *
  *   qp     first (a third of the phase) the exact reproduction of the
  *          MODIFY_QP heap overflow: rounds of a fresh RC QP that every
- *          thread (and the child)
- *          modifies at once with IBV_QP_MAX_DEST_RD_ATOMIC alone, thread
- *          i asking for 128, 64, 16 or 2 (i % 4); then one RC, one UC
+ *          thread (and the child) modifies at once with
+ *          IBV_QP_MAX_DEST_RD_ATOMIC alone, thread i asking for 128, 64,
+ *          16 or 2 (i % 4); every other round the fresh QP is in INIT and
+ *          every thread moves it to RTR at once with its own
+ *          max_dest_rd_atomic (a transition that grows the responder
+ *          resources: exactly one may succeed); then one RC, one UC
  *          (where the device has them) and one UD QP on one CQ, and every
  *          thread: ibv_modify_qp with random masks and values (states,
  *          max_dest_rd_atomic and max_rd_atomic 0..255, AV, path MTU,
@@ -107,7 +110,7 @@ static const char *const ph_names[NR_PH] = { "qp", "mr", "srq", "mcast", "cq" };
 static const unsigned int ph_share[NR_PH] = { 32, 20, 16, 16, 16 };
 
 enum verb {
-	V_REPRO, V_MODIFY, V_CONNECT, V_QUERY_QP, V_POST_SEND, V_POST_RECV,
+	V_REPRO, V_GROW, V_MODIFY, V_CONNECT, V_QUERY_QP, V_POST_SEND, V_POST_RECV,
 	V_POLL, V_NOTIFY, V_DESTROY_QP, V_CREATE_QP, V_REREG, V_DEREG,
 	V_REG, V_BIND, V_DEALLOC_MW, V_ALLOC_MW, V_ADVISE, V_MODIFY_SRQ,
 	V_QUERY_SRQ, V_POST_SRQ, V_DESTROY_SRQ, V_CREATE_SRQ, V_ATTACH,
@@ -119,7 +122,7 @@ enum verb {
 };
 
 static const char *const v_names[NR_V] = {
-	"modify_qp (repro)", "modify_qp", "connect (modify)", "query_qp",
+	"modify_qp (repro)", "modify_qp (INIT>RTR)", "modify_qp", "connect (modify)", "query_qp",
 	"post_send", "post_recv", "poll_cq", "req_notify_cq", "destroy_qp",
 	"create_qp", "rereg_mr", "dereg_mr", "reg_mr", "bind_mw",
 	"dealloc_mw", "alloc_mw", "advise_mr", "modify_srq", "query_srq",
@@ -153,6 +156,13 @@ static expect_t expect_of(enum verb v)
 		 * sized (ENOMEM).
 		 */
 		return X(EINVAL) | X(ENOMEM);
+	case V_GROW:
+		/*
+		 * INIT -> RTR of a fresh QP by every thread at once: the first
+		 * wins, the others find RTR (EINVAL); ENOMEM for the
+		 * resources. Exactly one success per round (repro_run()).
+		 */
+		return XOK | X(EINVAL) | X(ENOMEM);
 	case V_MODIFY:
 	case V_CONNECT:
 		/*
@@ -445,9 +455,11 @@ static struct ibv_ah *ah_self;		/* UD: to the device's own GID */
 static struct ibv_ah *ah_group[NGROUPS];
 static union ibv_gid groups[NGROUPS];
 static int nq;				/* QPs in use in this phase */
-static volatile int repro_go, repro_end;
+static volatile int repro_end, repro_grow;
+static int repro_wins;		/* INIT -> RTR that succeeded this round */
 static struct ibv_qp *repro_qp;
 static pthread_barrier_t bar;
+static int nthreads;
 
 /* wr_id: phase << 56 | slot << 48 | a tag << 40 | sequence */
 enum { T_SEND = 1, T_RECV, T_BIND, T_SRQ };
@@ -1367,9 +1379,29 @@ static void repro_worker(int tid)
 		for (k = 0; k < 8; k++) {
 			memset(&a, 0, sizeof(a));
 			a.max_dest_rd_atomic = vals[tid % 4];
-			err = ibv_modify_qp(repro_qp, &a, IBV_QP_MAX_DEST_RD_ATOMIC);
-			account(V_REPRO, err, "(qp %u, max_dest_rd_atomic %u)",
+			if (!repro_grow) {
+				err = ibv_modify_qp(repro_qp, &a,
+						    IBV_QP_MAX_DEST_RD_ATOMIC);
+				account(V_REPRO, err, "(qp %u, max_dest_rd_atomic %u)",
+					repro_qp->qp_num, a.max_dest_rd_atomic);
+				continue;
+			}
+			a.qp_state = IBV_QPS_RTR;
+			a.path_mtu = dev.mtu;
+			a.dest_qp_num = repro_qp->qp_num;
+			a.rq_psn = k;
+			a.min_rnr_timer = 1;
+			a.ah_attr.is_global = 1;
+			a.ah_attr.grh.dgid = dev.gid;
+			a.ah_attr.grh.sgid_index = dev.gid_idx;
+			a.ah_attr.grh.hop_limit = 1;
+			a.ah_attr.port_num = 1;
+			err = ibv_modify_qp(repro_qp, &a,
+					    transition_mask(IBV_QPT_RC, IBV_QPS_RTR));
+			account(V_GROW, err, "(qp %u to RTR, max_dest_rd_atomic %u)",
 				repro_qp->qp_num, a.max_dest_rd_atomic);
+			if (!err)
+				__atomic_add_fetch(&repro_wins, 1, __ATOMIC_RELAXED);
 		}
 		pthread_barrier_wait(&bar);
 	}
@@ -1394,12 +1426,29 @@ static void repro_run(double deadline)
 			account(V_CREATE_QP, repro_qp ? 0 : errno, "(repro)");
 		}
 		repro_end = !repro_qp;
+		repro_grow = sh->repro_rounds & 1;
+		repro_wins = 0;
+		if (repro_qp && repro_grow) {
+			struct ibv_qp_attr a = {
+				.qp_state = IBV_QPS_INIT, .port_num = 1,
+				.qp_access_flags = ACC_ALL,
+			};
+
+			err = ibv_modify_qp(repro_qp, &a,
+					    transition_mask(IBV_QPT_RC, IBV_QPS_INIT));
+			account(V_CONNECT, err, "(repro qp %u to INIT)",
+				repro_qp->qp_num);
+		}
 		if (repro_qp)
 			publish(&sh->h_qp[3], repro_qp->handle);
 		pthread_barrier_wait(&bar);
 		if (repro_end)
 			break;
 		pthread_barrier_wait(&bar);
+		if (repro_grow && repro_wins != 1)
+			report(&sh->reports[cur_phase],
+			       "%d threads at once moved QP %u from INIT to RTR %d times (once expected)",
+			       nthreads, repro_qp->qp_num, repro_wins);
 		publish(&sh->h_qp[3], -1);
 		tries = 0;
 		do {
@@ -2072,7 +2121,7 @@ static void print_phase(int p, double secs, int threads)
 		ph_names[p], threads, secs, (unsigned long long)sh->iters[p],
 		(unsigned long long)sh->child_iters[p]);
 	if (p == PH_QP)
-		vt_info("  reproduction: %llu rounds of a fresh RC QP modified by every thread at once",
+		vt_info("  reproduction: %llu rounds of a fresh RC QP modified by every thread at once (every other one INIT -> RTR)",
 			(unsigned long long)sh->repro_rounds);
 	for (v = 0; v < NR_V; v++) {
 		const struct vstat *st = &sh->st[p][v];
@@ -2131,6 +2180,7 @@ static int run_phase(int p, double secs, int threads, uint64_t seed)
 	__atomic_store_n(&sh->run, p + 1, __ATOMIC_RELEASE);
 
 	deadline = t0 + secs;
+	nthreads = threads;
 	if (p == PH_QP)
 		pthread_barrier_init(&bar, NULL, threads + 1);
 	for (i = 0; i < threads; i++) {
