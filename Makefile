@@ -11,6 +11,9 @@
 #   make run             the guided tour in a QEMU VM running Debian's kernel
 #   make kunit           the KUnit tier only (kunit-san: under sanitizers)
 #   make vm              the VM tier only (VM_KVER=KVER: on another Debian kernel)
+#   make vm-kasan        the VM tier on a KASAN + lockdep kernel built from
+#                        linux-source-6.12 (cached; cold about an hour);
+#                        VM_TESTS='10-link 50-unload' runs some tests only
 #   make wire            the wire tier: two QEMU guests on one virtual link,
 #                        RoCE v2 between softhca (guest A) and rdma_rxe (B);
 #                        WIRE_ARGS='--pair rxe:rxe' (see scripts/wire.sh --help)
@@ -43,7 +46,7 @@ SOURCES := $(shell find $(DRIVER) -name '*.[ch]' ! -name '*.mod.c' \
 	! -name shca_conftest.h) \
 	$(wildcard include/uapi/rdma/*.h)
 
-.PHONY: all modules provider vm-programs install clean check test run kunit kunit-san vm wire bench bench-wire deps deb pkgtest
+.PHONY: all modules provider vm-programs install clean check test run kunit kunit-san vm vm-kasan wire bench bench-wire deps deb pkgtest
 
 all: modules provider
 
@@ -105,6 +108,21 @@ else
 	scripts/vm.sh --kernel $(VM_KVER) \
 		--module build/kernel-$(VM_KVER)/$(DRIVER)/softhca.ko
 endif
+
+# make vm-kasan VM_TESTS='10-link 95-fuzz': the VM tier (or the tests
+# named) on the KASAN guest kernel of scripts/kasan-kernel.sh (built once
+# into the cache; a warm run only builds softhca against it); not part of
+# make test. KASAN and lockdep slow the guest down about threefold: each
+# test gets 300 s at least, the whole tier 90 minutes. VM_KASAN_ARGS
+# replaces these scripts/vm.sh options.
+VM_KASAN_ARGS ?= --test-timeout 300 $(if $(VM_TESTS),,--timeout 5400)
+vm-kasan:
+	scripts/deps.sh kunit vm build
+	$(MAKE) vm-programs
+	kver=$$(scripts/kasan-kernel.sh) && \
+	scripts/vm.sh --kernel $$kver \
+		--module build/kernel-$$kver/$(DRIVER)/softhca.ko \
+		--label vm-kasan $(VM_KASAN_ARGS) $(VM_TESTS)
 
 # make wire WIRE_ARGS='--pair softhca:rxe --pair rxe:softhca': both
 # directions; '--pair rxe:rxe' checks the tests themselves

@@ -4,20 +4,26 @@
 # Build the module for another kernel without touching the work tree's
 # objects: copy the kernel sources into build/kernel-KVER/ and run kbuild
 # there (kernels before 6.13 build external modules only in place).
-#   scripts/build-for.sh [--clean] KVER [MAKE_ARGS...]
-# KVER names the headers in /usr/src/linux-headers-KVER. The module ends
-# up in build/kernel-KVER/drivers/infiniband/sw/softhca/softhca.ko.
+#   scripts/build-for.sh [--clean] [--kdir DIR] KVER [MAKE_ARGS...]
+# KVER names the headers in /usr/src/linux-headers-KVER, or --kdir gives
+# the kernel build tree (a make O= directory, e.g. the KASAN kernel of
+# scripts/kasan-kernel.sh). The module ends up in
+# build/kernel-KVER/drivers/infiniband/sw/softhca/softhca.ko.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 clean=0
-if [ "${1:-}" = --clean ]; then
-	clean=1
-	shift
-fi
-kver=${1:?usage: $0 [--clean] KVER [MAKE_ARGS...]}
+kdir=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--clean) clean=1; shift ;;
+	--kdir) kdir=${2:?--kdir needs a directory}; shift 2 ;;
+	*) break ;;
+	esac
+done
+kver=${1:?usage: $0 [--clean] [--kdir DIR] KVER [MAKE_ARGS...]}
 shift
-kdir=/usr/src/linux-headers-$kver
+kdir=${kdir:-/usr/src/linux-headers-$kver}
 [ -r "$kdir/Makefile" ] || { echo "build-for: $kdir not found" >&2; exit 1; }
 out=$repo/build/kernel-$kver
 
