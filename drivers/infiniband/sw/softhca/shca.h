@@ -1067,6 +1067,9 @@ struct shca_wresp {
  * @npsn: PSNs the request takes: its packets at the path MTU (READ: its
  *	response packets), at least one
  * @accepted: the responder took the request and advanced its PSN
+ * @peer_epoch: the responder's shca_qp.epoch when it accepted (or
+ *	refused) the request: its error and receive completions caused by
+ *	this request land only on that connection
  * @rnr_timer: RNR NAK timer code (IBTA table) the responder answered with
  * @retries: transport retries of this WQE so far (retry_cnt)
  * @rnr_retries: RNR retries of this WQE so far (rnr_retry)
@@ -1083,6 +1086,7 @@ struct shca_req {
 	u32 psn;
 	u32 npsn;
 	bool accepted;
+	u32 peer_epoch;
 	u8 rnr_timer;
 	u8 retries;
 	u8 rnr_retries;
@@ -1199,6 +1203,9 @@ struct shca_uring {
  *	by the QP's own responder on the wire); the error state's flush and
  *	RESET wait for them, so that no completion overtakes them and no
  *	byte lands after a drain or RESET; under @lock
+ * @epoch: connections of the QP so far: bumped by every transition to
+ *	RESET, under @lock; a peer's requester that finishes a request of an
+ *	earlier connection leaves the new one alone (shca_exec.c)
  * @last_wqe_sent: IB_EVENT_QP_LAST_WQE_REACHED was reported since the
  *	QP entered the error state; under @lock
  * @rxq: packets from the wire for this QP, taken by @work
@@ -1252,6 +1259,7 @@ struct shca_qp {
 	struct shca_req req;
 	const struct shca_dev *peer_sdev;
 	u32 recv_inflight;
+	u32 epoch;
 	bool last_wqe_sent;
 	struct sk_buff_head rxq;
 	atomic_t rxq_bytes;
@@ -1271,6 +1279,7 @@ enum {
 	SHCA_QP_EXEC_BUSY,
 	SHCA_QP_EXEC_POSTED,
 	SHCA_QP_EXEC_TIMEOUT,	/* the wire timer ran out (shca_wire.c) */
+	SHCA_QP_EXEC_WREQ_START, /* RTS entered: wreq starts at sq_psn */
 };
 
 /**

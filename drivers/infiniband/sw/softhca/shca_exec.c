@@ -360,10 +360,16 @@ static void shca_resp_error(struct shca_qp *qp, struct shca_qp *peer,
 			    enum ib_event_type event, bool notify)
 {
 	unsigned long flags;
+	bool same;
 
+	/* Not after the peer was reset: its new connection did nothing. */
 	spin_lock_irqsave(&peer->lock, flags);
-	shca_qp_set_error(peer);
+	same = peer->epoch == qp->req.peer_epoch;
+	if (same)
+		shca_qp_set_error(peer);
 	spin_unlock_irqrestore(&peer->lock, flags);
+	if (!same)
+		return;
 
 	if (notify && qp->req.in_post)
 		shca_qp_event_later(peer, event);
@@ -425,14 +431,26 @@ static void shca_resp_complete(struct shca_qp *peer, struct shca_qp *qp,
 	shca_qp_srq_check(peer, true, qp->req.in_post);
 }
 
-/* The peer takes requests from us: same type, connected back, receiving. */
+/*
+ * The peer takes requests from us: same type, connected back, receiving.
+ * Its connection is remembered: what the request causes later lands
+ * only on it (shca_resp_error(), shca_peer_same()).
+ */
 static bool shca_peer_accepts(struct shca_qp *peer, struct shca_qp *qp)
 {
 	lockdep_assert_held(&peer->lock);
+	qp->req.peer_epoch = peer->epoch;
 	return peer->dest_qpn == qp->ibqp.qp_num &&
 	       peer->ibqp.qp_type == qp->ibqp.qp_type &&
 	       (peer->state == IB_QPS_RTR || peer->state == IB_QPS_RTS ||
 		peer->state == IB_QPS_SQD || peer->state == IB_QPS_SQE);
+}
+
+/* The peer still accepts from us, on the connection that took the request. */
+static bool shca_peer_same(struct shca_qp *peer, struct shca_qp *qp)
+{
+	lockdep_assert_held(&peer->lock);
+	return peer->epoch == qp->req.peer_epoch && shca_peer_accepts(peer, qp);
 }
 
 /*
@@ -630,7 +648,7 @@ static enum shca_exec_res shca_exec_write(struct shca_qp *qp,
 		return SHCA_EXEC_DONE;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	popped = shca_peer_accepts(peer, qp) && shca_rq_pop(peer, r);
+	popped = shca_peer_same(peer, qp) && shca_rq_pop(peer, r);
 	spin_unlock_irqrestore(&peer->lock, flags);
 	if (!popped)
 		return SHCA_EXEC_RETRY;
@@ -946,6 +964,7 @@ static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
 	qkey = (w->ud.remote_qkey & BIT(31)) ? qp->qkey : w->ud.remote_qkey;
 
 	spin_lock_irqsave(&peer->lock, flags);
+	qp->req.peer_epoch = peer->epoch;
 	if ((peer->state == IB_QPS_RTR || peer->state == IB_QPS_RTS ||
 	     peer->state == IB_QPS_SQD || peer->state == IB_QPS_SQE) &&
 	    peer->qkey == qkey && shca_port_up(peer->sdev) &&

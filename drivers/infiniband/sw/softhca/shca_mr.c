@@ -470,6 +470,27 @@ int shca_mr_retire(struct shca_mr *mr)
 	spin_unlock_irqrestore(&mr->lock, flags);
 	return err;
 }
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_retire);
+
+/**
+ * shca_mr_unretire() - undo shca_mr_retire() of an MR that stays
+ * @mr: an MR shca_mr_retire() succeeded on, not destroyed
+ *
+ * For rereg_user_mr: the MR it replaces is retired before the new one is
+ * made (no window binds to it meanwhile, so the core's deregistration of
+ * it cannot fail); when making the new one fails, the old MR goes on.
+ *
+ * Context: any context.
+ */
+void shca_mr_unretire(struct shca_mr *mr)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&mr->lock, flags);
+	mr->dying = false;
+	spin_unlock_irqrestore(&mr->lock, flags);
+}
+EXPORT_SYMBOL_IF_KUNIT(shca_mr_unretire);
 
 /**
  * shca_mr_create_dma() - create a DMA MR

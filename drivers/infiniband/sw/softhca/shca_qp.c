@@ -1321,8 +1321,11 @@ static void shca_qp_apply_attr(struct shca_qp *qp,
 		qp->dest_qpn = attr->dest_qp_num;
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
-	if (mask & IB_QP_STATE)
+	if (mask & IB_QP_STATE) {
+		if (attr->qp_state == IB_QPS_RESET)
+			qp->epoch++;
 		qp->state = attr->qp_state;
+	}
 }
 
 #if IS_ENABLED(CONFIG_KUNIT)

@@ -457,6 +457,28 @@ static struct ib_mr *shca_reg_user_mr_dmabuf(struct ib_pd *ibpd, u64 offset,
 	return IS_ERR(mr) ? ERR_CAST(mr) : &mr->ibmr;
 }
 
+/*
+ * rereg_user_mr making a new MR for @mr: the core destroys @mr if this
+ * succeeds, so @mr is retired first - bound windows (they use its
+ * translation, PD and rights) refuse the rereg with -EBUSY, and no window
+ * binds to it while the new MR is made.
+ */
+static struct ib_mr *shca_rereg_new(struct shca_mr *mr, struct ib_pd *ibpd,
+				    u64 start, u64 length, u64 iova,
+				    int access, struct ib_udata *udata)
+{
+	struct ib_mr *ibmr;
+	int err;
+
+	err = shca_mr_retire(mr);
+	if (err)
+		return ERR_PTR(err);
+	ibmr = shca_reg_user_mr(ibpd, start, length, iova, access, udata);
+	if (IS_ERR(ibmr))
+		shca_mr_unretire(mr);
+	return ibmr;
+}
+
 static struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 					u64 start, u64 length, u64 iova,
 					int access, struct ib_pd *ibpd,
@@ -469,23 +491,20 @@ static struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	    (flags & ~(IB_MR_REREG_TRANS | IB_MR_REREG_PD |
 		       IB_MR_REREG_ACCESS)))
 		return ERR_PTR(-EINVAL);
-	/* Bound windows use the MR's translation, PD and rights. */
-	if (atomic_read(&mr->windows))
-		return ERR_PTR(-EBUSY);
 	if (!(flags & IB_MR_REREG_ACCESS))
 		access = mr->access;
 
 	/* A new translation is a new MR with a new key; the core swaps. */
 	if (flags & IB_MR_REREG_TRANS)
-		return shca_reg_user_mr(ibpd, start, length, iova, access,
-					udata);
+		return shca_rereg_new(mr, ibpd, start, length, iova, access,
+				      udata);
 	/* In or out of on-demand paging: the same range, made anew. */
 	if ((access & IB_ACCESS_ON_DEMAND) || mr->odp) {
 		if (!mr->odp && !mr->umem)
 			return ERR_PTR(-EOPNOTSUPP);
-		return shca_reg_user_mr(ibpd, mr->odp ? mr->cur->data.base :
-						       mr->umem->address,
-					mr->length, mr->iova, access, udata);
+		return shca_rereg_new(mr, ibpd, mr->odp ? mr->cur->data.base :
+							mr->umem->address,
+				      mr->length, mr->iova, access, udata);
 	}
 
 	/*
@@ -497,9 +516,8 @@ static struct ib_mr *shca_rereg_user_mr(struct ib_mr *ibmr, int flags,
 	 * more than a fresh registration would give, so it changes in place.
 	 */
 	if (ib_access_writable(access) && mr->umem && !mr->umem->writable)
-		return shca_reg_user_mr(ibpd, mr->umem->address,
-					mr->umem->length, mr->iova, access,
-					udata);
+		return shca_rereg_new(mr, ibpd, mr->umem->address,
+				      mr->umem->length, mr->iova, access, udata);
 
 	/* PD and access change in place, unless a window got bound. */
 	err = shca_mr_set_access(mr, (flags & IB_MR_REREG_PD) ? ibpd :

@@ -119,6 +119,7 @@ int shca_mr_pi_postable(struct shca_mr *mr, int access,
 int shca_mr_invalidate(struct shca_dev *sdev, struct ib_pd *pd, u32 qpn,
 		       u32 key);
 int shca_mr_retire(struct shca_mr *mr);
+void shca_mr_unretire(struct shca_mr *mr);
 struct shca_mr *shca_mw_create(struct shca_dev *sdev, struct ib_pd *pd,
 			       u8 type);
 void shca_mw_destroy(struct shca_mr *win);

@@ -1504,14 +1504,42 @@ static void shca_wire_atomic_resp(struct shca_qp *qp, const struct shca_pkt *pkt
 	shca_wire_skip_done(qp, w);
 }
 
+/*
+ * The requester runs: the QP is in RTS. wreq belongs to the holder of
+ * SHCA_QP_EXEC_BUSY, so modify_qp does not write it when the QP enters
+ * RTS (the work item may be using it at that moment); the holder starts
+ * it here, at sq_psn, before it reads it.
+ */
+static bool shca_wire_req_rts(struct shca_qp *qp)
+{
+	struct shca_wreq *rq = &qp->wreq;
+
+	lockdep_assert_held(&qp->lock);
+	if (qp->state != IB_QPS_RTS)
+		return false;
+	if (test_and_clear_bit(SHCA_QP_EXEC_WREQ_START, &qp->exec_flags)) {
+		rq->psn = qp->sq_psn;
+		rq->una = qp->sq_psn;
+		rq->next = qp->sq.head;
+		/* No READ response gap asked about yet: not a PSN. */
+		rq->rd_gap_psn = SHCA_PSN_MASK + 1;
+	}
+	return true;
+}
+
 /* A response packet (ACK, NAK, READ response, atomic ACK). */
 static void shca_wire_response(struct shca_qp *qp, struct sk_buff *skb,
 			       const struct shca_pkt *pkt)
 {
 	u32 flags = pkt->op->flags;
 	u8 syn = pkt->aeth >> 24;
+	unsigned long irqf;
+	bool rts;
 
-	if (qp->ibqp.qp_type != IB_QPT_RC || qp->state != IB_QPS_RTS) {
+	spin_lock_irqsave(&qp->lock, irqf);
+	rts = shca_wire_req_rts(qp);
+	spin_unlock_irqrestore(&qp->lock, irqf);
+	if (qp->ibqp.qp_type != IB_QPT_RC || !rts) {
 		shca_wire_drop(qp);
 		return;
 	}
@@ -1712,7 +1740,7 @@ static bool shca_wire_send(struct shca_qp *qp)
 		if (unlikely(READ_ONCE(qp->sdev->fatal)) &&
 		    qp->state != IB_QPS_RESET)
 			shca_qp_set_error(qp);
-		ready = qp->state == IB_QPS_RTS && rq->next != qp->sq.tail;
+		ready = shca_wire_req_rts(qp) && rq->next != qp->sq.tail;
 		if (ready && rq->next == qp->sq.head)
 			qp->sq_psn = rq->psn;
 		spin_unlock_irqrestore(&qp->lock, flags);
@@ -1901,7 +1929,8 @@ u32 shca_wire_sq_psn(const struct shca_qp *qp)
 	/* Only connected QPs are ever on the wire (shca_wire_start()). */
 	if (!READ_ONCE(qp->wire) ||
 	    (qp->state != IB_QPS_RTS && qp->state != IB_QPS_SQD &&
-	     qp->state != IB_QPS_SQE))
+	     qp->state != IB_QPS_SQE) ||
+	    test_bit(SHCA_QP_EXEC_WREQ_START, &qp->exec_flags))
 		return qp->sq_psn;
 	return READ_ONCE(rq->resend) ? READ_ONCE(rq->resend_until) :
 				       READ_ONCE(rq->psn);
@@ -1989,10 +2018,7 @@ void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next)
 			   (shca_force_wire ||
 			    !shca_net_gid_local(qp->sdev, &qp->dgid)));
 	} else if (next == IB_QPS_RTS) {
-		qp->wreq.psn = qp->sq_psn;
-		qp->wreq.una = qp->sq_psn;
-		qp->wreq.next = qp->sq.head;
-		/* No READ response gap asked about yet: not a PSN. */
-		qp->wreq.rd_gap_psn = SHCA_PSN_MASK + 1;
+		/* The owner of wreq starts it (shca_wire_req_rts()). */
+		set_bit(SHCA_QP_EXEC_WREQ_START, &qp->exec_flags);
 	}
 }

@@ -465,6 +465,41 @@ static void shca_mw_lifetime(struct kunit *test)
 	x->mr = NULL;
 }
 
+/*
+ * Issue 29 (second review, F5): rereg_user_mr retires the MR it replaces
+ * before making the new one, under the MR's lock, so no window binds to
+ * it in between (the core's deregistration of the old MR would then fail
+ * with EBUSY and leave it behind). Retired, the MR refuses binds
+ * (EKEYREVOKED) and still moves bytes; when the new MR cannot be made it
+ * is unretired and binds again; with a window bound it cannot be retired
+ * (EBUSY) and nothing changes.
+ */
+static void shca_mw_rereg_retires(struct kunit *test)
+{
+	struct shca_mw_fix *x = test->priv;
+	struct shca_mr_fix *f = x->f;
+	struct shca_mr *win = shca_mw_new(test, f->pd, IB_MW_TYPE_2);
+	struct shca_bind b = shca_mw_bind_of(x, win, 0, 64,
+					     IB_ACCESS_REMOTE_READ);
+	struct shca_mem_target t = shca_mw_target(f->pd, x->mr->key,
+						  x->ibmr->iova, 0, 0);
+	u8 out[16];
+
+	KUNIT_ASSERT_EQ(test, shca_mr_retire(x->mr), 0);
+	KUNIT_EXPECT_EQ(test, shca_mw_bind(f->sdev, f->pd, SHCA_MW_QPN, &b),
+			-EKEYREVOKED);
+	KUNIT_EXPECT_EQ(test, win->state, SHCA_MR_FREE);
+	KUNIT_EXPECT_EQ(test, atomic_read(&x->mr->windows), 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
+					   SHCA_COPY_FROM_MR), 0);
+
+	shca_mr_unretire(x->mr);
+	KUNIT_EXPECT_FALSE(test, x->mr->dying);
+	KUNIT_ASSERT_EQ(test, shca_mw_bind(f->sdev, f->pd, SHCA_MW_QPN, &b), 0);
+	KUNIT_EXPECT_EQ(test, shca_mr_retire(x->mr), -EBUSY);
+	KUNIT_EXPECT_FALSE(test, x->mr->dying);
+}
+
 static struct shca_mr *shca_mw_cut_win;
 static int shca_mw_cut_chunks;
 
@@ -617,6 +652,7 @@ static struct kunit_case shca_mw_cases[] = {
 	KUNIT_CASE(shca_mw_type2_rules),
 	KUNIT_CASE_PARAM(shca_mw_refuse_bind, shca_mw_refusal_gen_params),
 	KUNIT_CASE(shca_mw_lifetime),
+	KUNIT_CASE(shca_mw_rereg_retires),
 	KUNIT_CASE(shca_mw_inflight),
 	KUNIT_CASE_PARAM(shca_mw_dealloc_race, shca_mw_race_gen_params),
 	{}

@@ -1402,6 +1402,76 @@ static void shca_qp_error_spares_reset(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_ERR);
 }
 
+/* shca_qp_error_spares_new_connection: the responder reconnects mid-WRITE. */
+static struct shca_qt_fix *shca_qt_epoch_fix;
+static int shca_qt_epoch_chunks;
+static int shca_qt_epoch_err;
+
+/*
+ * After the first chunk of the WRITE: b's MR is invalidated (the next
+ * chunk fails at b) and b is reset and connected again.
+ */
+static void shca_qt_epoch_stub(struct shca_mr *mr)
+{
+	struct shca_qt_fix *f = shca_qt_epoch_fix;
+	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
+	int err;
+
+	if (mr != to_shca_mr(f->b.mr) || ++shca_qt_epoch_chunks != 1)
+		return;
+	err = shca_mr_invalidate(to_shca_dev(f->b.ibdev), f->b.pd, 0,
+				 f->b.mr->rkey);
+	if (!err)
+		err = ib_modify_qp(f->b.qp, &reset, IB_QP_STATE);
+	if (!err)
+		err = shca_qt_to_init(f->b.qp);
+	if (!err)
+		err = shca_qt_to_rts(f->b.qp, f->a.ibdev, f->a.qp->qp_num,
+				     &shca_qt_default_conn);
+	shca_qt_epoch_err = err;
+}
+
+/*
+ * Issue 29 (second review, F3): a request of a connection the responder
+ * has since reset and connected again fails at the responder; the
+ * requester's completion says so, but the responder's new connection
+ * stays in RTS with no event (it saw none of it). Before the fix the
+ * failure put the new connection in the error state.
+ */
+static void shca_qp_error_spares_new_connection(struct kunit *test)
+{
+	struct shca_qt_fix *f = test->priv;
+	u32 len = 3 * SZ_16K, key;
+	struct ib_sge src = shca_qt_sge(&f->a, 0, len);
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 2, .opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &src,
+			.num_sge = 1 },
+	};
+
+	shca_qt_fill(f->a.buf, len, 5);
+	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
+	key = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+	wr.remote_addr = f->b.mr->iova;
+	wr.rkey = key;
+
+	shca_qt_epoch_fix = f;
+	shca_qt_epoch_chunks = 0;
+	shca_qt_epoch_err = -EINPROGRESS;
+	kunit_activate_static_stub(test, shca_mr_copy_chunk_done,
+				   shca_qt_epoch_stub);
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	kunit_deactivate_static_stub(test, shca_mr_copy_chunk_done);
+	KUNIT_ASSERT_EQ(test, shca_qt_epoch_err, 0);
+	KUNIT_EXPECT_EQ(test, shca_qt_epoch_chunks, 1);
+	shca_qt_expect_wc(test, f->a.cq, 2, IB_WC_REM_ACCESS_ERR,
+			  IB_WC_RDMA_WRITE, NULL);
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_RTS);
+	KUNIT_EXPECT_EQ(test, f->b.events, 0);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_ERR);
+}
+
 static u32 shca_qt_psn(struct ib_qp *qp, bool send)
 {
 	struct ib_qp_init_attr init;
@@ -1813,6 +1883,7 @@ static struct kunit_case shca_qp_review_cases[] = {
 	KUNIT_CASE(shca_qp_sqd_refused),
 	KUNIT_CASE_SLOW(shca_qp_recv_inflight),
 	KUNIT_CASE(shca_qp_error_spares_reset),
+	KUNIT_CASE(shca_qp_error_spares_new_connection),
 	KUNIT_CASE_PARAM(shca_qp_other_netns, shca_qt_apart_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_psn, shca_qt_where_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_reset_reuse, shca_qt_where_gen_params),

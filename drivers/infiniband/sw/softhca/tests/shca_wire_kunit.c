@@ -2658,6 +2658,57 @@ static void shca_wire_fatal_sends_nothing(struct kunit *test)
 }
 
 /*
+ * Issue 29 (second review, F6): entering RTS does not write the
+ * requester's state (struct shca_wreq belongs to whoever executes the
+ * QP, and the work item may be using it at that moment): the executor
+ * starts it at sq_psn when it next runs. Here the test holds the QP's
+ * executor bit across RTR -> RTS: the requester's state stays as it
+ * was, query_qp reports the new sq_psn, and once the executor runs, the
+ * next message goes out at that PSN and arrives. Before the fix
+ * modify_qp wrote the PSNs under the executor's feet.
+ */
+static void shca_wire_rts_leaves_wreq(struct kunit *test)
+{
+	struct shca_wt_fix *f = test->priv;
+	struct shca_qp *qp = to_shca_qp(f->a.qp);
+	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
+	struct ib_sge sge = shca_wt_sge(&f->a, 0, 64);
+	struct ib_sge rsge = shca_wt_sge(&f->b, 0, 64);
+	struct ib_send_wr wr = { .wr_id = 4, .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_SIGNALED,
+				 .sg_list = &sge, .num_sge = 1 };
+	const struct ib_send_wr *bad;
+	struct ib_qp_init_attr init;
+	struct ib_qp_attr attr;
+
+	shca_wt_connect(f, &shca_wt_calm);
+	KUNIT_ASSERT_EQ(test, ib_modify_qp(f->a.qp, &reset, IB_QP_STATE), 0);
+	KUNIT_ASSERT_FALSE(test, test_and_set_bit(SHCA_QP_EXEC_BUSY,
+						  &qp->exec_flags));
+	qp->wreq.psn = 0x123456;
+	qp->wreq.una = 0x123456;
+	KUNIT_EXPECT_EQ(test, shca_wt_to_rts(f->a.qp, &f->b, f->b.qp->qp_num,
+					     &shca_wt_calm), 0);
+	KUNIT_EXPECT_EQ(test, qp->wreq.psn, 0x123456);
+	KUNIT_EXPECT_EQ(test, qp->wreq.una, 0x123456);
+	KUNIT_EXPECT_EQ(test, ib_query_qp(f->a.qp, &attr, IB_QP_SQ_PSN,
+					  &init), 0);
+	KUNIT_EXPECT_EQ(test, attr.sq_psn, 0);
+	clear_bit(SHCA_QP_EXEC_BUSY, &qp->exec_flags);
+
+	shca_wt_drain_cq(f->a.cq);
+	shca_wt_fill(f->a.buf, 64, 9);
+	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(f->b.qp, 5, &rsge, 1), 0);
+	KUNIT_ASSERT_EQ(test, ib_post_send(f->a.qp, &wr, &bad), 0);
+	shca_wt_expect_wc(f, f->a.cq, 4, IB_WC_SUCCESS, IB_WC_SEND, NULL);
+	shca_wt_expect_wc(f, f->b.cq, 5, IB_WC_SUCCESS, IB_WC_RECV, NULL);
+	KUNIT_EXPECT_MEMEQ(test, f->b.buf, f->a.buf, 64);
+	KUNIT_EXPECT_EQ(test, ib_query_qp(f->a.qp, &attr, IB_QP_SQ_PSN,
+					  &init), 0);
+	KUNIT_EXPECT_EQ(test, attr.sq_psn, 1);
+}
+
+/*
  * Issue 29, finding 12: a WRITE whose RETH runs past the end of its
  * region is refused with its first packet, before a byte moves, as the
  * memory link refuses it: a NAK (remote access error), the responder in
@@ -2987,6 +3038,7 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE_SLOW(shca_wire_reth_range),
 	KUNIT_CASE(shca_wire_read_budget),
 	KUNIT_CASE(shca_wire_fatal_sends_nothing),
+	KUNIT_CASE(shca_wire_rts_leaves_wreq),
 	{}
 };
 
