@@ -378,57 +378,31 @@ static void shca_resp_error(struct shca_qp *qp, struct shca_qp *peer,
 	shca_qp_kick_now(peer);
 }
 
-/* Complete a receive WQE popped from @peer on @peer's receive CQ. */
-static void shca_resp_complete(struct shca_qp *peer, struct shca_qp *qp,
-			       const struct shca_wqe *r,
-			       const struct shca_wqe *w,
-			       enum ib_wc_status status, u32 byte_len)
+/*
+ * The responder @peer refused @qp's request as the UDP link's responder
+ * refuses one with NAK @code: the same requester status and responder
+ * event (shca_nak_status(), shca_nak_event()).
+ */
+static void shca_exec_nak(struct shca_qp *qp, struct shca_qp *peer, u8 code,
+			  struct ib_wc *wc)
 {
-	struct ib_wc wc = {
-		.wr_id = r->wr_id,
-		.status = status,
-		.opcode = IB_WC_RECV,
-		.byte_len = byte_len,
-		.qp = &peer->ibqp,
-		.src_qp = qp->ibqp.qp_num,
-		.port_num = SHCA_PORT,
-	};
+	shca_resp_error(qp, peer, shca_nak_event(code), true);
+	wc->status = shca_nak_status(code);
+}
 
-	if (w->opcode == IB_WR_RDMA_WRITE_WITH_IMM)
-		wc.opcode = IB_WC_RECV_RDMA_WITH_IMM;
-	/*
-	 * A datagram: the GRH area leads, as on RoCE v2, and the completion
-	 * tells the L2 fields of the frame (the CM builds its replies'
-	 * address vectors from them).
-	 */
-	if (shca_qp_datagram(peer)) {
-		const struct shca_av *av = &w->ud.av;
+/*
+ * Complete a receive WQE popped from @peer for @w, as the UDP link's
+ * responder completes one (shca_resp_recv_done()).
+ */
+static void shca_exec_recv_done(struct shca_qp *peer, struct shca_qp *qp,
+				const struct shca_wqe *r,
+				const struct shca_wqe *w,
+				enum ib_wc_status status, u32 byte_len)
+{
+	struct shca_pkt msg;
 
-		wc.sl = av->sl;
-		if (status == IB_WC_SUCCESS) {
-			wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE |
-				      IB_WC_WITH_SMAC;
-			wc.network_hdr_type = av->net_type;
-			ether_addr_copy(wc.smac, av->smac);
-			if (av->vlan_id < VLAN_N_VID) {
-				wc.wc_flags |= IB_WC_WITH_VLAN;
-				wc.vlan_id = av->vlan_id;
-			}
-		}
-	}
-	if (status == IB_WC_SUCCESS) {
-		if (w->opcode == IB_WR_SEND_WITH_IMM ||
-		    w->opcode == IB_WR_RDMA_WRITE_WITH_IMM) {
-			wc.wc_flags |= IB_WC_WITH_IMM;
-			wc.ex.imm_data = w->ex.imm_data;
-		} else if (w->opcode == IB_WR_SEND_WITH_INV) {
-			wc.wc_flags |= IB_WC_WITH_INVALIDATE;
-			wc.ex.invalidate_rkey = w->ex.invalidate_rkey;
-		}
-	}
-	shca_cq_push(to_shca_cq(peer->ibqp.recv_cq), &wc,
-		     !!(w->send_flags & IB_SEND_SOLICITED), qp->req.in_post);
-	shca_qp_srq_check(peer, true, qp->req.in_post);
+	shca_resp_msg(qp, w, &msg);
+	shca_resp_recv_done(peer, r, &msg, status, byte_len, qp->req.in_post);
 }
 
 /*
@@ -442,8 +416,7 @@ static bool shca_peer_accepts(struct shca_qp *peer, struct shca_qp *qp)
 	qp->req.peer_epoch = peer->epoch;
 	return peer->dest_qpn == qp->ibqp.qp_num &&
 	       peer->ibqp.qp_type == qp->ibqp.qp_type &&
-	       (peer->state == IB_QPS_RTR || peer->state == IB_QPS_RTS ||
-		peer->state == IB_QPS_SQD || peer->state == IB_QPS_SQE);
+	       shca_resp_receiving(peer);
 }
 
 /* The peer still accepts from us, on the connection that took the request. */
@@ -531,7 +504,7 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 		return SHCA_EXEC_RETRY;
 
 	if (len > shca_sge_total(r->sge, r->num_sge)) {
-		shca_resp_complete(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
+		shca_exec_recv_done(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
 		shca_resp_error(qp, peer, IB_EVENT_QP_REQ_ERR, false);
 		wc->status = IB_WC_REM_INV_REQ_ERR;
 		return SHCA_EXEC_DONE;
@@ -561,13 +534,13 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 	}
 	if (err) {
 		/* The source can only fail if it changed since the probe. */
-		shca_resp_complete(peer, qp, r, w, dst_failed ?
+		shca_exec_recv_done(peer, qp, r, w, dst_failed ?
 				   IB_WC_LOC_PROT_ERR : IB_WC_REM_ABORT_ERR, 0);
 		shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, false);
 		wc->status = dst_failed ? IB_WC_REM_OP_ERR : IB_WC_LOC_PROT_ERR;
 		return SHCA_EXEC_DONE;
 	}
-	shca_resp_complete(peer, qp, r, w, IB_WC_SUCCESS, len);
+	shca_exec_recv_done(peer, qp, r, w, IB_WC_SUCCESS, len);
 	return SHCA_EXEC_DONE;
 }
 
@@ -583,19 +556,18 @@ static enum shca_exec_res shca_peer_check(struct shca_qp *qp,
 {
 	bool rd_atomic = access & (IB_ACCESS_REMOTE_READ |
 				   IB_ACCESS_REMOTE_ATOMIC);
-	enum ib_event_type event = IB_EVENT_QP_ACCESS_ERR;
 	enum shca_exec_res res = SHCA_EXEC_DONE;
 	unsigned long flags;
+	int nak = -1;
 
 	spin_lock_irqsave(&peer->lock, flags);
 	if (!shca_peer_accepts(peer, qp) || !shca_peer_psn_ok(peer, qp)) {
 		res = SHCA_EXEC_RETRY;
 	} else if ((peer->access & access) != access) {
-		wc->status = IB_WC_REM_ACCESS_ERR;
+		nak = SHCA_NAK_REM_ACCESS;
 	} else if (rd_atomic && !peer->max_dest_rd_atomic) {
 		/* No responder resources: an invalid request. */
-		wc->status = IB_WC_REM_INV_REQ_ERR;
-		event = IB_EVENT_QP_REQ_ERR;
+		nak = SHCA_NAK_INV_REQ;
 	} else if (need_recv && shca_rq_empty(peer)) {
 		qp->req.rnr_timer = peer->min_rnr_timer;
 		res = SHCA_EXEC_RNR;
@@ -604,11 +576,11 @@ static enum shca_exec_res shca_peer_check(struct shca_qp *qp,
 	}
 	spin_unlock_irqrestore(&peer->lock, flags);
 
-	if (wc->status != IB_WC_SUCCESS) {
+	if (nak >= 0) {
 		/* UC: a request the responder refuses is silently dropped. */
 		if (qp->ibqp.qp_type == IB_QPT_UC)
 			return SHCA_EXEC_RETRY;
-		shca_resp_error(qp, peer, event, true);
+		shca_exec_nak(qp, peer, nak, wc);
 	}
 	return res;
 }
@@ -652,7 +624,7 @@ static enum shca_exec_res shca_exec_write(struct shca_qp *qp,
 	spin_unlock_irqrestore(&peer->lock, flags);
 	if (!popped)
 		return SHCA_EXEC_RETRY;
-	shca_resp_complete(peer, qp, r, w, IB_WC_SUCCESS, len);
+	shca_exec_recv_done(peer, qp, r, w, IB_WC_SUCCESS, len);
 	return SHCA_EXEC_DONE;
 }
 
@@ -965,9 +937,7 @@ static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
 
 	spin_lock_irqsave(&peer->lock, flags);
 	qp->req.peer_epoch = peer->epoch;
-	if ((peer->state == IB_QPS_RTR || peer->state == IB_QPS_RTS ||
-	     peer->state == IB_QPS_SQD || peer->state == IB_QPS_SQE) &&
-	    peer->qkey == qkey && shca_port_up(peer->sdev) &&
+	if (shca_resp_receiving(peer) && peer->qkey == qkey && shca_port_up(peer->sdev) &&
 	    !shca_ud_too_long(peer, len))
 		popped = shca_rq_pop(peer, r);
 	spin_unlock_irqrestore(&peer->lock, flags);
@@ -978,7 +948,7 @@ static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
 
 	/* The sender's doing, not the consumer's: the QP goes on. */
 	if (len + SHCA_GRH_BYTES > shca_sge_total(r->sge, r->num_sge)) {
-		shca_resp_complete(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
+		shca_exec_recv_done(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
 		return;
 	}
 	shca_ud_grh(grh, &w->ud.av, len, w->opcode == IB_WR_SEND_WITH_IMM);
@@ -989,11 +959,11 @@ static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
 	if (shca_xfer(&dst, &hdr, SHCA_GRH_BYTES, &dst_failed) ||
 	    shca_xfer(&dst, &src, len, &dst_failed)) {
 		/* The source was probed: a receive SGE was refused. */
-		shca_resp_complete(peer, qp, r, w, IB_WC_LOC_PROT_ERR, 0);
+		shca_exec_recv_done(peer, qp, r, w, IB_WC_LOC_PROT_ERR, 0);
 		shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, false);
 		return;
 	}
-	shca_resp_complete(peer, qp, r, w, IB_WC_SUCCESS, len + SHCA_GRH_BYTES);
+	shca_exec_recv_done(peer, qp, r, w, IB_WC_SUCCESS, len + SHCA_GRH_BYTES);
 }
 
 /*

@@ -247,8 +247,6 @@ static int shca_rx_cb_load(struct sk_buff *skb, struct shca_pkt *pkt)
 	return shca_pkt_parse(pkt, skb->data, skb->len);
 }
 
-static bool shca_wire_receiving(const struct shca_qp *qp);
-
 /*
  * Whether a packet for @qp is worth queueing, judged in softirq from
  * what can be read without the QP's lock: the state, the connection's
@@ -259,7 +257,7 @@ static bool shca_wire_receiving(const struct shca_qp *qp);
  */
 static bool shca_wire_rx_admit(struct shca_qp *qp, const struct shca_pkt *pkt)
 {
-	if (!shca_wire_receiving(qp))
+	if (!shca_resp_receiving(qp))
 		return false;
 	if (shca_qp_datagram(qp))
 		return pkt->qkey == READ_ONCE(qp->qkey) &&
@@ -409,54 +407,6 @@ static void shca_wire_drop(struct shca_qp *qp)
 	shca_wstat_inc(qp->sdev, SHCA_WS_RX_DROPPED);
 }
 
-/* Complete a receive WQE of @qp taken for a message from the wire. */
-static void shca_wire_recv_done(struct shca_qp *qp, const struct shca_wqe *r,
-				const struct shca_pkt *pkt,
-				enum ib_wc_status status, u32 byte_len,
-				u32 src_qp)
-{
-	u32 flags = pkt->op->flags;
-	struct ib_wc wc = {
-		.wr_id = r->wr_id,
-		.status = status,
-		.opcode = flags & SHCA_OP_WRITE ? IB_WC_RECV_RDMA_WITH_IMM :
-						  IB_WC_RECV,
-		.byte_len = byte_len,
-		.qp = &qp->ibqp,
-		.src_qp = src_qp,
-		.port_num = SHCA_PORT,
-	};
-
-	if (shca_qp_datagram(qp) && status == IB_WC_SUCCESS) {
-		wc.wc_flags = IB_WC_GRH | IB_WC_WITH_NETWORK_HDR_TYPE |
-			      IB_WC_WITH_SMAC;
-		wc.network_hdr_type = pkt->net_type;
-		ether_addr_copy(wc.smac, pkt->smac);
-		if (pkt->vlan_id < VLAN_N_VID) {
-			wc.wc_flags |= IB_WC_WITH_VLAN;
-			wc.vlan_id = pkt->vlan_id;
-		}
-	}
-	if (status == IB_WC_SUCCESS && (flags & SHCA_OP_IMM)) {
-		wc.wc_flags |= IB_WC_WITH_IMM;
-		wc.ex.imm_data = pkt->imm;
-	} else if (status == IB_WC_SUCCESS && (flags & SHCA_OP_IETH)) {
-		wc.wc_flags |= IB_WC_WITH_INVALIDATE;
-		wc.ex.invalidate_rkey = pkt->ieth;
-	}
-	shca_cq_push(to_shca_cq(qp->ibqp.recv_cq), &wc, pkt->se, false);
-	shca_qp_srq_check(qp, true, false);
-}
-
-/* The state a QP must be in to take packets as a responder. */
-static bool shca_wire_receiving(const struct shca_qp *qp)
-{
-	enum ib_qp_state state = READ_ONCE(qp->state);
-
-	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
-	       state == IB_QPS_SQD || state == IB_QPS_SQE;
-}
-
 /* A datagram for a UD QP or the GSI QP. */
 static void shca_wire_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 			      const struct shca_pkt *pkt)
@@ -468,7 +418,7 @@ static void shca_wire_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 	int err;
 
 	spin_lock_irqsave(&qp->lock, flags);
-	if (shca_wire_receiving(qp) && pkt->qkey == qp->qkey &&
+	if (shca_resp_receiving(qp) && pkt->qkey == qp->qkey &&
 	    !shca_ud_too_long(qp, pkt->paylen))
 		popped = shca_rq_pop(qp, r);
 	spin_unlock_irqrestore(&qp->lock, flags);
@@ -486,8 +436,7 @@ static void shca_wire_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
 	/* The sender's doing, not the consumer's: the QP goes on. */
 	if (SHCA_GRH_BYTES + pkt->paylen > shca_wire_wqe_len(r)) {
-		shca_wire_recv_done(qp, r, pkt, IB_WC_LOC_LEN_ERR, 0,
-				    pkt->src_qp);
+		shca_resp_recv_done(qp, r, pkt, IB_WC_LOC_LEN_ERR, 0, false);
 		return;
 	}
 	err = shca_wire_sg_copy(qp, r, 0, grh, SHCA_GRH_BYTES,
@@ -497,19 +446,15 @@ static void shca_wire_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 					(void *)pkt->payload, pkt->paylen,
 					IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
 	if (err) {
-		shca_wire_recv_done(qp, r, pkt, IB_WC_LOC_PROT_ERR, 0,
-				    pkt->src_qp);
+		shca_resp_recv_done(qp, r, pkt, IB_WC_LOC_PROT_ERR, 0, false);
 		goto error;
 	}
-	shca_wire_recv_done(qp, r, pkt, IB_WC_SUCCESS,
-			    SHCA_GRH_BYTES + pkt->paylen, pkt->src_qp);
+	shca_resp_recv_done(qp, r, pkt, IB_WC_SUCCESS,
+			    SHCA_GRH_BYTES + pkt->paylen, false);
 	return;
 
 error:
-	spin_lock_irqsave(&qp->lock, flags);
-	shca_qp_set_error(qp);
-	spin_unlock_irqrestore(&qp->lock, flags);
-	shca_qp_event(qp, IB_EVENT_QP_ACCESS_ERR);
+	shca_resp_recv_error(qp);
 }
 
 /**
@@ -597,10 +542,11 @@ static void shca_wire_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
 
 /*
  * Refuse the request at @psn with NAK @code; for the errors that end the
- * connection, the responder goes to the error state with @event.
+ * connection, the responder goes to the error state, with the event the
+ * code means (shca_nak_event()) if @notify: not when a receive WQE
+ * completed with the error (the completion reports it).
  */
-static void shca_wire_nak(struct shca_qp *qp, u32 psn, u8 code,
-			  enum ib_event_type event)
+static void shca_wire_nak(struct shca_qp *qp, u32 psn, u8 code, bool notify)
 {
 	static const u8 sent[] = {
 		[SHCA_NAK_PSN_SEQ] = SHCA_WS_SEQ_NAKS_SENT,
@@ -617,7 +563,8 @@ static void shca_wire_nak(struct shca_qp *qp, u32 psn, u8 code,
 	spin_lock_irqsave(&qp->lock, flags);
 	shca_qp_set_error(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
-	shca_qp_event(qp, event);
+	if (notify)
+		shca_qp_event(qp, shca_nak_event(code));
 }
 
 /*
@@ -630,11 +577,13 @@ static void shca_wire_msg_end(struct shca_qp *qp, const struct shca_pkt *pkt,
 	struct shca_wresp *rs = &qp->wresp;
 
 	if (rs->have_wqe) {
-		shca_wire_recv_done(qp, rs->rwqe, pkt, status,
+		shca_resp_recv_done(qp, rs->rwqe, pkt, status,
 				    status == IB_WC_SUCCESS ? rs->off : 0,
-				    qp->dest_qpn);
+				    false);
 		rs->have_wqe = false;
 	}
+	if (status != IB_WC_SUCCESS)
+		shca_resp_recv_error(qp);
 	rs->in_msg = false;
 	rs->off = 0;
 	rs->msn++;
@@ -732,7 +681,7 @@ static enum shca_rd_more shca_wire_read_more(struct shca_qp *qp)
 	struct sk_buff *skb;
 	u8 *payload;
 
-	if (!shca_wire_receiving(qp)) {
+	if (!shca_resp_receiving(qp)) {
 		rs->rd_active = false;
 		return SHCA_RD_DONE;
 	}
@@ -844,8 +793,7 @@ static void shca_wire_atomic(struct shca_qp *qp, const struct shca_pkt *pkt)
 	int err;
 
 	if (!IS_ALIGNED(pkt->va, sizeof(u64))) {
-		shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
-			      IB_EVENT_QP_REQ_ERR);
+		shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ, true);
 		return;
 	}
 	cmp_swap = pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP;
@@ -853,8 +801,7 @@ static void shca_wire_atomic(struct shca_qp *qp, const struct shca_pkt *pkt)
 				  cmp_swap ? pkt->compare : pkt->swap_add,
 				  pkt->swap_add, &orig);
 	if (err) {
-		shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS,
-			      IB_EVENT_QP_ACCESS_ERR);
+		shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
 		return;
 	}
 	qp->wresp.msn++;
@@ -904,8 +851,7 @@ static void shca_wire_read(struct shca_qp *qp, const struct shca_pkt *pkt)
 	u32 n;
 
 	if (shca_wire_check_reth(qp, pkt, IB_ACCESS_REMOTE_READ)) {
-		shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS,
-			      IB_EVENT_QP_ACCESS_ERR);
+		shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
 		return;
 	}
 	qp->wresp.msn++;
@@ -923,8 +869,7 @@ static void shca_wire_read(struct shca_qp *qp, const struct shca_pkt *pkt)
 	qp->rq_psn = shca_psn_add(pkt->psn, n);
 	if (shca_wire_read_respond(qp, res, pkt->psn) == SHCA_RD_REFUSED) {
 		res->valid = false;
-		shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS,
-			      IB_EVENT_QP_ACCESS_ERR);
+		shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
 	}
 }
 
@@ -956,8 +901,7 @@ static bool shca_wire_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 	if (!shca_wire_seq_ok(rs, flags) || pkt->paylen > mtu ||
 	    (!(flags & SHCA_OP_LAST) && pkt->paylen != mtu)) {
 		if (rc)
-			shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
-				      IB_EVENT_QP_REQ_ERR);
+			shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ, true);
 		rs->in_msg = false;
 		return false;
 	}
@@ -971,8 +915,7 @@ static bool shca_wire_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 						 IB_ACCESS_REMOTE_WRITE)) {
 				if (rc)
 					shca_wire_nak(qp, pkt->psn,
-						      SHCA_NAK_REM_ACCESS,
-						      IB_EVENT_QP_ACCESS_ERR);
+						      SHCA_NAK_REM_ACCESS, true);
 				return false;
 			}
 			rs->va = pkt->va;
@@ -998,7 +941,7 @@ static bool shca_wire_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 			shca_wire_msg_end(qp, pkt, IB_WC_LOC_LEN_ERR);
 			if (rc)
 				shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
-					      IB_EVENT_QP_REQ_ERR);
+					      false);
 			return false;
 		}
 		err = pkt->paylen ?
@@ -1010,7 +953,7 @@ static bool shca_wire_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 			shca_wire_msg_end(qp, pkt, IB_WC_LOC_PROT_ERR);
 			if (rc)
 				shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_OP,
-					      IB_EVENT_QP_ACCESS_ERR);
+					      false);
 			return false;
 		}
 	} else {
@@ -1025,8 +968,7 @@ static bool shca_wire_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 		if (pkt->paylen > rs->resid ||
 		    ((flags & SHCA_OP_LAST) && pkt->paylen != rs->resid)) {
 			if (rc)
-				shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
-					      IB_EVENT_QP_REQ_ERR);
+				shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ, true);
 			rs->in_msg = false;
 			return false;
 		}
@@ -1034,8 +976,7 @@ static bool shca_wire_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 						  (void *)pkt->payload,
 						  pkt->paylen, SHCA_COPY_TO_MR)) {
 			if (rc)
-				shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS,
-					      IB_EVENT_QP_ACCESS_ERR);
+				shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
 			rs->in_msg = false;
 			return false;
 		}
@@ -1053,7 +994,7 @@ static bool shca_wire_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 			shca_wire_msg_end(qp, pkt, IB_WC_LOC_PROT_ERR);
 			if (rc)
 				shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_OP,
-					      IB_EVENT_QP_ACCESS_ERR);
+					      false);
 			return false;
 		}
 		shca_wire_msg_end(qp, pkt, status);
@@ -1070,7 +1011,7 @@ static void shca_wire_request(struct shca_qp *qp, struct sk_buff *skb,
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	s32 d;
 
-	if (!shca_wire_receiving(qp)) {
+	if (!shca_resp_receiving(qp)) {
 		shca_wire_drop(qp);
 		return;
 	}
@@ -1092,7 +1033,7 @@ static void shca_wire_request(struct shca_qp *qp, struct sk_buff *skb,
 			rs->in_msg = rc && rs->in_msg;
 			if (rc && !rs->nak_sent) {
 				rs->nak_sent = true;
-				shca_wire_nak(qp, qp->rq_psn, SHCA_NAK_PSN_SEQ, 0);
+				shca_wire_nak(qp, qp->rq_psn, SHCA_NAK_PSN_SEQ, true);
 			}
 			return;
 		}
@@ -1105,17 +1046,14 @@ static void shca_wire_request(struct shca_qp *qp, struct sk_buff *skb,
 						  IB_ACCESS_REMOTE_ATOMIC;
 
 		if (rs->in_msg) {
-			shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
-				      IB_EVENT_QP_REQ_ERR);
+			shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ, true);
 		} else if (!(qp->access & need)) {
-			shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS,
-				      IB_EVENT_QP_ACCESS_ERR);
+			shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
 		} else if (!qp->max_dest_rd_atomic ||
 			   ((flags & SHCA_OP_READ) &&
 			    pkt->dma_len > SHCA_MAX_MSG_SZ)) {
 			/* No resources, or more than a message may carry. */
-			shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
-				      IB_EVENT_QP_REQ_ERR);
+			shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ, true);
 		} else if (flags & SHCA_OP_READ) {
 			shca_wire_read(qp, pkt);
 		} else {
@@ -1403,17 +1341,13 @@ static void shca_wire_nak_rcvd(struct shca_qp *qp, const struct shca_pkt *pkt)
 		}
 		shca_wire_rewind(qp, pkt->psn);
 		break;
-	case SHCA_NAK_REM_ACCESS:
-		shca_wstat_inc(qp->sdev, SHCA_WS_ACCESS_NAKS_RCVD);
-		shca_wire_fail_head(qp, IB_WC_REM_ACCESS_ERR);
-		break;
-	case SHCA_NAK_REM_OP:
-		shca_wstat_inc(qp->sdev, SHCA_WS_OP_NAKS_RCVD);
-		shca_wire_fail_head(qp, IB_WC_REM_OP_ERR);
-		break;
 	default:
-		shca_wstat_inc(qp->sdev, SHCA_WS_INV_NAKS_RCVD);
-		shca_wire_fail_head(qp, IB_WC_REM_INV_REQ_ERR);
+		shca_wstat_inc(qp->sdev,
+			       code == SHCA_NAK_REM_ACCESS ?
+			       SHCA_WS_ACCESS_NAKS_RCVD :
+			       code == SHCA_NAK_REM_OP ? SHCA_WS_OP_NAKS_RCVD :
+			       SHCA_WS_INV_NAKS_RCVD);
+		shca_wire_fail_head(qp, shca_nak_status(code));
 		break;
 	}
 }
@@ -1850,8 +1784,7 @@ static void shca_wire_rx_run(struct shca_qp *qp)
 	if (rs->rd_active && shca_wire_read_more(qp) == SHCA_RD_REFUSED) {
 		res = &rs->res[rs->rd_slot];
 		res->valid = false;
-		shca_wire_nak(qp, res->psn, SHCA_NAK_REM_ACCESS,
-			      IB_EVENT_QP_ACCESS_ERR);
+		shca_wire_nak(qp, res->psn, SHCA_NAK_REM_ACCESS, true);
 	}
 	while (budget-- && (skb = shca_wire_rxq_next(qp))) {
 		if (shca_rx_cb_load(skb, &pkt)) {

@@ -125,6 +125,7 @@ struct shca_op {
  * @ieth: IETH: the rkey to invalidate
  * @qkey: DETH Q_Key
  * @src_qp: DETH source QP
+ * @sl: service level (a datagram the memory link carries; 0 on the wire)
  * @payload: the data the packet carries
  * @paylen: bytes at @payload (without pad and ICRC)
  */
@@ -156,6 +157,7 @@ struct shca_pkt {
 	u32 ieth;
 	u32 qkey;
 	u32 src_qp;
+	u8 sl;
 	const u8 *payload;
 	u32 paylen;
 };
@@ -237,5 +239,16 @@ void shca_wire_flush_held(struct shca_qp *qp);
 void shca_wire_rxq_purge(struct shca_qp *qp);
 void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next);
 void shca_wire_timer(struct timer_list *t);
+
+/* The responder's rules, for both links (shca_resp.c). */
+bool shca_resp_receiving(const struct shca_qp *qp);
+void shca_resp_msg(const struct shca_qp *qp, const struct shca_wqe *w,
+		   struct shca_pkt *pkt);
+void shca_resp_recv_done(struct shca_qp *qp, const struct shca_wqe *r,
+			 const struct shca_pkt *pkt, enum ib_wc_status status,
+			 u32 byte_len, bool later);
+void shca_resp_recv_error(struct shca_qp *qp);
+enum ib_wc_status shca_nak_status(u8 code);
+enum ib_event_type shca_nak_event(u8 code);
 
 #endif /* SHCA_WIRE_H */

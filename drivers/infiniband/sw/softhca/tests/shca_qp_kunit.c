@@ -979,7 +979,10 @@ static void shca_qp_err_remote_range(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_qt_all(f->a.buf, 4096, 0));
 }
 
-/* A SEND larger than the receive: both sides report it. */
+/*
+ * A SEND larger than the receive: both sides report it, each with its
+ * completion (shca_wire_recv_len_error: the same on the wire).
+ */
 static void shca_qp_err_len(struct kunit *test)
 {
 	struct shca_qt_fix *f = test->priv;
@@ -994,6 +997,9 @@ static void shca_qp_err_len(struct kunit *test)
 	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_REM_INV_REQ_ERR, 0, NULL);
 	shca_qt_expect_wc(test, f->b.cq, 5, IB_WC_LOC_LEN_ERR, 0, NULL);
 	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_ERR);
+	/* The completion reports it: no event (as on the wire). */
+	msleep(20);
+	KUNIT_EXPECT_EQ(test, f->b.events, 0);
 }
 
 /* No receive posted: RNR retries, then RNR_RETRY_EXC_ERR. */

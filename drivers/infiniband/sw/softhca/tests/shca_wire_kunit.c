@@ -2708,6 +2708,47 @@ static void shca_wire_rts_leaves_wreq(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, attr.sq_psn, 1);
 }
 
+static const enum ib_qp_type shca_wt_conn_types[] = { IB_QPT_RC, IB_QPT_UC };
+
+KUNIT_ARRAY_PARAM(shca_wt_conn_types, shca_wt_conn_types,
+		  shca_wt_qp_type_desc);
+
+/*
+ * Issue 30: a SEND longer than its receive ends the responder's
+ * connection as on the memory link (shca_qp_err_len): the receive
+ * completes with IB_WC_LOC_LEN_ERR, the responder enters the error state
+ * on RC and on UC, and no asynchronous event comes (the completion
+ * reports the error); the RC requester completes with
+ * IB_WC_REM_INV_REQ_ERR, the UC one successfully. Before, the wire
+ * responder also raised IB_EVENT_QP_REQ_ERR on RC and went on receiving
+ * on UC.
+ */
+static void shca_wire_recv_len_error(struct kunit *test)
+{
+	const enum ib_qp_type *type = test->param_value;
+	bool rc = *type == IB_QPT_RC;
+	struct shca_wt_fix *f = test->priv;
+	struct ib_qp *qa = rc ? f->a.qp : shca_wt_qp(test, &f->a, *type);
+	struct ib_qp *qb = rc ? f->b.qp : shca_wt_qp(test, &f->b, *type);
+	struct ib_sge sge = shca_wt_sge(&f->a, 0, 101);
+	struct ib_sge dst = shca_wt_sge(&f->b, 0, 100);
+	struct ib_send_wr wr = { .wr_id = 1, .opcode = IB_WR_SEND,
+				 .send_flags = IB_SEND_SIGNALED,
+				 .sg_list = &sge, .num_sge = 1 };
+
+	shca_wt_connect_qps(f, qa, qb, &shca_wt_calm);
+	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(qb, 5, &dst, 1), 0);
+	KUNIT_ASSERT_EQ(test, shca_wt_post(qa, &wr), 0);
+	shca_wt_expect_wc(f, f->a.cq, 1,
+			  rc ? IB_WC_REM_INV_REQ_ERR : IB_WC_SUCCESS,
+			  IB_WC_SEND, NULL);
+	shca_wt_expect_wc(f, f->b.cq, 5, IB_WC_LOC_LEN_ERR, 0, NULL);
+	KUNIT_EXPECT_EQ(test, shca_wt_state(qb), IB_QPS_ERR);
+	msleep(50);
+	KUNIT_EXPECT_EQ(test, f->b.events, 0);
+	KUNIT_EXPECT_EQ(test, shca_wt_state(qa), rc ? IB_QPS_ERR : IB_QPS_RTS);
+}
+
 /*
  * Issue 29, finding 12: a WRITE whose RETH runs past the end of its
  * region is refused with its first packet, before a byte moves, as the
@@ -3039,6 +3080,8 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE(shca_wire_read_budget),
 	KUNIT_CASE(shca_wire_fatal_sends_nothing),
 	KUNIT_CASE(shca_wire_rts_leaves_wreq),
+	KUNIT_CASE_PARAM(shca_wire_recv_len_error,
+			 shca_wt_conn_types_gen_params),
 	{}
 };
 
