@@ -1136,27 +1136,6 @@ static enum shca_exec_res shca_exec_wqe(struct shca_qp *qp,
 	return SHCA_EXEC_DONE;
 }
 
-/**
- * shca_ack_timeout() - a QP's local ACK timeout
- * @qp: the QP
- *
- * Return: 4.096 us * 2^timeout (at most 10 s), at least one jiffy.
- */
-unsigned long shca_ack_timeout(const struct shca_qp *qp)
-{
-	u64 us = (4096ULL << qp->timeout) / 1000;
-
-	return max(usecs_to_jiffies(min_t(u64, us, 10 * USEC_PER_SEC)), 1UL);
-}
-
-/* The RNR NAK timer field's values (IBTA 9.7.5.2.8), in microseconds. */
-const u32 shca_rnr_timer_us[32] = {
-	655360, 10, 20, 30, 40, 60, 80, 120,
-	160, 240, 320, 480, 640, 960, 1280, 1920,
-	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
-	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
-};
-
 /*
  * The WQE at the head could not be delivered. Schedule a retry and
  * return true, or set the exhausted-retries status and return false.
@@ -1166,22 +1145,22 @@ const u32 shca_rnr_timer_us[32] = {
 static bool shca_exec_retry(struct shca_qp *qp, enum shca_exec_res res,
 			    struct ib_wc *wc)
 {
+	enum ib_wc_status status = IB_WC_SUCCESS;
 	unsigned long delay;
 
 	if (res == SHCA_EXEC_RNR) {
-		if (qp->rnr_retry != 7 && qp->req.rnr_retries++ >= qp->rnr_retry) {
-			wc->status = IB_WC_RNR_RETRY_EXC_ERR;
-			return false;
-		}
-		delay = usecs_to_jiffies(shca_rnr_timer_us[qp->req.rnr_timer & 31]);
+		status = shca_req_retry(qp, true);
+		delay = shca_rnr_delay(qp->req.rnr_timer);
+	} else if (qp->timeout) {
+		status = shca_req_retry(qp, false);
+		delay = shca_ack_timeout(qp);
 	} else {
 		/* A timeout of 0 means an infinite local ACK timeout. */
-		if (qp->timeout && qp->req.retries++ >= qp->retry_cnt) {
-			wc->status = IB_WC_RETRY_EXC_ERR;
-			return false;
-		}
-		delay = qp->timeout ? shca_ack_timeout(qp) :
-				      msecs_to_jiffies(100);
+		delay = msecs_to_jiffies(100);
+	}
+	if (status != IB_WC_SUCCESS) {
+		wc->status = status;
+		return false;
 	}
 	WRITE_ONCE(qp->req.waiting, true);
 	/* Replaces a pending kick: the delay is what the QP waits. */
@@ -1313,8 +1292,7 @@ run:
 			return true;
 		if (res != SHCA_EXEC_DONE && shca_exec_retry(qp, res, &wc))
 			return false;
-		qp->req.retries = 0;
-		qp->req.rnr_retries = 0;
+		shca_req_progress(qp);
 		bytes += len;
 		signaled = wc.status != IB_WC_SUCCESS || qp->sq_sig_all ||
 			   (w->send_flags & IB_SEND_SIGNALED);

@@ -261,8 +261,6 @@ int shca_exec_atomic_op(struct shca_dev *sdev, struct shca_mem_target *rt,
 			bool cmp_swap, u64 compare_add, u64 swap, u64 *orig);
 void shca_exec_local(struct shca_qp *qp, struct shca_wqe *w, struct ib_wc *wc);
 enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode);
-unsigned long shca_ack_timeout(const struct shca_qp *qp);
-extern const u32 shca_rnr_timer_us[32];
 void shca_qp_post_exec(struct shca_qp *qp);
 bool shca_qp_post_claim(struct shca_qp *qp);
 void shca_req_start_posted(struct shca_qp *qp, const struct shca_wqe *w);

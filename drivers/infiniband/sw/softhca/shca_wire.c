@@ -1090,8 +1090,7 @@ static void shca_wire_complete(struct shca_qp *qp, struct shca_wqe *w,
 	if (wc->status != IB_WC_SUCCESS && qp->state != IB_QPS_RESET)
 		shca_qp_set_error(qp);
 	spin_unlock_irqrestore(&qp->lock, flags);
-	qp->req.retries = 0;
-	qp->req.rnr_retries = 0;
+	shca_req_progress(qp);
 	qp->wreq.rd_off = 0;
 	if (signaled)
 		shca_cq_push(to_shca_cq(qp->ibqp.send_cq), wc, false, false);
@@ -1301,6 +1300,7 @@ static void shca_wire_nak_rcvd(struct shca_qp *qp, const struct shca_pkt *pkt)
 	u8 syn = pkt->aeth >> 24, code = syn & 0x1f;
 	u32 before = shca_psn_add(pkt->psn, SHCA_PSN_MASK);
 	struct shca_wreq *rq = &qp->wreq;
+	enum ib_wc_status status;
 
 	/*
 	 * A NAK older than what was acknowledged since is stale (reordered
@@ -1311,23 +1311,20 @@ static void shca_wire_nak_rcvd(struct shca_qp *qp, const struct shca_pkt *pkt)
 	    (rq->resend && rq->nak_valid && pkt->psn == rq->nak_psn))
 		return;
 	/* It acknowledges what came before it: progress. */
-	if (shca_psn_diff(pkt->psn, rq->una) > 0) {
-		qp->req.retries = 0;
-		qp->req.rnr_retries = 0;
-	}
+	if (shca_psn_diff(pkt->psn, rq->una) > 0)
+		shca_req_progress(qp);
 	shca_wire_complete_upto(qp, before, true);
 	rq->nak_psn = pkt->psn;
 	rq->nak_valid = true;
 	if ((syn & SHCA_AETH_KIND_MASK) == SHCA_AETH_RNR_NAK) {
 		shca_wstat_inc(qp->sdev, SHCA_WS_RNR_NAKS_RCVD);
-		if (qp->rnr_retry != 7 &&
-		    qp->req.rnr_retries++ >= qp->rnr_retry) {
-			shca_wire_fail_head(qp, IB_WC_RNR_RETRY_EXC_ERR);
+		status = shca_req_retry(qp, true);
+		if (status != IB_WC_SUCCESS) {
+			shca_wire_fail_head(qp, status);
 			return;
 		}
 		shca_wire_rewind(qp, pkt->psn);
-		qp->wreq.rnr_until = jiffies +
-			usecs_to_jiffies(shca_rnr_timer_us[code]) + 1;
+		qp->wreq.rnr_until = jiffies + shca_rnr_delay(code) + 1;
 		qp->wreq.rnr_wait = true;
 		mod_timer(&qp->wtimer, qp->wreq.rnr_until);
 		return;
@@ -1335,8 +1332,9 @@ static void shca_wire_nak_rcvd(struct shca_qp *qp, const struct shca_pkt *pkt)
 	switch (code) {
 	case SHCA_NAK_PSN_SEQ:
 		shca_wstat_inc(qp->sdev, SHCA_WS_SEQ_NAKS_RCVD);
-		if (qp->req.retries++ >= qp->retry_cnt) {
-			shca_wire_fail_head(qp, IB_WC_RETRY_EXC_ERR);
+		status = shca_req_retry(qp, false);
+		if (status != IB_WC_SUCCESS) {
+			shca_wire_fail_head(qp, status);
 			return;
 		}
 		shca_wire_rewind(qp, pkt->psn);
@@ -1487,8 +1485,7 @@ static void shca_wire_response(struct shca_qp *qp, struct sk_buff *skb,
 	    pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE) {
 		shca_wire_nak_rcvd(qp, pkt);
 	} else if (pkt->opcode == IB_OPCODE_RC_ACKNOWLEDGE) {
-		qp->req.retries = 0;
-		qp->req.rnr_retries = 0;
+		shca_req_progress(qp);
 		shca_wire_complete_upto(qp, pkt->psn, true);
 	} else if (pkt->opcode == IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE) {
 		shca_wire_atomic_resp(qp, pkt);
@@ -1732,6 +1729,7 @@ static bool shca_wire_send(struct shca_qp *qp)
 static void shca_wire_timeout(struct shca_qp *qp)
 {
 	struct shca_wreq *rq = &qp->wreq;
+	enum ib_wc_status status;
 
 	if (rq->rnr_wait) {
 		if (time_before(jiffies, rq->rnr_until))
@@ -1749,8 +1747,9 @@ static void shca_wire_timeout(struct shca_qp *qp)
 	if (!qp->timeout)
 		return;
 	shca_wstat_inc(qp->sdev, SHCA_WS_ACK_TIMEOUTS);
-	if (qp->req.retries++ >= qp->retry_cnt) {
-		shca_wire_fail_head(qp, IB_WC_RETRY_EXC_ERR);
+	status = shca_req_retry(qp, false);
+	if (status != IB_WC_SUCCESS) {
+		shca_wire_fail_head(qp, status);
 		return;
 	}
 	shca_wire_rewind(qp, rq->una);

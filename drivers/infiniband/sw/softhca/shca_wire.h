@@ -240,6 +240,12 @@ void shca_wire_rxq_purge(struct shca_qp *qp);
 void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next);
 void shca_wire_timer(struct timer_list *t);
 
+/* The requester's rules, for both links (shca_req.c). */
+unsigned long shca_ack_timeout(const struct shca_qp *qp);
+unsigned long shca_rnr_delay(u8 code);
+enum ib_wc_status shca_req_retry(struct shca_qp *qp, bool rnr);
+void shca_req_progress(struct shca_qp *qp);
+
 /* The responder's rules, for both links (shca_resp.c). */
 bool shca_resp_receiving(const struct shca_qp *qp);
 void shca_resp_msg(const struct shca_qp *qp, const struct shca_wqe *w,

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/**
+ * DOC: The requester's rules, for both links
+ *
+ * What a requester decides about retries does not depend on the link
+ * that lost its request: the memory link (shca_exec.c), where a peer
+ * that is not there, not connected back or not expecting the PSN is a
+ * lost packet and a peer without a receive WQE an RNR NAK, and the UDP
+ * link (shca_wire.c), with ACK timeouts, sequence error NAKs and RNR
+ * NAKs. The rules both share live here, once: how long the local ACK
+ * timeout and an RNR wait are, and how retry_cnt and rnr_retry bound the
+ * retries of the WQE at the head of the send queue.
+ */
+
+#include <linux/jiffies.h>
+
+#include "shca_verbs.h"
+#include "shca_wire.h"
+
+/* The RNR NAK timer field's values (IBTA 9.7.5.2.8), in microseconds. */
+static const u32 shca_rnr_timer_us[32] = {
+	655360, 10, 20, 30, 40, 60, 80, 120,
+	160, 240, 320, 480, 640, 960, 1280, 1920,
+	2560, 3840, 5120, 7680, 10240, 15360, 20480, 30720,
+	40960, 61440, 81920, 122880, 163840, 245760, 327680, 491520,
+};
+
+/**
+ * shca_ack_timeout() - a QP's local ACK timeout
+ * @qp: the QP
+ *
+ * Return: 4.096 us * 2^timeout (at most 10 s), at least one jiffy.
+ */
+unsigned long shca_ack_timeout(const struct shca_qp *qp)
+{
+	u64 us = (4096ULL << qp->timeout) / 1000;
+
+	return max(usecs_to_jiffies(min_t(u64, us, 10 * USEC_PER_SEC)), 1UL);
+}
+
+/**
+ * shca_rnr_delay() - how long a requester waits after an RNR NAK
+ * @code: the RNR NAK timer code the responder sent (its min_rnr_timer)
+ *
+ * Return: the time of the IBTA's table for @code, in jiffies (rounded
+ * up; 0 for less than a jiffy's worth is not possible, every code is at
+ * least 10 us).
+ */
+unsigned long shca_rnr_delay(u8 code)
+{
+	return usecs_to_jiffies(shca_rnr_timer_us[code & 31]);
+}
+
+/**
+ * shca_req_retry() - count a retry of the WQE at the head of the send queue
+ * @qp: the requester; the caller executes it (SHCA_QP_EXEC_BUSY)
+ * @rnr: an RNR NAK (counted against rnr_retry, 7 meaning for ever);
+ *	else a transport retry (a lost request or response, a PSN
+ *	sequence error NAK: counted against retry_cnt)
+ *
+ * The two kinds are counted apart (IBTA 9.7.5.2.8, 9.7.6.1.3), and both
+ * start again when the responder makes progress (shca_req_progress()).
+ *
+ * Return: IB_WC_SUCCESS if the WQE may be sent again, else the status it
+ * completes with: IB_WC_RNR_RETRY_EXC_ERR or IB_WC_RETRY_EXC_ERR.
+ */
+enum ib_wc_status shca_req_retry(struct shca_qp *qp, bool rnr)
+{
+	if (rnr) {
+		if (qp->rnr_retry != 7 &&
+		    qp->req.rnr_retries++ >= qp->rnr_retry)
+			return IB_WC_RNR_RETRY_EXC_ERR;
+	} else if (qp->req.retries++ >= qp->retry_cnt) {
+		return IB_WC_RETRY_EXC_ERR;
+	}
+	return IB_WC_SUCCESS;
+}
+
+/**
+ * shca_req_progress() - the responder acknowledged something new
+ * @qp: the requester; the caller executes it (SHCA_QP_EXEC_BUSY)
+ *
+ * The retry counters of shca_req_retry() start again.
+ */
+void shca_req_progress(struct shca_qp *qp)
+{
+	qp->req.retries = 0;
+	qp->req.rnr_retries = 0;
+}
