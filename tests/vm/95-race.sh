@@ -21,7 +21,8 @@
 # and KFENCE reports too).
 #
 # RACE_SECS (default 45: the phases share it), RACE_THREADS (default 4)
-# and RACE_SEED (default 1) change the run when set in the guest
+# and RACE_SEED (default 1) change the run when set in the guest, and
+# RACE_PHASES=mr (a comma-separated list) runs only the phases named
 # (scripts/vm.sh --env NAME=VALUE 95-race, or RACE_SECS=300 scripts/vm.sh
 # --hardened --test-timeout 600 95-race: a run longer than the default
 # needs a longer test timeout); the same seed gives each thread the same
