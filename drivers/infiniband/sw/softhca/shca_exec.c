@@ -1243,7 +1243,6 @@ static bool shca_sq_run(struct shca_qp *qp, bool in_post)
 	unsigned long flags;
 	enum ib_qp_state state;
 	struct shca_wqe *w;
-	bool signaled, idle;
 	struct ib_wc wc;
 	u64 bytes = 0, len;
 
@@ -1281,36 +1280,17 @@ static bool shca_sq_run(struct shca_qp *qp, bool in_post)
 		if (!w)
 			return false;
 run:
-		memset(&wc, 0, sizeof(wc));
-		wc.wr_id = w->wr_id;
-		wc.opcode = shca_wc_opcode(w->opcode);
-		wc.qp = &qp->ibqp;
-		wc.status = IB_WC_SUCCESS;
-
+		shca_req_wc(qp, w, &wc, IB_WC_SUCCESS);
 		res = shca_exec_wqe(qp, w, &wc);
 		if (res == SHCA_EXEC_DEFER)
 			return true;
 		if (res != SHCA_EXEC_DONE && shca_exec_retry(qp, res, &wc))
 			return false;
-		shca_req_progress(qp);
 		bytes += len;
-		signaled = wc.status != IB_WC_SUCCESS || qp->sq_sig_all ||
-			   (w->send_flags & IB_SEND_SIGNALED);
-
-		spin_lock_irqsave(&qp->lock, flags);
-		qp->sq.head++;
-		if (qp->req.accepted)
-			qp->sq_psn = (qp->sq_psn + qp->req.npsn) &
-				     SHCA_PSN_MASK;
-		if (wc.status != IB_WC_SUCCESS && qp->state != IB_QPS_RESET)
-			shca_qp_set_error(qp);
 		/* Nothing left: no need to take the lock again to see it. */
-		idle = qp->state == IB_QPS_RTS && shca_queue_empty(&qp->sq);
-		spin_unlock_irqrestore(&qp->lock, flags);
-		if (signaled)
-			shca_cq_push(to_shca_cq(qp->ibqp.send_cq), &wc, false,
-				     in_post);
-		if (idle)
+		if (shca_req_complete(qp, w, &wc,
+				      qp->req.accepted ? qp->req.npsn : 0,
+				      in_post))
 			return false;
 		if (!in_post) {
 			if (bytes >= SHCA_EXEC_BYTES)

@@ -87,3 +87,58 @@ void shca_req_progress(struct shca_qp *qp)
 	qp->req.retries = 0;
 	qp->req.rnr_retries = 0;
 }
+
+/**
+ * shca_req_wc() - the completion of a send WQE, before it is known
+ * @qp: the requester
+ * @w: the WQE
+ * @wc: filled: its work request id, opcode, QP and @status
+ * @status: IB_WC_SUCCESS, or the error found so far
+ */
+void shca_req_wc(struct shca_qp *qp, const struct shca_wqe *w,
+		 struct ib_wc *wc, enum ib_wc_status status)
+{
+	*wc = (struct ib_wc){
+		.wr_id = w->wr_id,
+		.status = status,
+		.opcode = shca_wc_opcode(w->opcode),
+		.qp = &qp->ibqp,
+	};
+}
+
+/**
+ * shca_req_complete() - the WQE at the head of the send queue is done
+ * @qp: the requester; the caller executes it (SHCA_QP_EXEC_BUSY)
+ * @w: that WQE
+ * @wc: its completion (shca_req_wc()), status final
+ * @npsn: PSNs it took, added to sq_psn (0: the link keeps the PSN)
+ * @later: executing from post_send: the CQ's handler runs later
+ *
+ * The WQE leaves the send queue; an error completion moves the QP to
+ * the error state (not from RESET: a reset already forgot the WQE's
+ * connection); the retry counters start again; the completion goes to
+ * the send CQ if the WQE asked for one (IB_SEND_SIGNALED or
+ * sq_sig_all) or failed.
+ *
+ * Return: the QP is in RTS with nothing left in its send queue.
+ */
+bool shca_req_complete(struct shca_qp *qp, const struct shca_wqe *w,
+		       struct ib_wc *wc, u32 npsn, bool later)
+{
+	bool signaled = wc->status != IB_WC_SUCCESS || qp->sq_sig_all ||
+			(w->send_flags & IB_SEND_SIGNALED);
+	unsigned long flags;
+	bool idle;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	qp->sq.head++;
+	qp->sq_psn = (qp->sq_psn + npsn) & SHCA_PSN_MASK;
+	if (wc->status != IB_WC_SUCCESS)
+		shca_qp_set_error(qp);
+	idle = qp->state == IB_QPS_RTS && shca_queue_empty(&qp->sq);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	shca_req_progress(qp);
+	if (signaled)
+		shca_cq_push(to_shca_cq(qp->ibqp.send_cq), wc, false, later);
+	return idle;
+}

@@ -1079,32 +1079,11 @@ static struct shca_wqe *shca_wire_sq_wqe(struct shca_qp *qp, u32 idx)
 static void shca_wire_complete(struct shca_qp *qp, struct shca_wqe *w,
 			       struct ib_wc *wc)
 {
-	bool signaled = wc->status != IB_WC_SUCCESS || qp->sq_sig_all ||
-			(w->send_flags & IB_SEND_SIGNALED);
-	unsigned long flags;
-
 	if (shca_wire_is_rdatomic(w->opcode) && qp->wreq.rd_out)
 		qp->wreq.rd_out--;
-	spin_lock_irqsave(&qp->lock, flags);
-	qp->sq.head++;
-	if (wc->status != IB_WC_SUCCESS && qp->state != IB_QPS_RESET)
-		shca_qp_set_error(qp);
-	spin_unlock_irqrestore(&qp->lock, flags);
-	shca_req_progress(qp);
 	qp->wreq.rd_off = 0;
-	if (signaled)
-		shca_cq_push(to_shca_cq(qp->ibqp.send_cq), wc, false, false);
-}
-
-static void shca_wire_wc(struct shca_qp *qp, const struct shca_wqe *w,
-			 struct ib_wc *wc, enum ib_wc_status status)
-{
-	*wc = (struct ib_wc){
-		.wr_id = w->wr_id,
-		.status = status,
-		.opcode = shca_wc_opcode(w->opcode),
-		.qp = &qp->ibqp,
-	};
+	/* The wire's requester keeps its PSN in wreq. */
+	shca_req_complete(qp, w, wc, 0, false);
 }
 
 /* The PSN after the last one sent (once at least). */
@@ -1184,11 +1163,11 @@ static void shca_wire_complete_upto(struct shca_qp *qp, u32 acked,
 	while (qp->sq.head != end) {
 		w = shca_wire_sq_wqe(qp, qp->sq.head);
 		if (w->wire_done) {
-			shca_wire_wc(qp, w, &wc, w->wire_status);
+			shca_req_wc(qp, w, &wc, w->wire_status);
 		} else if (!acked_valid || shca_psn_diff(acked, w->lpsn) < 0) {
 			break;
 		} else if (!shca_wire_is_rdatomic(w->opcode)) {
-			shca_wire_wc(qp, w, &wc, IB_WC_SUCCESS);
+			shca_req_wc(qp, w, &wc, IB_WC_SUCCESS);
 		} else {
 			shca_wire_implied_nak(qp, w);
 			return;
@@ -1290,7 +1269,7 @@ static void shca_wire_fail_head(struct shca_qp *qp, enum ib_wc_status status)
 	    !(qp->wreq.next == qp->sq.head && qp->wreq.off))
 		return;
 	w = shca_wire_sq_wqe(qp, qp->sq.head);
-	shca_wire_wc(qp, w, &wc, status);
+	shca_req_wc(qp, w, &wc, status);
 	shca_wire_complete(qp, w, &wc);
 }
 
@@ -1404,7 +1383,7 @@ static void shca_wire_read_resp(struct shca_qp *qp, const struct shca_pkt *pkt)
 		return;
 	if (rq->rd_off != len)
 		return;
-	shca_wire_wc(qp, w, &wc, IB_WC_SUCCESS);
+	shca_req_wc(qp, w, &wc, IB_WC_SUCCESS);
 	wc.byte_len = len;
 	shca_wire_complete(qp, w, &wc);
 	shca_wire_skip_done(qp, w);
@@ -1424,7 +1403,7 @@ static void shca_wire_atomic_resp(struct shca_qp *qp, const struct shca_pkt *pkt
 	if ((w->opcode != IB_WR_ATOMIC_CMP_AND_SWP &&
 	     w->opcode != IB_WR_ATOMIC_FETCH_AND_ADD) || w->psn != pkt->psn)
 		return;
-	shca_wire_wc(qp, w, &wc, IB_WC_SUCCESS);
+	shca_req_wc(qp, w, &wc, IB_WC_SUCCESS);
 	if (shca_wire_sg_copy(qp, w, 0, (void *)&pkt->atomic_orig,
 			      sizeof(u64), IB_ACCESS_LOCAL_WRITE,
 			      SHCA_COPY_TO_MR))

@@ -245,6 +245,10 @@ unsigned long shca_ack_timeout(const struct shca_qp *qp);
 unsigned long shca_rnr_delay(u8 code);
 enum ib_wc_status shca_req_retry(struct shca_qp *qp, bool rnr);
 void shca_req_progress(struct shca_qp *qp);
+void shca_req_wc(struct shca_qp *qp, const struct shca_wqe *w,
+		 struct ib_wc *wc, enum ib_wc_status status);
+bool shca_req_complete(struct shca_qp *qp, const struct shca_wqe *w,
+		       struct ib_wc *wc, u32 npsn, bool later);
 
 /* The responder's rules, for both links (shca_resp.c). */
 bool shca_resp_receiving(const struct shca_qp *qp);
