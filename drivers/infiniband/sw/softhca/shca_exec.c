@@ -390,6 +390,18 @@ static void shca_exec_nak(struct shca_qp *qp, struct shca_qp *peer, u8 code,
 	wc->status = shca_nak_status(code);
 }
 
+/* The range @len bytes at @rt names cannot be written (checked, not held). */
+static bool shca_exec_range_refused(struct shca_qp *peer,
+				    const struct shca_mem_target *rt, u64 len)
+{
+	struct shca_span span;
+
+	if (shca_mr_hold(peer->sdev, rt, len, &span))
+		return true;
+	shca_mr_unhold(&span);
+	return false;
+}
+
 /*
  * Complete a receive WQE popped from @peer for @w, as the UDP link's
  * responder completes one (shca_resp_recv_done()).
@@ -506,7 +518,7 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 	if (len > shca_sge_total(r->sge, r->num_sge)) {
 		shca_exec_recv_done(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
 		shca_resp_error(qp, peer, IB_EVENT_QP_REQ_ERR, false);
-		wc->status = IB_WC_REM_INV_REQ_ERR;
+		wc->status = shca_nak_status(SHCA_NAK_INV_REQ);
 		return SHCA_EXEC_DONE;
 	}
 
@@ -537,7 +549,8 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 		shca_exec_recv_done(peer, qp, r, w, dst_failed ?
 				   IB_WC_LOC_PROT_ERR : IB_WC_REM_ABORT_ERR, 0);
 		shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, false);
-		wc->status = dst_failed ? IB_WC_REM_OP_ERR : IB_WC_LOC_PROT_ERR;
+		wc->status = dst_failed ? shca_nak_status(SHCA_NAK_REM_OP) :
+					  IB_WC_LOC_PROT_ERR;
 		return SHCA_EXEC_DONE;
 	}
 	shca_exec_recv_done(peer, qp, r, w, IB_WC_SUCCESS, len);
@@ -545,38 +558,38 @@ static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
 }
 
 /*
- * Common responder checks of RDMA and atomic requests: connection and
- * PSN, the QP's remote access rights, READ/atomic resources, a receive
- * WQE for WRITE with immediate. A refusal moves the responder to the
- * error state, as the NAK it sends would.
+ * Common responder checks of RDMA and atomic requests (@op: SHCA_OP_WRITE,
+ * _READ or _ATOMIC; @va and @dma_len: an atomic's address, a READ's
+ * length): connection and PSN, then what the responder's QP allows
+ * (shca_resp_check(), as on the wire), a receive WQE for WRITE with
+ * immediate. A refusal moves the responder to the error state, as the
+ * NAK it sends would.
  */
 static enum shca_exec_res shca_peer_check(struct shca_qp *qp,
-					  struct shca_qp *peer, int access,
-					  bool need_recv, struct ib_wc *wc)
+					  struct shca_qp *peer, u32 op, u64 va,
+					  u64 dma_len, bool need_recv,
+					  struct ib_wc *wc)
 {
-	bool rd_atomic = access & (IB_ACCESS_REMOTE_READ |
-				   IB_ACCESS_REMOTE_ATOMIC);
 	enum shca_exec_res res = SHCA_EXEC_DONE;
 	unsigned long flags;
-	int nak = -1;
+	int nak = 0;
 
 	spin_lock_irqsave(&peer->lock, flags);
-	if (!shca_peer_accepts(peer, qp) || !shca_peer_psn_ok(peer, qp)) {
+	if (!shca_peer_accepts(peer, qp) || !shca_peer_psn_ok(peer, qp))
 		res = SHCA_EXEC_RETRY;
-	} else if ((peer->access & access) != access) {
-		nak = SHCA_NAK_REM_ACCESS;
-	} else if (rd_atomic && !peer->max_dest_rd_atomic) {
-		/* No responder resources: an invalid request. */
-		nak = SHCA_NAK_INV_REQ;
-	} else if (need_recv && shca_rq_empty(peer)) {
-		qp->req.rnr_timer = peer->min_rnr_timer;
-		res = SHCA_EXEC_RNR;
-	} else if (!shca_peer_take(peer, qp)) {
-		res = SHCA_EXEC_RETRY;
+	else
+		nak = shca_resp_check(peer, op, va, dma_len);
+	if (res == SHCA_EXEC_DONE && !nak) {
+		if (need_recv && shca_rq_empty(peer)) {
+			qp->req.rnr_timer = peer->min_rnr_timer;
+			res = SHCA_EXEC_RNR;
+		} else if (!shca_peer_take(peer, qp)) {
+			res = SHCA_EXEC_RETRY;
+		}
 	}
 	spin_unlock_irqrestore(&peer->lock, flags);
 
-	if (nak >= 0) {
+	if (nak) {
 		/* UC: a request the responder refuses is silently dropped. */
 		if (qp->ibqp.qp_type == IB_QPT_UC)
 			return SHCA_EXEC_RETRY;
@@ -599,7 +612,17 @@ static enum shca_exec_res shca_exec_write(struct shca_qp *qp,
 	enum shca_exec_res res;
 	bool popped, dst_failed;
 
-	res = shca_peer_check(qp, peer, IB_ACCESS_REMOTE_WRITE, imm, wc);
+	res = shca_peer_check(qp, peer, SHCA_OP_WRITE, 0, 0, imm, wc);
+	/*
+	 * No receive for the immediate data: the range is refused first, as
+	 * on the wire (checked with the first packet, the receive taken with
+	 * the last).
+	 */
+	if (res == SHCA_EXEC_RNR && len && qp->ibqp.qp_type == IB_QPT_RC &&
+	    shca_exec_range_refused(peer, &rt, len)) {
+		shca_exec_nak(qp, peer, SHCA_NAK_REM_ACCESS, wc);
+		return SHCA_EXEC_DONE;
+	}
 	if (res != SHCA_EXEC_DONE || wc->status != IB_WC_SUCCESS)
 		return res;
 
@@ -609,8 +632,7 @@ static enum shca_exec_res shca_exec_write(struct shca_qp *qp,
 			/* UC: dropped; the responder does not notice. */
 			return SHCA_EXEC_RETRY;
 		} else if (dst_failed) {
-			shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, true);
-			wc->status = IB_WC_REM_ACCESS_ERR;
+			shca_exec_nak(qp, peer, SHCA_NAK_REM_ACCESS, wc);
 		} else {
 			wc->status = IB_WC_LOC_PROT_ERR;
 		}
@@ -639,18 +661,16 @@ static enum shca_exec_res shca_exec_read(struct shca_qp *qp,
 	enum shca_exec_res res;
 	bool dst_failed;
 
-	res = shca_peer_check(qp, peer, IB_ACCESS_REMOTE_READ, false, wc);
+	res = shca_peer_check(qp, peer, SHCA_OP_READ, 0, len, false, wc);
 	if (res != SHCA_EXEC_DONE || wc->status != IB_WC_SUCCESS)
 		return res;
 
 	if (len && shca_xfer_one(qp, w, peer->sdev, &rt, len, true,
 				 &dst_failed)) {
-		if (dst_failed) {
+		if (dst_failed)
 			wc->status = IB_WC_LOC_PROT_ERR;
-		} else {
-			shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, true);
-			wc->status = IB_WC_REM_ACCESS_ERR;
-		}
+		else
+			shca_exec_nak(qp, peer, SHCA_NAK_REM_ACCESS, wc);
 		return SHCA_EXEC_DONE;
 	}
 	wc->byte_len = len;
@@ -719,22 +739,15 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 	u64 old;
 	int err;
 
-	res = shca_peer_check(qp, peer, IB_ACCESS_REMOTE_ATOMIC, false, wc);
+	res = shca_peer_check(qp, peer, SHCA_OP_ATOMIC, rt.iova, 0, false, wc);
 	if (res != SHCA_EXEC_DONE || wc->status != IB_WC_SUCCESS)
 		return res;
-	if (!IS_ALIGNED(rt.iova, sizeof(u64))) {
-		/* An invalid request: the responder goes to the error state. */
-		shca_resp_error(qp, peer, IB_EVENT_QP_REQ_ERR, true);
-		wc->status = IB_WC_REM_INV_REQ_ERR;
-		return SHCA_EXEC_DONE;
-	}
 
 	err = shca_exec_atomic_op(peer->sdev, &rt,
 				  w->opcode == IB_WR_ATOMIC_CMP_AND_SWP,
 				  w->atomic.compare_add, w->atomic.swap, &old);
 	if (err) {
-		shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, true);
-		wc->status = IB_WC_REM_ACCESS_ERR;
+		shca_exec_nak(qp, peer, SHCA_NAK_REM_ACCESS, wc);
 		return SHCA_EXEC_DONE;
 	}
 	if (shca_mr_copy_held_buf(&qp->held[0], 0, &old, sizeof(old),

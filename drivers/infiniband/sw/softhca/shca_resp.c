@@ -90,6 +90,42 @@ void shca_resp_msg(const struct shca_qp *qp, const struct shca_wqe *w,
 }
 
 /**
+ * shca_resp_check() - what the responder's QP allows of a request
+ * @qp: the responder
+ * @flags: the request's opcode flags (SHCA_OP_*; its first packet's)
+ * @va: an atomic's address
+ * @dma_len: a READ's length
+ *
+ * The checks of the QP itself, before any key: the remote right the
+ * operation needs (qp_access_flags), READ/atomic responder resources
+ * (max_dest_rd_atomic > 0), a READ no longer than a message may be, an
+ * atomic's address aligned to 8 bytes. Keys, ranges and the memory's
+ * own rights are the MR engine's (shca_mr_hold() and the copies).
+ *
+ * Context: any context; reads the QP's attributes once (the caller
+ * holds the QP's lock when the result must agree with a state change).
+ * Return: 0, or the NAK code to refuse the request with.
+ */
+int shca_resp_check(const struct shca_qp *qp, u32 flags, u64 va, u64 dma_len)
+{
+	int need = flags & SHCA_OP_READ ? IB_ACCESS_REMOTE_READ :
+		   flags & SHCA_OP_ATOMIC ? IB_ACCESS_REMOTE_ATOMIC :
+		   flags & SHCA_OP_WRITE ? IB_ACCESS_REMOTE_WRITE : 0;
+
+	if ((READ_ONCE(qp->access) & need) != need)
+		return SHCA_NAK_REM_ACCESS;
+	if (!(flags & (SHCA_OP_READ | SHCA_OP_ATOMIC)))
+		return 0;
+	/* No resources, or more than a message may carry. */
+	if (!READ_ONCE(qp->max_dest_rd_atomic) ||
+	    ((flags & SHCA_OP_READ) && dma_len > SHCA_MAX_MSG_SZ))
+		return SHCA_NAK_INV_REQ;
+	if ((flags & SHCA_OP_ATOMIC) && !IS_ALIGNED(va, sizeof(u64)))
+		return SHCA_NAK_INV_REQ;
+	return 0;
+}
+
+/**
  * shca_resp_recv_done() - complete a receive WQE a request used
  * @qp: the responder
  * @r: the receive WQE, taken from @qp's receive queue or SRQ

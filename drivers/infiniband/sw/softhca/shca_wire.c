@@ -792,10 +792,6 @@ static void shca_wire_atomic(struct shca_qp *qp, const struct shca_pkt *pkt)
 	u64 orig;
 	int err;
 
-	if (!IS_ALIGNED(pkt->va, sizeof(u64))) {
-		shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ, true);
-		return;
-	}
 	cmp_swap = pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP;
 	err = shca_exec_atomic_op(qp->sdev, &t, cmp_swap,
 				  cmp_swap ? pkt->compare : pkt->swap_add,
@@ -910,7 +906,7 @@ static bool shca_wire_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 		rs->kind = flags & (SHCA_OP_SEND | SHCA_OP_WRITE);
 		rs->off = 0;
 		if (flags & SHCA_OP_WRITE) {
-			if (!(qp->access & IB_ACCESS_REMOTE_WRITE) ||
+			if (shca_resp_check(qp, flags, 0, 0) ||
 			    shca_wire_check_reth(qp, pkt,
 						 IB_ACCESS_REMOTE_WRITE)) {
 				if (rc)
@@ -1042,23 +1038,15 @@ static void shca_wire_request(struct shca_qp *qp, struct sk_buff *skb,
 	rs->nak_sent = false;
 
 	if (flags & (SHCA_OP_READ | SHCA_OP_ATOMIC)) {
-		int need = flags & SHCA_OP_READ ? IB_ACCESS_REMOTE_READ :
-						  IB_ACCESS_REMOTE_ATOMIC;
+		int nak = rs->in_msg ? SHCA_NAK_INV_REQ :
+			  shca_resp_check(qp, flags, pkt->va, pkt->dma_len);
 
-		if (rs->in_msg) {
-			shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ, true);
-		} else if (!(qp->access & need)) {
-			shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
-		} else if (!qp->max_dest_rd_atomic ||
-			   ((flags & SHCA_OP_READ) &&
-			    pkt->dma_len > SHCA_MAX_MSG_SZ)) {
-			/* No resources, or more than a message may carry. */
-			shca_wire_nak(qp, pkt->psn, SHCA_NAK_INV_REQ, true);
-		} else if (flags & SHCA_OP_READ) {
+		if (nak)
+			shca_wire_nak(qp, pkt->psn, nak, true);
+		else if (flags & SHCA_OP_READ)
 			shca_wire_read(qp, pkt);
-		} else {
+		else
 			shca_wire_atomic(qp, pkt);
-		}
 		return;
 	}
 	if (!shca_wire_data(qp, pkt))

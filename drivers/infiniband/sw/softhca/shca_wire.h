@@ -252,6 +252,7 @@ bool shca_req_complete(struct shca_qp *qp, const struct shca_wqe *w,
 
 /* The responder's rules, for both links (shca_resp.c). */
 bool shca_resp_receiving(const struct shca_qp *qp);
+int shca_resp_check(const struct shca_qp *qp, u32 flags, u64 va, u64 dma_len);
 void shca_resp_msg(const struct shca_qp *qp, const struct shca_wqe *w,
 		   struct shca_pkt *pkt);
 void shca_resp_recv_done(struct shca_qp *qp, const struct shca_wqe *r,

@@ -1002,6 +1002,34 @@ static void shca_qp_err_len(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, f->b.events, 0);
 }
 
+/*
+ * Issue 30: a WRITE with immediate whose key the responder refuses, and
+ * no receive posted for it: IB_WC_REM_ACCESS_ERR at once, the responder
+ * in the error state - the range is judged before a receive is looked
+ * for, as on the wire (shca_wire_write_imm_refused_first). Before, the
+ * memory link waited out its RNR retries (IB_WC_RNR_RETRY_EXC_ERR).
+ */
+static void shca_qp_write_imm_refused_first(struct kunit *test)
+{
+	static const struct shca_qt_conn c = {
+		.timeout = 4, .retry_cnt = 3, .rnr_retry = 1,
+	};
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, 64);
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_RDMA_WRITE_WITH_IMM,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &sge,
+			.num_sge = 1 },
+	};
+
+	shca_qt_connect(test, &f->a, &f->b, &c);
+	wr.rkey = shca_qt_reg(test, &f->b, SHCA_QT_RW) ^ 0x100;
+	wr.remote_addr = f->b.mr->iova;
+	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
+	shca_qt_expect_wc(test, f->a.cq, 1, IB_WC_REM_ACCESS_ERR, 0, NULL);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->b.qp), IB_QPS_ERR);
+}
+
 /* No receive posted: RNR retries, then RNR_RETRY_EXC_ERR. */
 static void shca_qp_err_rnr(struct kunit *test)
 {
@@ -1160,6 +1188,7 @@ static struct kunit_case shca_qp_errors_cases[] = {
 	KUNIT_CASE(shca_qp_err_remote_range),
 	KUNIT_CASE_PARAM(shca_qp_err_other_pd, shca_qt_where_gen_params),
 	KUNIT_CASE(shca_qp_err_len),
+	KUNIT_CASE(shca_qp_write_imm_refused_first),
 	KUNIT_CASE(shca_qp_err_rnr),
 	KUNIT_CASE(shca_qp_rnr_late_recv),
 	KUNIT_CASE(shca_qp_err_no_peer),

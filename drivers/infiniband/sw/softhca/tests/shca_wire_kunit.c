@@ -2750,6 +2750,35 @@ static void shca_wire_recv_len_error(struct kunit *test)
 }
 
 /*
+ * Issue 30: the wire's half of shca_qp_write_imm_refused_first - a WRITE
+ * with immediate through a refused key, no receive posted: a remote
+ * access NAK, not an RNR NAK; the links agree.
+ */
+static void shca_wire_write_imm_refused_first(struct kunit *test)
+{
+	static const struct shca_wt_conn c = {
+		.timeout = 16, .retry_cnt = 7, .rnr_retry = 1,
+	};
+	struct shca_wt_fix *f = test->priv;
+	struct ib_sge sge = shca_wt_sge(&f->a, 0, 64);
+	struct ib_rdma_wr wr = {
+		.wr = { .wr_id = 1, .opcode = IB_WR_RDMA_WRITE_WITH_IMM,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &sge,
+			.num_sge = 1 },
+	};
+
+	shca_wt_connect(f, &c);
+	wr.rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW) ^ 0x100;
+	wr.remote_addr = f->b.mr->iova;
+	shca_wt_mark(f);
+	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
+	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_REM_ACCESS_ERR, 0, NULL);
+	KUNIT_EXPECT_EQ(test, shca_wt_state(f->b.qp), IB_QPS_ERR);
+	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_RNR_NAKS_SENT),
+			0);
+}
+
+/*
  * Issue 29, finding 12: a WRITE whose RETH runs past the end of its
  * region is refused with its first packet, before a byte moves, as the
  * memory link refuses it: a NAK (remote access error), the responder in
@@ -3080,6 +3109,7 @@ static struct kunit_case shca_wire_cases[] = {
 	KUNIT_CASE(shca_wire_read_budget),
 	KUNIT_CASE(shca_wire_fatal_sends_nothing),
 	KUNIT_CASE(shca_wire_rts_leaves_wreq),
+	KUNIT_CASE(shca_wire_write_imm_refused_first),
 	KUNIT_CASE_PARAM(shca_wire_recv_len_error,
 			 shca_wt_conn_types_gen_params),
 	{}
