@@ -21,7 +21,7 @@
  *   shca_qp.modify_mutex -> shca_qp.lock (modify_qp; it also waits for
  *	the QP's work item, which never takes the mutex)
  *   shca_net_lock (shca_net.c): attach, detach and a namespace's end
- *   shca_atomic_lock (shca_exec.c) -> shca_mr.lock (the 8-byte copy)
+ *   shca_atomic_lock (shca_resp.c) -> shca_mr.lock (the 8-byte copy)
  *   umem_mutex of an ODP umem -> shca_mr.lock (the MMU notifier clears
  *	an ODP MR's pages under both; shca_odp.c)
  *   shca_qp.lock, shca_cq.lock, shca_mr.lock: leaves. The execution
@@ -1305,6 +1305,12 @@ static inline enum ib_port_state shca_port_state(struct net_device *ndev)
 	if (ndev && netif_running(ndev) && netif_carrier_ok(ndev))
 		return IB_PORT_ACTIVE;
 	return IB_PORT_DOWN;
+}
+
+/* The device's port is up (its netdev's carrier, as the core sees it). */
+static inline bool shca_port_up(const struct shca_dev *sdev)
+{
+	return READ_ONCE(sdev->port_state) == IB_PORT_ACTIVE;
 }
 
 static inline struct shca_dev *to_shca_dev(struct ib_device *ibdev)

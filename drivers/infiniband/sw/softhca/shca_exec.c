@@ -48,16 +48,12 @@
  * CPU nor keeps other QPs' work items waiting.
  */
 
-#include <linux/etherdevice.h>
-#include <linux/if_vlan.h>
-#include <linux/delay.h>
 #include <linux/jiffies.h>
 #include <linux/workqueue.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
 #include <net/ip.h>
 #include <rdma/ib_addr.h>
-#include <rdma/ib_mad.h>
 
 #include "shca_verbs.h"
 #include "shca_wire.h"
@@ -77,16 +73,6 @@
 static_assert(SHCA_POST_EXEC_BYTES < SHCA_EXEC_CHUNK);
 
 struct workqueue_struct *shca_wq;
-
-/*
- * Atomics are atomic with respect to every softhca atomic (IB_ATOMIC_HCA).
- * Innermost lock: taken with no QP, CQ or MR lock held, and only the
- * MR engine's lock (for the key lookup of the 8-byte copy) nests inside.
- */
-static DEFINE_SPINLOCK(shca_atomic_lock);
-
-/* Faults an atomic on an ODP page takes before it gives up. */
-#define SHCA_ATOMIC_FAULTS	64
 
 enum shca_exec_res {
 	SHCA_EXEC_DONE,		/* complete the WQE with wc->status */
@@ -677,57 +663,6 @@ static enum shca_exec_res shca_exec_read(struct shca_qp *qp,
 	return SHCA_EXEC_DONE;
 }
 
-/**
- * shca_exec_atomic_op() - execute an atomic on memory a key names
- * @sdev: device of the key
- * @rt: the key, address, PD, rights and responder QP; changed
- * @cmp_swap: compare and swap (else fetch and add)
- * @compare_add: the compare value, or the value to add
- * @swap: the swap value
- * @orig: set to the value the memory held
- *
- * Atomic with respect to every other softhca atomic (IB_ATOMIC_HCA).
- *
- * Context: process context; may sleep to fault in an ODP page.
- * Return: 0, or the MR engine's error for the access.
- */
-int shca_exec_atomic_op(struct shca_dev *sdev, struct shca_mem_target *rt,
-			bool cmp_swap, u64 compare_add, u64 swap, u64 *orig)
-{
-	unsigned long flags;
-	unsigned int tries;
-	u64 old, new;
-	int err;
-
-	/*
-	 * Under the atomic lock nothing sleeps: a page of an ODP target that
-	 * is not there (-EAGAIN, before anything is written) is faulted in
-	 * with the lock dropped, and the atomic starts again.
-	 */
-	rt->no_sleep = true;
-	for (tries = 0;; tries++) {
-		spin_lock_irqsave(&shca_atomic_lock, flags);
-		err = shca_mr_copy(sdev, rt, &old, sizeof(old),
-				   SHCA_COPY_FROM_MR);
-		if (!err) {
-			if (cmp_swap)
-				new = old == compare_add ? swap : old;
-			else
-				new = old + compare_add;
-			err = shca_mr_copy(sdev, rt, &new, sizeof(new),
-					   SHCA_COPY_TO_MR);
-		}
-		spin_unlock_irqrestore(&shca_atomic_lock, flags);
-		if (err != -EAGAIN || tries >= SHCA_ATOMIC_FAULTS)
-			break;
-		err = shca_mr_fault(sdev, rt, sizeof(u64), true);
-		if (err)
-			break;
-	}
-	*orig = old;
-	return err;
-}
-
 static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 					   struct shca_qp *peer,
 					   struct shca_wqe *w, struct ib_wc *wc)
@@ -743,7 +678,7 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 	if (res != SHCA_EXEC_DONE || wc->status != IB_WC_SUCCESS)
 		return res;
 
-	err = shca_exec_atomic_op(peer->sdev, &rt,
+	err = shca_resp_atomic(peer->sdev, &rt,
 				  w->opcode == IB_WR_ATOMIC_CMP_AND_SWP,
 				  w->atomic.compare_add, w->atomic.swap, &old);
 	if (err) {
@@ -756,92 +691,6 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 	else
 		wc->byte_len = sizeof(old);
 	return SHCA_EXEC_DONE;
-}
-
-/**
- * shca_exec_local() - execute a local operation of a send queue
- * @qp: the QP
- * @w: REG_MR, REG_MR_INTEGRITY, LOCAL_INV or BIND_MW: no peer involved
- * @wc: its status is set on failure
- */
-void shca_exec_local(struct shca_qp *qp, struct shca_wqe *w, struct ib_wc *wc)
-{
-	struct shca_mr *mr;
-	int err;
-
-	if (w->opcode == IB_WR_LOCAL_INV) {
-		if (shca_mr_invalidate(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
-				       w->ex.invalidate_rkey))
-			wc->status = IB_WC_LOC_PROT_ERR;
-		return;
-	}
-	if (w->opcode == IB_WR_BIND_MW) {
-		if (shca_mw_bind(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
-				 &w->bind))
-			wc->status = IB_WC_MW_BIND_ERR;
-		return;
-	}
-
-	mr = to_shca_mr(w->reg.mr);
-	if (mr->ibmr.device != qp->ibqp.device || mr->ibmr.pd != qp->ibqp.pd) {
-		wc->status = IB_WC_MW_BIND_ERR;
-		return;
-	}
-	if (w->opcode == IB_WR_REG_MR_INTEGRITY)
-		err = shca_mr_fast_reg_pi(mr, w->reg.key, w->reg.access,
-					  &w->sig);
-	else
-		err = shca_mr_fast_reg(mr, w->reg.key, w->reg.access);
-	if (err)
-		wc->status = IB_WC_MW_BIND_ERR;
-}
-
-/**
- * shca_wc_opcode() - the completion opcode of a send WQE
- * @wr_opcode: its enum ib_wr_opcode
- *
- * Return: the enum ib_wc_opcode.
- */
-enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode)
-{
-	switch (wr_opcode) {
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		return IB_WC_RDMA_WRITE;
-	case IB_WR_RDMA_READ:
-		return IB_WC_RDMA_READ;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-		return IB_WC_COMP_SWAP;
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		return IB_WC_FETCH_ADD;
-	case IB_WR_LOCAL_INV:
-		return IB_WC_LOCAL_INV;
-	case IB_WR_BIND_MW:
-		return IB_WC_BIND_MW;
-	case IB_WR_REG_MR:
-	case IB_WR_REG_MR_INTEGRITY:
-		return IB_WC_REG_MR;
-	default:
-		return IB_WC_SEND;
-	}
-}
-
-static bool shca_port_up(const struct shca_dev *sdev)
-{
-	return READ_ONCE(sdev->port_state) == IB_PORT_ACTIVE;
-}
-
-/* The port's active MTU: the largest datagram a UD QP may send or take. */
-static u32 shca_port_mtu(struct shca_dev *sdev)
-{
-	struct net_device *ndev = ib_device_get_netdev(&sdev->ibdev, SHCA_PORT);
-	u32 mtu = IB_MTU_256;
-
-	if (ndev) {
-		mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
-		dev_put(ndev);
-	}
-	return ib_mtu_enum_to_int(mtu);
 }
 
 /* Bytes of RoCE v2 headers after the IP header: UDP, BTH, DETH, ICRC. */
@@ -911,25 +760,6 @@ static struct shca_qp *shca_ud_peer(struct shca_qp *qp,
 	return peer;
 }
 
-/**
- * shca_ud_too_long() - a datagram is dropped before it takes a receive
- * @qp: the receiving UD or GSI QP
- * @len: bytes of data
- *
- * Longer than the port's MTU, or for the GSI QP longer than a MAD (none
- * of the MAD layer's receives could take it, and it takes a receive
- * completed in error for a dead QP): dropped and counted, as a HCA drops
- * a malformed datagram, so that no sender can make a QP lose its
- * receives - the GSI QP least of all.
- *
- * Return: true to drop it.
- */
-bool shca_ud_too_long(struct shca_qp *qp, u64 len)
-{
-	return len > shca_port_mtu(qp->sdev) ||
-	       (qp->ibqp.qp_type == IB_QPT_GSI && len > IB_MGMT_MAD_SIZE);
-}
-
 /*
  * Deliver the datagram @w of @qp to @peer: if the peer is receiving, the
  * Q_Key matches and a receive is posted, the receive gets the GRH area,
@@ -951,7 +781,7 @@ static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
 	spin_lock_irqsave(&peer->lock, flags);
 	qp->req.peer_epoch = peer->epoch;
 	if (shca_resp_receiving(peer) && peer->qkey == qkey && shca_port_up(peer->sdev) &&
-	    !shca_ud_too_long(peer, len))
+	    !shca_resp_dgram_too_long(peer, len))
 		popped = shca_rq_pop(peer, r);
 	spin_unlock_irqrestore(&peer->lock, flags);
 	if (!popped) {
@@ -1098,7 +928,7 @@ static enum shca_exec_res shca_exec_conn(struct shca_qp *qp,
 	case IB_WR_REG_MR_INTEGRITY:
 	case IB_WR_LOCAL_INV:
 	case IB_WR_BIND_MW:
-		shca_exec_local(qp, w, wc);
+		shca_req_local(qp, w, wc);
 		return SHCA_EXEC_DONE;
 	case IB_WR_RDMA_READ:
 	case IB_WR_ATOMIC_CMP_AND_SWP:

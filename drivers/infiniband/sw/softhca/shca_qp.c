@@ -42,6 +42,7 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <rdma/ib_addr.h>
 #include <rdma/ib_cache.h>
 
 #include "shca_verbs.h"
@@ -207,6 +208,28 @@ bool shca_dev_owns_gid(struct shca_dev *sdev, const union ib_gid *gid)
 		return false;
 	rdma_put_gid_attr(attr);
 	return true;
+}
+
+/**
+ * shca_port_mtu() - the active MTU of a device's port
+ * @sdev: the device
+ *
+ * The IB MTU its netdev's MTU carries (256 without a netdev): the
+ * largest datagram a UD QP may send or take.
+ *
+ * Context: any context.
+ * Return: the MTU in bytes.
+ */
+u32 shca_port_mtu(struct shca_dev *sdev)
+{
+	struct net_device *ndev = ib_device_get_netdev(&sdev->ibdev, SHCA_PORT);
+	u32 mtu = IB_MTU_256;
+
+	if (ndev) {
+		mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
+		dev_put(ndev);
+	}
+	return ib_mtu_enum_to_int(mtu);
 }
 
 /**

@@ -8,8 +8,10 @@
  * lost packet and a peer without a receive WQE an RNR NAK, and the UDP
  * link (shca_wire.c), with ACK timeouts, sequence error NAKs and RNR
  * NAKs. The rules both share live here, once: how long the local ACK
- * timeout and an RNR wait are, and how retry_cnt and rnr_retry bound the
- * retries of the WQE at the head of the send queue.
+ * timeout and an RNR wait are, how retry_cnt and rnr_retry bound the
+ * retries of the WQE at the head of the send queue, how a send WQE
+ * completes, and how the local operations (REG_MR, REG_MR_INTEGRITY,
+ * LOCAL_INV, BIND_MW) execute in their turn.
  */
 
 #include <linux/jiffies.h>
@@ -141,4 +143,72 @@ bool shca_req_complete(struct shca_qp *qp, const struct shca_wqe *w,
 	if (signaled)
 		shca_cq_push(to_shca_cq(qp->ibqp.send_cq), wc, false, later);
 	return idle;
+}
+
+/**
+ * shca_req_local() - execute a local operation of a send queue
+ * @qp: the QP
+ * @w: REG_MR, REG_MR_INTEGRITY, LOCAL_INV or BIND_MW: no peer involved
+ * @wc: its status is set on failure
+ */
+void shca_req_local(struct shca_qp *qp, struct shca_wqe *w, struct ib_wc *wc)
+{
+	struct shca_mr *mr;
+	int err;
+
+	if (w->opcode == IB_WR_LOCAL_INV) {
+		if (shca_mr_invalidate(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
+				       w->ex.invalidate_rkey))
+			wc->status = IB_WC_LOC_PROT_ERR;
+		return;
+	}
+	if (w->opcode == IB_WR_BIND_MW) {
+		if (shca_mw_bind(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
+				 &w->bind))
+			wc->status = IB_WC_MW_BIND_ERR;
+		return;
+	}
+
+	mr = to_shca_mr(w->reg.mr);
+	if (mr->ibmr.device != qp->ibqp.device || mr->ibmr.pd != qp->ibqp.pd) {
+		wc->status = IB_WC_MW_BIND_ERR;
+		return;
+	}
+	if (w->opcode == IB_WR_REG_MR_INTEGRITY)
+		err = shca_mr_fast_reg_pi(mr, w->reg.key, w->reg.access,
+					  &w->sig);
+	else
+		err = shca_mr_fast_reg(mr, w->reg.key, w->reg.access);
+	if (err)
+		wc->status = IB_WC_MW_BIND_ERR;
+}
+
+/**
+ * shca_wc_opcode() - the completion opcode of a send WQE
+ * @wr_opcode: its enum ib_wr_opcode
+ *
+ * Return: the enum ib_wc_opcode.
+ */
+enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode)
+{
+	switch (wr_opcode) {
+	case IB_WR_RDMA_WRITE:
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		return IB_WC_RDMA_WRITE;
+	case IB_WR_RDMA_READ:
+		return IB_WC_RDMA_READ;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		return IB_WC_COMP_SWAP;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		return IB_WC_FETCH_ADD;
+	case IB_WR_LOCAL_INV:
+		return IB_WC_LOCAL_INV;
+	case IB_WR_BIND_MW:
+		return IB_WC_BIND_MW;
+	case IB_WR_REG_MR:
+	case IB_WR_REG_MR_INTEGRITY:
+		return IB_WC_REG_MR;
+	default:
+		return IB_WC_SEND;
+	}
 }

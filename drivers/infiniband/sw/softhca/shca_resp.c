@@ -6,8 +6,10 @@
  * it: in memory, a whole message a peer's requester hands over
  * (shca_exec.c), or RoCE v2 packets from the UDP link (shca_wire.c).
  * The rules both links share live here, once: when a QP takes requests
- * at all, how a receive WQE completes, and what each refusal (a NAK
- * code) means to the requester and to the responder.
+ * at all, what its attributes allow, how an atomic executes, when a
+ * datagram is dropped unseen, how a receive WQE completes and when its
+ * error ends the connection, and what each refusal (a NAK code) means
+ * to the requester and to the responder.
  *
  * A request, whichever link carried it, is described by a
  * &struct shca_pkt: the memory link describes a whole message as one
@@ -16,6 +18,7 @@
 
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
+#include <rdma/ib_mad.h>
 
 #include "shca_verbs.h"
 #include "shca_wire.h"
@@ -123,6 +126,87 @@ int shca_resp_check(const struct shca_qp *qp, u32 flags, u64 va, u64 dma_len)
 	if ((flags & SHCA_OP_ATOMIC) && !IS_ALIGNED(va, sizeof(u64)))
 		return SHCA_NAK_INV_REQ;
 	return 0;
+}
+
+/*
+ * Atomics are atomic with respect to every softhca atomic (IB_ATOMIC_HCA).
+ * Innermost lock: taken with no QP, CQ or MR lock held, and only the
+ * MR engine's lock (for the key lookup of the 8-byte copy) nests inside.
+ */
+static DEFINE_SPINLOCK(shca_atomic_lock);
+
+/* Faults an atomic on an ODP page takes before it gives up. */
+#define SHCA_ATOMIC_FAULTS	64
+
+
+/**
+ * shca_resp_atomic() - execute an atomic on memory a key names
+ * @sdev: device of the key
+ * @rt: the key, address, PD, rights and responder QP; changed
+ * @cmp_swap: compare and swap (else fetch and add)
+ * @compare_add: the compare value, or the value to add
+ * @swap: the swap value
+ * @orig: set to the value the memory held
+ *
+ * Atomic with respect to every other softhca atomic (IB_ATOMIC_HCA).
+ *
+ * Context: process context; may sleep to fault in an ODP page.
+ * Return: 0, or the MR engine's error for the access.
+ */
+int shca_resp_atomic(struct shca_dev *sdev, struct shca_mem_target *rt,
+		     bool cmp_swap, u64 compare_add, u64 swap, u64 *orig)
+{
+	unsigned long flags;
+	unsigned int tries;
+	u64 old, new;
+	int err;
+
+	/*
+	 * Under the atomic lock nothing sleeps: a page of an ODP target that
+	 * is not there (-EAGAIN, before anything is written) is faulted in
+	 * with the lock dropped, and the atomic starts again.
+	 */
+	rt->no_sleep = true;
+	for (tries = 0;; tries++) {
+		spin_lock_irqsave(&shca_atomic_lock, flags);
+		err = shca_mr_copy(sdev, rt, &old, sizeof(old),
+				   SHCA_COPY_FROM_MR);
+		if (!err) {
+			if (cmp_swap)
+				new = old == compare_add ? swap : old;
+			else
+				new = old + compare_add;
+			err = shca_mr_copy(sdev, rt, &new, sizeof(new),
+					   SHCA_COPY_TO_MR);
+		}
+		spin_unlock_irqrestore(&shca_atomic_lock, flags);
+		if (err != -EAGAIN || tries >= SHCA_ATOMIC_FAULTS)
+			break;
+		err = shca_mr_fault(sdev, rt, sizeof(u64), true);
+		if (err)
+			break;
+	}
+	*orig = old;
+	return err;
+}
+
+/**
+ * shca_resp_dgram_too_long() - a datagram is dropped before it takes a receive
+ * @qp: the receiving UD or GSI QP
+ * @len: bytes of data
+ *
+ * Longer than the port's MTU, or for the GSI QP longer than a MAD (none
+ * of the MAD layer's receives could take it, and it takes a receive
+ * completed in error for a dead QP): dropped and counted, as a HCA drops
+ * a malformed datagram, so that no sender can make a QP lose its
+ * receives - the GSI QP least of all.
+ *
+ * Return: true to drop it.
+ */
+bool shca_resp_dgram_too_long(struct shca_qp *qp, u64 len)
+{
+	return len > shca_port_mtu(qp->sdev) ||
+	       (qp->ibqp.qp_type == IB_QPT_GSI && len > IB_MGMT_MAD_SIZE);
 }
 
 /**

@@ -205,6 +205,7 @@ int shca_mcast_get(const struct shca_dev *from, const union ib_gid *mgid,
 bool shca_dev_same_net(const struct shca_dev *a, const struct shca_dev *b);
 int shca_av_init(struct shca_av *av, const struct rdma_ah_attr *attr);
 bool shca_dev_owns_gid(struct shca_dev *sdev, const union ib_gid *gid);
+u32 shca_port_mtu(struct shca_dev *sdev);
 void shca_qp_put(struct shca_qp *qp);
 int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		   int mask);
@@ -249,7 +250,6 @@ int shca_srq_post_recv(struct shca_srq *srq, const struct ib_recv_wr *wr,
 bool shca_srq_pop(struct shca_srq *srq, struct shca_wqe *out);
 bool shca_srq_empty(struct shca_srq *srq);
 bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out);
-bool shca_ud_too_long(struct shca_qp *qp, u64 len);
 bool shca_rq_empty(struct shca_qp *qp);
 
 /* shca_exec.c: executes work requests */
@@ -257,10 +257,6 @@ extern struct workqueue_struct *shca_wq;
 int shca_exec_init(void);
 void shca_exec_fini(void);
 void shca_qp_work(struct work_struct *work);
-int shca_exec_atomic_op(struct shca_dev *sdev, struct shca_mem_target *rt,
-			bool cmp_swap, u64 compare_add, u64 swap, u64 *orig);
-void shca_exec_local(struct shca_qp *qp, struct shca_wqe *w, struct ib_wc *wc);
-enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode);
 void shca_qp_post_exec(struct shca_qp *qp);
 bool shca_qp_post_claim(struct shca_qp *qp);
 void shca_req_start_posted(struct shca_qp *qp, const struct shca_wqe *w);

@@ -261,7 +261,7 @@ static bool shca_wire_rx_admit(struct shca_qp *qp, const struct shca_pkt *pkt)
 		return false;
 	if (shca_qp_datagram(qp))
 		return pkt->qkey == READ_ONCE(qp->qkey) &&
-		       !shca_ud_too_long(qp, pkt->paylen);
+		       !shca_resp_dgram_too_long(qp, pkt->paylen);
 	if (!READ_ONCE(qp->wire))
 		return false;
 	/* A torn read (modify_qp changing the GID) only misjudges one. */
@@ -419,7 +419,7 @@ static void shca_wire_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 
 	spin_lock_irqsave(&qp->lock, flags);
 	if (shca_resp_receiving(qp) && pkt->qkey == qp->qkey &&
-	    !shca_ud_too_long(qp, pkt->paylen))
+	    !shca_resp_dgram_too_long(qp, pkt->paylen))
 		popped = shca_rq_pop(qp, r);
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (!popped) {
@@ -793,7 +793,7 @@ static void shca_wire_atomic(struct shca_qp *qp, const struct shca_pkt *pkt)
 	int err;
 
 	cmp_swap = pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP;
-	err = shca_exec_atomic_op(qp->sdev, &t, cmp_swap,
+	err = shca_resp_atomic(qp->sdev, &t, cmp_swap,
 				  cmp_swap ? pkt->compare : pkt->swap_add,
 				  pkt->swap_add, &orig);
 	if (err) {
@@ -1655,7 +1655,7 @@ static bool shca_wire_send(struct shca_qp *qp)
 		if (shca_wire_is_local(w->opcode)) {
 			/* Executed in turn, completed in order. */
 			wc.status = IB_WC_SUCCESS;
-			shca_exec_local(qp, w, &wc);
+			shca_req_local(qp, w, &wc);
 			w->wire_done = true;
 			w->wire_status = wc.status;
 			rq->next++;

@@ -245,6 +245,8 @@ unsigned long shca_ack_timeout(const struct shca_qp *qp);
 unsigned long shca_rnr_delay(u8 code);
 enum ib_wc_status shca_req_retry(struct shca_qp *qp, bool rnr);
 void shca_req_progress(struct shca_qp *qp);
+void shca_req_local(struct shca_qp *qp, struct shca_wqe *w, struct ib_wc *wc);
+enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode);
 void shca_req_wc(struct shca_qp *qp, const struct shca_wqe *w,
 		 struct ib_wc *wc, enum ib_wc_status status);
 bool shca_req_complete(struct shca_qp *qp, const struct shca_wqe *w,
@@ -259,6 +261,9 @@ void shca_resp_recv_done(struct shca_qp *qp, const struct shca_wqe *r,
 			 const struct shca_pkt *pkt, enum ib_wc_status status,
 			 u32 byte_len, bool later);
 void shca_resp_recv_error(struct shca_qp *qp);
+int shca_resp_atomic(struct shca_dev *sdev, struct shca_mem_target *rt,
+		     bool cmp_swap, u64 compare_add, u64 swap, u64 *orig);
+bool shca_resp_dgram_too_long(struct shca_qp *qp, u64 len);
 enum ib_wc_status shca_nak_status(u8 code);
 enum ib_event_type shca_nak_event(u8 code);
 
