@@ -679,8 +679,8 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 		return res;
 
 	err = shca_resp_atomic(peer->sdev, &rt,
-				  w->opcode == IB_WR_ATOMIC_CMP_AND_SWP,
-				  w->atomic.compare_add, w->atomic.swap, &old);
+			       w->opcode == IB_WR_ATOMIC_CMP_AND_SWP,
+			       w->atomic.compare_add, w->atomic.swap, &old);
 	if (err) {
 		shca_exec_nak(qp, peer, SHCA_NAK_REM_ACCESS, wc);
 		return SHCA_EXEC_DONE;

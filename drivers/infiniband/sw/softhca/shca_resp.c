@@ -138,7 +138,6 @@ static DEFINE_SPINLOCK(shca_atomic_lock);
 /* Faults an atomic on an ODP page takes before it gives up. */
 #define SHCA_ATOMIC_FAULTS	64
 
-
 /**
  * shca_resp_atomic() - execute an atomic on memory a key names
  * @sdev: device of the key

@@ -794,8 +794,8 @@ static void shca_wire_atomic(struct shca_qp *qp, const struct shca_pkt *pkt)
 
 	cmp_swap = pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP;
 	err = shca_resp_atomic(qp->sdev, &t, cmp_swap,
-				  cmp_swap ? pkt->compare : pkt->swap_add,
-				  pkt->swap_add, &orig);
+			       cmp_swap ? pkt->compare : pkt->swap_add,
+			       pkt->swap_add, &orig);
 	if (err) {
 		shca_wire_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
 		return;
