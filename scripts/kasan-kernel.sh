@@ -169,6 +169,7 @@ if [ $built = 0 ] || [ $rebuild = 1 ] || [ ! -r "$root/.softhca-complete" ] ||
 	mkdir -p "$kernels"
 	tmp=$(mktemp -d "$kernels/.kasan.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
+	chmod 0755 "$tmp"	# mktemp's 0700 would stay on the installed root
 	mkdir -p "$tmp/boot"
 	cp "$build/arch/x86/boot/bzImage" "$tmp/boot/vmlinuz-$kver"
 	cp "$build/.config" "$tmp/boot/config-$kver"
