@@ -179,6 +179,9 @@ enum shca_wire_stat {
  * @netdev_gone: the netdev unregistered while the device was still being
  *	registered; under shca_devices_lock
  * @port_state: last port state reported by an IB event; under RTNL
+ * @port_mtu: the port's active MTU in bytes (the IB MTU the netdev's MTU
+ *	carries): the largest datagram; written under RTNL (newlink, the
+ *	netdev notifier), read with READ_ONCE() (shca_port_mtu())
  * @fatal: the netdev is unregistering: the device executes nothing more
  *	(see shca_qp_device_fatal())
  * @num_pds: PDs allocated, bounded by SHCA_MAX_PD
@@ -221,6 +224,7 @@ struct shca_dev {
 	bool registered;
 	bool netdev_gone;
 	enum ib_port_state port_state;
+	u32 port_mtu;
 	bool fatal;
 	atomic_t num_pds;
 	atomic_t num_cqs;
@@ -1305,6 +1309,15 @@ static inline enum ib_port_state shca_port_state(struct net_device *ndev)
 	if (ndev && netif_running(ndev) && netif_carrier_ok(ndev))
 		return IB_PORT_ACTIVE;
 	return IB_PORT_DOWN;
+}
+
+/*
+ * The port's active MTU in bytes, as last seen by the netdev notifier:
+ * read without taking the core's netdev lock (callers hold QP locks).
+ */
+static inline u32 shca_port_mtu(const struct shca_dev *sdev)
+{
+	return READ_ONCE(sdev->port_mtu);
 }
 
 /* The device's port is up (its netdev's carrier, as the core sees it). */

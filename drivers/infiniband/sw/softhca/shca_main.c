@@ -22,6 +22,7 @@
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <net/addrconf.h>
+#include <rdma/ib_addr.h>
 #include <rdma/rdma_netlink.h>
 
 #include "shca_verbs.h"
@@ -54,6 +55,18 @@ static struct shca_dev *shca_find_by_netdev(struct net_device *ndev)
 		if (sdev->netdev == ndev)
 			return sdev;
 	return NULL;
+}
+
+/*
+ * Cache the netdev's MTU as the port's: the data path reads it under QP
+ * locks, where the core's netdev lookup (its lock is not irq-safe) must
+ * not be taken.
+ */
+static void shca_port_mtu_update(struct shca_dev *sdev,
+				 struct net_device *ndev)
+{
+	WRITE_ONCE(sdev->port_mtu,
+		   ib_mtu_enum_to_int(iboe_get_mtu(READ_ONCE(ndev->mtu))));
 }
 
 /*
@@ -145,6 +158,7 @@ VISIBLE_IF_KUNIT int shca_newlink(const char *ibdev_name,
 	/* From here on ib_dealloc_device() undoes it all. */
 	INIT_LIST_HEAD(&sdev->list);
 	sdev->port_state = shca_port_state(ndev);
+	shca_port_mtu_update(sdev, ndev);
 	ib_set_device_ops(&sdev->ibdev, &shca_main_ops);
 	ib_mark_name_assigned_by_user(&sdev->ibdev);
 
@@ -259,6 +273,9 @@ static int shca_netdev_event(struct notifier_block *nb, unsigned long event,
 	case NETDEV_CHANGE:
 		if (sdev->registered)
 			shca_port_event(sdev, ndev);
+		break;
+	case NETDEV_CHANGEMTU:
+		shca_port_mtu_update(sdev, ndev);
 		break;
 	default:
 		break;

@@ -211,28 +211,6 @@ bool shca_dev_owns_gid(struct shca_dev *sdev, const union ib_gid *gid)
 }
 
 /**
- * shca_port_mtu() - the active MTU of a device's port
- * @sdev: the device
- *
- * The IB MTU its netdev's MTU carries (256 without a netdev): the
- * largest datagram a UD QP may send or take.
- *
- * Context: any context.
- * Return: the MTU in bytes.
- */
-u32 shca_port_mtu(struct shca_dev *sdev)
-{
-	struct net_device *ndev = ib_device_get_netdev(&sdev->ibdev, SHCA_PORT);
-	u32 mtu = IB_MTU_256;
-
-	if (ndev) {
-		mtu = iboe_get_mtu(READ_ONCE(ndev->mtu));
-		dev_put(ndev);
-	}
-	return ib_mtu_enum_to_int(mtu);
-}
-
-/**
  * shca_av_init() - an address vector from the core's attributes
  * @av: filled in
  * @attr: the attributes; the core resolved the source GID

@@ -205,7 +205,6 @@ int shca_mcast_get(const struct shca_dev *from, const union ib_gid *mgid,
 bool shca_dev_same_net(const struct shca_dev *a, const struct shca_dev *b);
 int shca_av_init(struct shca_av *av, const struct rdma_ah_attr *attr);
 bool shca_dev_owns_gid(struct shca_dev *sdev, const union ib_gid *gid);
-u32 shca_port_mtu(struct shca_dev *sdev);
 void shca_qp_put(struct shca_qp *qp);
 int shca_qp_modify(struct shca_qp *qp, const struct ib_qp_attr *attr,
 		   int mask);

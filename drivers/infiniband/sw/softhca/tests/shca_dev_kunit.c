@@ -191,6 +191,24 @@ static void shca_dev_port_follows_netdev(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_wait_count(&c->err, 2));
 	netif_carrier_on(ndev);
 	KUNIT_EXPECT_TRUE(test, shca_wait_count(&c->active, 2));
+
+	/*
+	 * The MTU: the data path's copy (read under QP locks, where the
+	 * core's netdev lookup must not be taken) follows the netdev's, as
+	 * query_port does. 1500 carries 1024, 700 carries 512.
+	 */
+	KUNIT_EXPECT_EQ(test, shca_port_mtu(to_shca_dev(ibdev)),
+			ib_mtu_enum_to_int(iboe_get_mtu(ndev->mtu)));
+	rtnl_lock();
+	KUNIT_EXPECT_EQ(test, dev_set_mtu(ndev, 700), 0);
+	rtnl_unlock();
+	KUNIT_EXPECT_EQ(test, shca_port_mtu(to_shca_dev(ibdev)), 512);
+	KUNIT_ASSERT_EQ(test, ib_query_port(ibdev, 1, &pattr), 0);
+	KUNIT_EXPECT_EQ(test, pattr.active_mtu, IB_MTU_512);
+	rtnl_lock();
+	KUNIT_EXPECT_EQ(test, dev_set_mtu(ndev, 1500), 0);
+	rtnl_unlock();
+	KUNIT_EXPECT_EQ(test, shca_port_mtu(to_shca_dev(ibdev)), 1024);
 }
 
 /* Pass: each refused "rdma link add" says why and registers nothing. */
