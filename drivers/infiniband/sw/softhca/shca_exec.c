@@ -1020,7 +1020,7 @@ static void shca_qp_flush(struct shca_qp *qp)
 	bool send;
 
 	/* A receive a SEND on the wire began filling goes first. */
-	shca_wire_flush_held(qp);
+	shca_resp_flush_held(qp);
 	for (;;) {
 		spin_lock_irqsave(&qp->lock, flags);
 		/* Send queue first, then the receive queue (and its ring). */

@@ -14,10 +14,19 @@
  * A request, whichever link carried it, is described by a
  * &struct shca_pkt: the memory link describes a whole message as one
  * ONLY packet (shca_resp_msg()).
+ *
+ * The second half of the file is the responder of the UDP link, packet
+ * by packet (see the DOC of shca_wire.c): PSN and duplicates, the
+ * message in progress and the receive WQE it holds, the READ/atomic
+ * replay resources, READ responses in bounded runs, coalesced ACKs. The
+ * memory link's own responder steps are still in shca_exec.c; they move
+ * here as the one-transport work goes on (issue 30).
  */
 
 #include <linux/etherdevice.h>
 #include <linux/if_vlan.h>
+#include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <rdma/ib_mad.h>
 
 #include "shca_verbs.h"
@@ -322,3 +331,662 @@ enum ib_event_type shca_nak_event(u8 code)
 	return code == SHCA_NAK_INV_REQ ? IB_EVENT_QP_REQ_ERR :
 					  IB_EVENT_QP_ACCESS_ERR;
 }
+
+/* ---- the responder of the UDP link -------------------------------------- */
+
+/* READ responses one run of the work item sends. */
+#define SHCA_WIRE_RD_BUDGET	64
+
+/* What the READ being answered needs next (shca_resp_read_more()). */
+enum shca_rd_more {
+	SHCA_RD_DONE,		/* all sent, or given up on (sent no more) */
+	SHCA_RD_MORE,		/* responses left for the next run */
+	SHCA_RD_REFUSED,	/* the memory was refused: NAK */
+};
+
+/**
+ * shca_resp_ud_recv() - a datagram for a UD QP or the GSI QP, from the wire
+ * @qp: the QP; the caller holds SHCA_QP_EXEC_BUSY
+ * @skb: the packet (its IP header goes to the receive's GRH area)
+ * @pkt: the packet, decoded
+ *
+ * Taken by the next receive WQE if the QP receives, the Q_Key matches
+ * and it is not too long (else dropped and counted); the receive gets
+ * the GRH area, then the data.
+ */
+void shca_resp_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
+		       const struct shca_pkt *pkt)
+{
+	struct shca_wqe *r = qp->resp_wqe;
+	u8 grh[SHCA_GRH_BYTES] = {};
+	unsigned long flags;
+	bool popped = false;
+	int err;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	if (shca_resp_receiving(qp) && pkt->qkey == qp->qkey &&
+	    !shca_resp_dgram_too_long(qp, pkt->paylen))
+		popped = shca_rq_pop(qp, r);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!popped) {
+		atomic_long_inc(&qp->sdev->rx_dropped);
+		shca_wire_drop(qp);
+		return;
+	}
+	shca_wire_rx_count(qp, skb);
+
+	/* The GRH area: the IPv6 header, or the IPv4 one in its last bytes. */
+	if (pkt->net_type == RDMA_NETWORK_IPV4)
+		memcpy(grh + 20, ip_hdr(skb), sizeof(struct iphdr));
+	else
+		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
+	/* The sender's doing, not the consumer's: the QP goes on. */
+	if (SHCA_GRH_BYTES + pkt->paylen > shca_wire_wqe_len(r)) {
+		shca_resp_recv_done(qp, r, pkt, IB_WC_LOC_LEN_ERR, 0, false);
+		return;
+	}
+	err = shca_wire_sg_copy(qp, r, 0, grh, SHCA_GRH_BYTES,
+				IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
+	if (!err && pkt->paylen)
+		err = shca_wire_sg_copy(qp, r, SHCA_GRH_BYTES,
+					(void *)pkt->payload, pkt->paylen,
+					IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
+	if (err) {
+		shca_resp_recv_done(qp, r, pkt, IB_WC_LOC_PROT_ERR, 0, false);
+		goto error;
+	}
+	shca_resp_recv_done(qp, r, pkt, IB_WC_SUCCESS,
+			    SHCA_GRH_BYTES + pkt->paylen, false);
+	return;
+
+error:
+	shca_resp_recv_error(qp);
+}
+
+/* ---- RC and UC ---------------------------------------------------------- */
+
+static void shca_resp_send_ctl(struct shca_qp *qp, struct shca_pkt *pkt)
+{
+	struct sk_buff *skb;
+	u8 *payload;
+
+	pkt->op = shca_op_get(pkt->opcode);
+	skb = shca_wire_pkt(qp->sdev, &qp->path, pkt, 0, &payload);
+	if (skb)
+		shca_net_send(qp->sdev, &qp->path, skb);
+}
+
+/* Send an ACK or NAK for @psn with AETH syndrome @syndrome. */
+static void shca_resp_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
+{
+	struct shca_pkt pkt = {
+		.opcode = IB_OPCODE_RC_ACKNOWLEDGE,
+		.qpn = qp->dest_qpn,
+		.psn = psn,
+		.aeth = (u32)syndrome << 24 | (qp->wresp.msn & IB_MSN_MASK),
+	};
+
+	shca_resp_send_ctl(qp, &pkt);
+}
+
+/*
+ * Refuse the request at @psn with NAK @code; for the errors that end the
+ * connection, the responder goes to the error state, with the event the
+ * code means (shca_nak_event()) if @notify: not when a receive WQE
+ * completed with the error (the completion reports it).
+ */
+static void shca_resp_nak(struct shca_qp *qp, u32 psn, u8 code, bool notify)
+{
+	static const u8 sent[] = {
+		[SHCA_NAK_PSN_SEQ] = SHCA_WS_SEQ_NAKS_SENT,
+		[SHCA_NAK_INV_REQ] = SHCA_WS_INV_NAKS_SENT,
+		[SHCA_NAK_REM_ACCESS] = SHCA_WS_ACCESS_NAKS_SENT,
+		[SHCA_NAK_REM_OP] = SHCA_WS_OP_NAKS_SENT,
+	};
+	unsigned long flags;
+
+	shca_wstat_inc(qp->sdev, sent[code]);
+	shca_resp_ack(qp, psn, SHCA_AETH_NAK | code);
+	if (code == SHCA_NAK_PSN_SEQ)
+		return;
+	spin_lock_irqsave(&qp->lock, flags);
+	shca_qp_set_error(qp);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (notify)
+		shca_qp_event(qp, shca_nak_event(code));
+}
+
+/*
+ * The responder's end of a message: the receive WQE it used completes
+ * with @status (if one was taken), and the MSN advances.
+ */
+static void shca_resp_msg_end(struct shca_qp *qp, const struct shca_pkt *pkt,
+			      enum ib_wc_status status)
+{
+	struct shca_wresp *rs = &qp->wresp;
+
+	if (rs->have_wqe) {
+		shca_resp_recv_done(qp, rs->rwqe, pkt, status,
+				    status == IB_WC_SUCCESS ? rs->off : 0,
+				    false);
+		rs->have_wqe = false;
+	}
+	if (status != IB_WC_SUCCESS)
+		shca_resp_recv_error(qp);
+	rs->in_msg = false;
+	rs->off = 0;
+	rs->msn++;
+}
+
+/**
+ * shca_resp_flush_held() - flush the receive WQE a SEND in progress holds
+ * @qp: a QP in the error state; the caller holds SHCA_QP_EXEC_BUSY
+ *
+ * A multi-packet SEND takes its receive WQE with its first packet; a QP
+ * that enters the error state before the last one arrives completes it
+ * with IB_WC_WR_FLUSH_ERR, ahead of the WQEs still queued, and a QP on
+ * an SRQ counts it done (Last WQE Reached depends on it).
+ */
+void shca_resp_flush_held(struct shca_qp *qp)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	struct ib_wc wc;
+
+	if (!rs->have_wqe)
+		return;
+	wc = (struct ib_wc){
+		.wr_id = rs->rwqe->wr_id,
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_RECV,
+		.qp = &qp->ibqp,
+	};
+	rs->have_wqe = false;
+	rs->in_msg = false;
+	rs->off = 0;
+	shca_cq_push(to_shca_cq(qp->ibqp.recv_cq), &wc, false, false);
+	shca_qp_srq_check(qp, true, false);
+}
+
+/*
+ * Take a receive WQE for a SEND or WRITE with immediate. Return false if
+ * there is none (the request gets an RNR NAK).
+ */
+static bool shca_resp_take_recv(struct shca_qp *qp)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	unsigned long flags;
+
+	if (rs->have_wqe)
+		return true;
+	spin_lock_irqsave(&qp->lock, flags);
+	rs->have_wqe = shca_rq_pop(qp, rs->rwqe);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return rs->have_wqe;
+}
+
+/* A READ or atomic request the responder keeps, to answer a duplicate. */
+static struct shca_rd_res *shca_resp_res_new(struct shca_qp *qp)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	u32 n = clamp_t(u32, qp->max_dest_rd_atomic, 1, rs->res_size);
+
+	/* Only with max_dest_rd_atomic set: modify_qp made the room. */
+	return &rs->res[rs->res_next++ % n];
+}
+
+static struct shca_rd_res *shca_resp_res_find(struct shca_qp *qp, u32 psn)
+{
+	u32 i, n = min_t(u32, qp->max_dest_rd_atomic, qp->wresp.res_size);
+
+	for (i = 0; i < n; i++) {
+		struct shca_rd_res *res = &qp->wresp.res[i];
+
+		if (res->valid && shca_psn_diff(psn, res->psn) >= 0 &&
+		    shca_psn_diff(psn, res->lpsn) <= 0)
+			return res;
+	}
+	return NULL;
+}
+
+/*
+ * Send the responses of the READ being answered (shca_wresp.rd_*), at most
+ * SHCA_WIRE_RD_BUDGET of them: a READ of up to 2 GiB leaves over many
+ * runs of the work item, with the QP's other work, its timers, a RESET
+ * or destroy in between. A transmit error ends it (the requester asks
+ * again for what is missing).
+ */
+static enum shca_rd_more shca_resp_read_more(struct shca_qp *qp)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	struct shca_rd_res *res = &rs->res[rs->rd_slot];
+	u32 mtu = shca_wire_mtu(qp), first, n, i;
+	struct shca_mem_target t = {
+		.pd = qp->ibqp.pd,
+		.key = res->rkey,
+		.access = IB_ACCESS_REMOTE_READ,
+		.qpn = qp->ibqp.qp_num,
+	};
+	struct shca_pkt pkt = { .qpn = qp->dest_qpn };
+	struct sk_buff *skb;
+	u8 *payload;
+
+	if (!shca_resp_receiving(qp)) {
+		rs->rd_active = false;
+		return SHCA_RD_DONE;
+	}
+	n = res->len ? DIV_ROUND_UP(res->len, mtu) : 1;
+	first = shca_psn_diff(rs->rd_psn, res->psn);
+	for (i = first; i < n; i++) {
+		u32 off = i * mtu, len = min(res->len - off, mtu);
+
+		if (i - first == SHCA_WIRE_RD_BUDGET) {
+			rs->rd_psn = shca_psn_add(res->psn, i);
+			return SHCA_RD_MORE;
+		}
+		if (n == 1)
+			pkt.opcode = IB_OPCODE_RC_RDMA_READ_RESPONSE_ONLY;
+		else if (i == 0)
+			pkt.opcode = IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST;
+		else if (i == n - 1)
+			pkt.opcode = IB_OPCODE_RC_RDMA_READ_RESPONSE_LAST;
+		else
+			pkt.opcode = IB_OPCODE_RC_RDMA_READ_RESPONSE_MIDDLE;
+		pkt.op = shca_op_get(pkt.opcode);
+		pkt.psn = shca_psn_add(res->psn, i);
+		pkt.aeth = (u32)(SHCA_AETH_ACK | SHCA_AETH_CREDIT_INVAL) << 24 |
+			   (rs->msn & IB_MSN_MASK);
+		skb = shca_wire_pkt(qp->sdev, &qp->path, &pkt, len, &payload);
+		if (!skb)
+			break;	/* the requester asks again */
+		t.iova = res->va + off;
+		if (len && shca_mr_copy(qp->sdev, &t, payload, len,
+					SHCA_COPY_FROM_MR)) {
+			kfree_skb(skb);
+			rs->rd_active = false;
+			return SHCA_RD_REFUSED;
+		}
+		if (shca_net_send(qp->sdev, &qp->path, skb))
+			break;
+	}
+	rs->rd_active = false;
+	return SHCA_RD_DONE;
+}
+
+/*
+ * Answer READ @res from PSN @psn on: the first responses now, the rest
+ * from the next runs of the work item (shca_wire_rx_run()).
+ */
+static enum shca_rd_more shca_resp_read_respond(struct shca_qp *qp,
+						struct shca_rd_res *res,
+						u32 psn)
+{
+	struct shca_wresp *rs = &qp->wresp;
+
+	rs->rd_active = true;
+	rs->rd_slot = res - rs->res;
+	rs->rd_psn = psn;
+	return shca_resp_read_more(qp);
+}
+
+static void shca_resp_atomic_ack(struct shca_qp *qp, const struct shca_rd_res *res)
+{
+	struct shca_pkt pkt = {
+		.opcode = IB_OPCODE_RC_ATOMIC_ACKNOWLEDGE,
+		.qpn = qp->dest_qpn,
+		.psn = res->psn,
+		.aeth = (u32)(SHCA_AETH_ACK | SHCA_AETH_CREDIT_INVAL) << 24 |
+			(res->msn & IB_MSN_MASK),
+		.atomic_orig = res->orig,
+	};
+
+	shca_resp_send_ctl(qp, &pkt);
+}
+
+/* A request with an earlier PSN: answer it again, execute nothing. */
+static void shca_resp_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	u32 flags = pkt->op->flags;
+	struct shca_rd_res *res;
+
+	shca_wstat_inc(qp->sdev, SHCA_WS_DUP_REQS);
+	if (qp->ibqp.qp_type != IB_QPT_RC)
+		return;
+	if (flags & (SHCA_OP_READ | SHCA_OP_ATOMIC)) {
+		res = shca_resp_res_find(qp, pkt->psn);
+		if (!res)
+			return;
+		if (res->atomic)
+			shca_resp_atomic_ack(qp, res);
+		else if (pkt->psn == res->psn || (flags & SHCA_OP_READ))
+			shca_resp_read_respond(qp, res, pkt->psn);
+		/* A refusal now: the requester times out, as it would then. */
+		return;
+	}
+	/* Everything before the expected PSN was executed: say so. */
+	qp->wresp.ack_owed = true;
+}
+
+/* Execute an atomic request; the rest was checked. */
+static void shca_resp_atomic_req(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_mem_target t = {
+		.pd = qp->ibqp.pd,
+		.key = pkt->rkey,
+		.iova = pkt->va,
+		.access = IB_ACCESS_REMOTE_ATOMIC,
+		.qpn = qp->ibqp.qp_num,
+	};
+	struct shca_rd_res *res;
+	bool cmp_swap;
+	u64 orig;
+	int err;
+
+	cmp_swap = pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP;
+	err = shca_resp_atomic(qp->sdev, &t, cmp_swap,
+			       cmp_swap ? pkt->compare : pkt->swap_add,
+			       pkt->swap_add, &orig);
+	if (err) {
+		shca_resp_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
+		return;
+	}
+	qp->wresp.msn++;
+	res = shca_resp_res_new(qp);
+	*res = (struct shca_rd_res){
+		.valid = true,
+		.atomic = true,
+		.psn = pkt->psn,
+		.lpsn = pkt->psn,
+		.orig = orig,
+		.msn = qp->wresp.msn,
+	};
+	shca_resp_atomic_ack(qp, res);
+	qp->rq_psn = shca_psn_add(pkt->psn, 1);
+}
+
+/*
+ * The whole range a RETH names, checked before a byte moves (as the
+ * memory link checks it): a WRITE or READ that runs past its region is
+ * refused with its first packet, not after it moved some.
+ */
+static int shca_resp_check_reth(struct shca_qp *qp, const struct shca_pkt *pkt,
+				int access)
+{
+	struct shca_mem_target t = {
+		.pd = qp->ibqp.pd,
+		.key = pkt->rkey,
+		.iova = pkt->va,
+		.access = access,
+		.qpn = qp->ibqp.qp_num,
+	};
+	struct shca_span span;
+	int err;
+
+	if (!pkt->dma_len)
+		return 0;
+	err = shca_mr_hold(qp->sdev, &t, pkt->dma_len, &span);
+	if (!err)
+		shca_mr_unhold(&span);
+	return err;
+}
+
+static void shca_resp_read_req(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	u32 mtu = shca_wire_mtu(qp);
+	struct shca_rd_res *res;
+	u32 n;
+
+	if (shca_resp_check_reth(qp, pkt, IB_ACCESS_REMOTE_READ)) {
+		shca_resp_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
+		return;
+	}
+	qp->wresp.msn++;
+	res = shca_resp_res_new(qp);
+	n = pkt->dma_len ? DIV_ROUND_UP(pkt->dma_len, mtu) : 1;
+	*res = (struct shca_rd_res){
+		.valid = true,
+		.psn = pkt->psn,
+		.lpsn = shca_psn_add(pkt->psn, n - 1),
+		.va = pkt->va,
+		.rkey = pkt->rkey,
+		.len = pkt->dma_len,
+		.msn = qp->wresp.msn,
+	};
+	qp->rq_psn = shca_psn_add(pkt->psn, n);
+	if (shca_resp_read_respond(qp, res, pkt->psn) == SHCA_RD_REFUSED) {
+		res->valid = false;
+		shca_resp_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
+	}
+}
+
+/*
+ * The opcode fits the message in progress: a FIRST or ONLY packet starts
+ * one, MIDDLE and LAST continue one of the same kind.
+ */
+static bool shca_resp_seq_ok(const struct shca_wresp *rs, u32 flags)
+{
+	if (flags & SHCA_OP_FIRST)
+		return !rs->in_msg;
+	return rs->in_msg &&
+	       (flags & (SHCA_OP_SEND | SHCA_OP_WRITE)) == rs->kind;
+}
+
+/*
+ * A SEND or WRITE packet with the expected PSN. Return false if it was
+ * refused (and NAKed, or dropped on UC).
+ */
+static bool shca_resp_data(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	u32 flags = pkt->op->flags, mtu = shca_wire_mtu(qp);
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	bool imm = flags & SHCA_OP_IMM;
+	int err;
+
+	/* Packets but the last carry exactly one MTU. */
+	if (!shca_resp_seq_ok(rs, flags) || pkt->paylen > mtu ||
+	    (!(flags & SHCA_OP_LAST) && pkt->paylen != mtu)) {
+		if (rc)
+			shca_resp_nak(qp, pkt->psn, SHCA_NAK_INV_REQ, true);
+		rs->in_msg = false;
+		return false;
+	}
+
+	if (flags & SHCA_OP_FIRST) {
+		rs->kind = flags & (SHCA_OP_SEND | SHCA_OP_WRITE);
+		rs->off = 0;
+		if (flags & SHCA_OP_WRITE) {
+			if (shca_resp_check(qp, flags, 0, 0) ||
+			    shca_resp_check_reth(qp, pkt,
+						 IB_ACCESS_REMOTE_WRITE)) {
+				if (rc)
+					shca_resp_nak(qp, pkt->psn,
+						      SHCA_NAK_REM_ACCESS, true);
+				return false;
+			}
+			rs->va = pkt->va;
+			rs->rkey = pkt->rkey;
+			rs->resid = pkt->dma_len;
+		}
+	}
+	/* A receive WQE: with the first packet of a SEND, with WRITE's IMM. */
+	if (((flags & SHCA_OP_SEND) && (flags & SHCA_OP_FIRST)) ||
+	    ((flags & SHCA_OP_WRITE) && imm)) {
+		if (!shca_resp_take_recv(qp)) {
+			if (rc) {
+				shca_wstat_inc(qp->sdev, SHCA_WS_RNR_NAKS_SENT);
+				shca_resp_ack(qp, pkt->psn, SHCA_AETH_RNR_NAK |
+					      (qp->min_rnr_timer & 0x1f));
+			}
+			return false;
+		}
+	}
+
+	if (flags & SHCA_OP_SEND) {
+		if (rs->off + pkt->paylen > shca_wire_wqe_len(rs->rwqe)) {
+			shca_resp_msg_end(qp, pkt, IB_WC_LOC_LEN_ERR);
+			if (rc)
+				shca_resp_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
+					      false);
+			return false;
+		}
+		err = pkt->paylen ?
+		      shca_wire_sg_copy(qp, rs->rwqe, rs->off,
+					(void *)pkt->payload, pkt->paylen,
+					IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR) :
+		      0;
+		if (err) {
+			shca_resp_msg_end(qp, pkt, IB_WC_LOC_PROT_ERR);
+			if (rc)
+				shca_resp_nak(qp, pkt->psn, SHCA_NAK_REM_OP,
+					      false);
+			return false;
+		}
+	} else {
+		struct shca_mem_target t = {
+			.pd = qp->ibqp.pd,
+			.key = rs->rkey,
+			.iova = rs->va + rs->off,
+			.access = IB_ACCESS_REMOTE_WRITE,
+			.qpn = qp->ibqp.qp_num,
+		};
+
+		if (pkt->paylen > rs->resid ||
+		    ((flags & SHCA_OP_LAST) && pkt->paylen != rs->resid)) {
+			if (rc)
+				shca_resp_nak(qp, pkt->psn, SHCA_NAK_INV_REQ, true);
+			rs->in_msg = false;
+			return false;
+		}
+		if (pkt->paylen && shca_mr_copy(qp->sdev, &t,
+						(void *)pkt->payload,
+						pkt->paylen, SHCA_COPY_TO_MR)) {
+			if (rc)
+				shca_resp_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
+			rs->in_msg = false;
+			return false;
+		}
+		rs->resid -= pkt->paylen;
+	}
+	rs->off += pkt->paylen;
+	rs->in_msg = true;
+
+	if (flags & SHCA_OP_LAST) {
+		enum ib_wc_status status = IB_WC_SUCCESS;
+
+		if ((flags & SHCA_OP_IETH) &&
+		    shca_mr_invalidate(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
+				       pkt->ieth)) {
+			shca_resp_msg_end(qp, pkt, IB_WC_LOC_PROT_ERR);
+			if (rc)
+				shca_resp_nak(qp, pkt->psn, SHCA_NAK_REM_OP,
+					      false);
+			return false;
+		}
+		shca_resp_msg_end(qp, pkt, status);
+	}
+	return true;
+}
+
+/**
+ * shca_resp_request() - a request packet for an RC or UC QP
+ * @qp: the QP, on the wire; the caller holds SHCA_QP_EXEC_BUSY
+ * @skb: the packet
+ * @pkt: the packet, decoded; from the connection's peer
+ *
+ * A request with the expected PSN executes; an earlier one is a
+ * duplicate (answered again, executed never); a later one gets one PSN
+ * sequence error NAK (RC) or starts a new message (UC, a first packet).
+ */
+void shca_resp_request(struct shca_qp *qp, struct sk_buff *skb,
+		       const struct shca_pkt *pkt)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	u32 flags = pkt->op->flags;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	s32 d;
+
+	if (!shca_resp_receiving(qp)) {
+		shca_wire_drop(qp);
+		return;
+	}
+	d = shca_psn_diff(pkt->psn, qp->rq_psn);
+	if (rc && d < 0) {
+		shca_wire_rx_count(qp, skb);
+		shca_resp_duplicate(qp, pkt);
+		return;
+	}
+	if (d) {
+		shca_wstat_inc(qp->sdev, SHCA_WS_OOS_REQS);
+		if (!rc && (flags & SHCA_OP_FIRST)) {
+			/* UC: what was lost is lost; resynchronise. */
+			rs->in_msg = false;
+			rs->off = 0;
+		} else {
+			/* Not taken: a UC message's rest, an RC gap. */
+			shca_wire_drop(qp);
+			rs->in_msg = rc && rs->in_msg;
+			if (rc && !rs->nak_sent) {
+				rs->nak_sent = true;
+				shca_resp_nak(qp, qp->rq_psn, SHCA_NAK_PSN_SEQ, true);
+			}
+			return;
+		}
+	}
+	shca_wire_rx_count(qp, skb);
+	rs->nak_sent = false;
+
+	if (flags & (SHCA_OP_READ | SHCA_OP_ATOMIC)) {
+		int nak = rs->in_msg ? SHCA_NAK_INV_REQ :
+			  shca_resp_check(qp, flags, pkt->va, pkt->dma_len);
+
+		if (nak)
+			shca_resp_nak(qp, pkt->psn, nak, true);
+		else if (flags & SHCA_OP_READ)
+			shca_resp_read_req(qp, pkt);
+		else
+			shca_resp_atomic_req(qp, pkt);
+		return;
+	}
+	if (!shca_resp_data(qp, pkt))
+		return;
+	qp->rq_psn = shca_psn_add(pkt->psn, 1);
+	if (rc && pkt->ackreq)
+		rs->ack_owed = true;
+}
+
+/**
+ * shca_resp_run() - what the responder does in each run before new packets
+ * @qp: the QP, on the wire; the caller holds SHCA_QP_EXEC_BUSY
+ *
+ * The READ being answered goes on (SHCA_WIRE_RD_BUDGET responses a run;
+ * requests wait behind it, a memory refusal ends it with a NAK); the
+ * caller runs again while shca_wresp.rd_active says one is.
+ */
+void shca_resp_run(struct shca_qp *qp)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	struct shca_rd_res *res;
+
+	if (rs->rd_active && shca_resp_read_more(qp) == SHCA_RD_REFUSED) {
+		res = &rs->res[rs->rd_slot];
+		res->valid = false;
+		shca_resp_nak(qp, res->psn, SHCA_NAK_REM_ACCESS, true);
+	}
+}
+
+/**
+ * shca_resp_ack_owed() - send the ACK a batch of requests asked for
+ * @qp: the QP, on the wire; the caller holds SHCA_QP_EXEC_BUSY
+ *
+ * ACKs are coalesced: one, for everything before the expected PSN, after
+ * the packets of a run that asked for one.
+ */
+void shca_resp_ack_owed(struct shca_qp *qp)
+{
+	if (!qp->wresp.ack_owed)
+		return;
+	qp->wresp.ack_owed = false;
+	shca_resp_ack(qp, shca_psn_add(qp->rq_psn, SHCA_PSN_MASK),
+		      SHCA_AETH_ACK | SHCA_AETH_CREDIT_INVAL);
+}
+

@@ -192,6 +192,17 @@ struct shca_rx_cb {
 };
 
 /* shca_pkt.c */
+/* a - b in the 24-bit PSN space, as a signed distance */
+static inline s32 shca_psn_diff(u32 a, u32 b)
+{
+	return (s32)((a - b) << 8) >> 8;
+}
+
+static inline u32 shca_psn_add(u32 psn, u32 n)
+{
+	return (psn + n) & SHCA_PSN_MASK;
+}
+
 const struct shca_op *shca_op_get(u8 opcode);
 int shca_pkt_parse(struct shca_pkt *pkt, const u8 *bth, u32 len);
 u32 shca_pkt_build(u8 *bth, const struct shca_pkt *pkt);
@@ -235,10 +246,18 @@ int shca_wire_ud_send(struct shca_qp *qp, const struct shca_wqe *w, u32 len);
 bool shca_wire_run(struct shca_qp *qp);
 u32 shca_wire_sq_psn(const struct shca_qp *qp);
 void shca_wire_reset(struct shca_qp *qp);
-void shca_wire_flush_held(struct shca_qp *qp);
 void shca_wire_rxq_purge(struct shca_qp *qp);
 void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next);
 void shca_wire_timer(struct timer_list *t);
+u32 shca_wire_mtu(const struct shca_qp *qp);
+int shca_wire_sg_copy(struct shca_qp *qp, const struct shca_wqe *w, u64 off,
+		      void *buf, u32 len, int access, enum shca_copy_dir dir);
+u64 shca_wire_wqe_len(const struct shca_wqe *w);
+struct sk_buff *shca_wire_pkt(struct shca_dev *sdev,
+			      const struct shca_path *path,
+			      struct shca_pkt *pkt, u32 paylen, u8 **payload);
+void shca_wire_rx_count(struct shca_qp *qp, const struct sk_buff *skb);
+void shca_wire_drop(struct shca_qp *qp);
 
 /* The requester's rules, for both links (shca_req.c). */
 unsigned long shca_ack_timeout(const struct shca_qp *qp);
@@ -264,6 +283,13 @@ void shca_resp_recv_error(struct shca_qp *qp);
 int shca_resp_atomic(struct shca_dev *sdev, struct shca_mem_target *rt,
 		     bool cmp_swap, u64 compare_add, u64 swap, u64 *orig);
 bool shca_resp_dgram_too_long(struct shca_qp *qp, u64 len);
+void shca_resp_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
+		       const struct shca_pkt *pkt);
+void shca_resp_request(struct shca_qp *qp, struct sk_buff *skb,
+		       const struct shca_pkt *pkt);
+void shca_resp_flush_held(struct shca_qp *qp);
+void shca_resp_run(struct shca_qp *qp);
+void shca_resp_ack_owed(struct shca_qp *qp);
 enum ib_wc_status shca_nak_status(u8 code);
 enum ib_event_type shca_nak_event(u8 code);
 
