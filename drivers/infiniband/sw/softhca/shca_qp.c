@@ -991,7 +991,7 @@ int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 	mutex_init(&qp->modify_mutex);
 	INIT_DELAYED_WORK(&qp->work, shca_qp_work);
 	skb_queue_head_init(&qp->rxq);
-	timer_setup(&qp->wtimer, shca_wire_timer, 0);
+	timer_setup(&qp->wtimer, shca_req_timer, 0);
 
 	qp->link = shca_inject_fault() ? NULL :
 		   kzalloc(sizeof(*qp->link), GFP_KERNEL_ACCOUNT);
@@ -1549,7 +1549,7 @@ void shca_qp_query(struct shca_qp *qp, struct ib_qp_attr *attr,
 	attr->qp_access_flags = qp->access;
 	attr->pkey_index = 0;
 	attr->port_num = SHCA_PORT;
-	attr->sq_psn = shca_wire_sq_psn(qp);
+	attr->sq_psn = shca_req_sq_psn(qp);
 	attr->rq_psn = qp->rq_psn;
 	attr->dest_qp_num = qp->dest_qpn;
 	attr->timeout = qp->timeout;

@@ -244,11 +244,9 @@ void shca_wire_rx(struct shca_dev *sdev, struct sk_buff *skb,
 		  const struct shca_pkt *pkt);
 int shca_wire_ud_send(struct shca_qp *qp, const struct shca_wqe *w, u32 len);
 bool shca_wire_run(struct shca_qp *qp);
-u32 shca_wire_sq_psn(const struct shca_qp *qp);
 void shca_wire_reset(struct shca_qp *qp);
 void shca_wire_rxq_purge(struct shca_qp *qp);
 void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next);
-void shca_wire_timer(struct timer_list *t);
 u32 shca_wire_mtu(const struct shca_qp *qp);
 int shca_wire_sg_copy(struct shca_qp *qp, const struct shca_wqe *w, u64 off,
 		      void *buf, u32 len, int access, enum shca_copy_dir dir);
@@ -266,6 +264,13 @@ enum ib_wc_status shca_req_retry(struct shca_qp *qp, bool rnr);
 void shca_req_progress(struct shca_qp *qp);
 void shca_req_local(struct shca_qp *qp, struct shca_wqe *w, struct ib_wc *wc);
 enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode);
+void shca_req_complete_upto(struct shca_qp *qp, u32 acked, bool acked_valid);
+void shca_req_response(struct shca_qp *qp, struct sk_buff *skb,
+		       const struct shca_pkt *pkt);
+bool shca_req_send(struct shca_qp *qp);
+void shca_req_timeout(struct shca_qp *qp);
+void shca_req_timer(struct timer_list *t);
+u32 shca_req_sq_psn(const struct shca_qp *qp);
 void shca_req_wc(struct shca_qp *qp, const struct shca_wqe *w,
 		 struct ib_wc *wc, enum ib_wc_status status);
 bool shca_req_complete(struct shca_qp *qp, const struct shca_wqe *w,
