@@ -1,166 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * softhca - RoCE v2 on the wire: packet formats (shca_pkt.c), the UDP
- * link (shca_net.c) and the transport that runs over it (shca_wire.c).
- * See Documentation/wire.rst.
+ * softhca - the UDP link (RoCE v2): the socket and routes (shca_net.c),
+ * packets queued and handed to the transport's roles (shca_wire.c).
+ * The packet formats and the roles are in shca_transport.h. See
+ * Documentation/wire.rst.
  */
 #ifndef SHCA_WIRE_H
 #define SHCA_WIRE_H
 
 #include <linux/skbuff.h>
-#include <rdma/ib_hdrs.h>
-#include <rdma/ib_pack.h>
 
-#include "shca.h"
+#include "shca_transport.h"
 
 struct udphdr;
-
-/* Bytes of each header of a RoCE v2 packet after the UDP header. */
-#define SHCA_BTH_BYTES		12
-#define SHCA_RETH_BYTES		16
-#define SHCA_AETH_BYTES		4
-#define SHCA_ATMETH_BYTES	28
-#define SHCA_ATMACK_BYTES	8
-#define SHCA_IMM_BYTES		4
-#define SHCA_IETH_BYTES		4
-#define SHCA_DETH_BYTES		8
-#define SHCA_ICRC_BYTES		4
-/* The largest BTH + extension headers of any opcode (RC atomic). */
-#define SHCA_MAX_HDR_BYTES	(SHCA_BTH_BYTES + SHCA_ATMETH_BYTES)
-
-/* The P_Key every softhca packet carries (the default partition). */
-#define SHCA_DEFAULT_PKEY	0xffff
-
-/* AETH syndromes (IBTA 9.7.5.1.1): the top three bits say the kind. */
-#define SHCA_AETH_ACK		0x00	/* | credit count */
-#define SHCA_AETH_RNR_NAK	0x20	/* | RNR NAK timer code */
-#define SHCA_AETH_NAK		0x60	/* | NAK code below */
-#define SHCA_AETH_KIND_MASK	0xe0
-#define SHCA_NAK_PSN_SEQ	0	/* PSN sequence error */
-#define SHCA_NAK_INV_REQ	1	/* invalid request */
-#define SHCA_NAK_REM_ACCESS	2	/* remote access error */
-#define SHCA_NAK_REM_OP		3	/* remote operational error */
-#define SHCA_NAK_INV_RD_REQ	4	/* invalid RD request */
-/* "Credits invalid": a responder that does not do end-to-end credits. */
-#define SHCA_AETH_CREDIT_INVAL	0x1f
-
-/**
- * enum shca_op_flags - what an opcode's packets carry and mean
- * @SHCA_OP_RETH: an RDMA extended transport header (address, key, length)
- * @SHCA_OP_AETH: an ACK extended transport header
- * @SHCA_OP_ATMETH: an atomic extended transport header
- * @SHCA_OP_ATMACK: an atomic ACK extended transport header
- * @SHCA_OP_IMM: immediate data
- * @SHCA_OP_IETH: the rkey to invalidate
- * @SHCA_OP_DETH: a datagram extended transport header (Q_Key, source QP)
- * @SHCA_OP_PAYLOAD: carries data (possibly none, for a zero-length message)
- * @SHCA_OP_REQ: a request, for the responder
- * @SHCA_OP_FIRST: the first packet of a message
- * @SHCA_OP_LAST: the last packet of a message (ONLY is FIRST | LAST)
- * @SHCA_OP_SEND: a SEND (its data goes to a receive WQE)
- * @SHCA_OP_WRITE: an RDMA WRITE
- * @SHCA_OP_READ: an RDMA READ request
- * @SHCA_OP_ATOMIC: an atomic request
- * @SHCA_OP_RC: of the RC transport
- * @SHCA_OP_UC: of the UC transport
- * @SHCA_OP_UD: of the UD transport
- */
-enum shca_op_flags {
-	SHCA_OP_RETH	= BIT(0),
-	SHCA_OP_AETH	= BIT(1),
-	SHCA_OP_ATMETH	= BIT(2),
-	SHCA_OP_ATMACK	= BIT(3),
-	SHCA_OP_IMM	= BIT(4),
-	SHCA_OP_IETH	= BIT(5),
-	SHCA_OP_DETH	= BIT(6),
-	SHCA_OP_PAYLOAD	= BIT(7),
-	SHCA_OP_REQ	= BIT(8),
-	SHCA_OP_FIRST	= BIT(9),
-	SHCA_OP_LAST	= BIT(10),
-	SHCA_OP_SEND	= BIT(11),
-	SHCA_OP_WRITE	= BIT(12),
-	SHCA_OP_READ	= BIT(13),
-	SHCA_OP_ATOMIC	= BIT(14),
-	SHCA_OP_RC	= BIT(15),
-	SHCA_OP_UC	= BIT(16),
-	SHCA_OP_UD	= BIT(17),
-};
-
-/**
- * struct shca_op - an opcode softhca sends and accepts
- * @flags: enum shca_op_flags
- * @hdr_len: bytes of the BTH and the extension headers
- */
-struct shca_op {
-	u32 flags;
-	u8 hdr_len;
-};
-
-/**
- * struct shca_pkt - a RoCE v2 packet, decoded
- * @sgid: source address, as a GID (IPv4-mapped for IPv4)
- * @dgid: destination address, as a GID
- * @net_type: RDMA_NETWORK_IPV4 or RDMA_NETWORK_IPV6
- * @tclass: IP traffic class (IPv4 TOS)
- * @hop_limit: IP hop limit (IPv4 TTL)
- * @flow_label: IPv6 flow label
- * @sport: UDP source port
- * @smac: source MAC address of the frame (received packets)
- * @vlan_id: VLAN the frame came on, 0xffff for none (received packets)
- * @opcode: BTH opcode
- * @op: what the opcode carries
- * @se: BTH solicited event
- * @ackreq: BTH acknowledge request
- * @pad: BTH pad count
- * @qpn: BTH destination QP
- * @psn: BTH packet sequence number
- * @va: RETH or AtomicETH virtual address
- * @rkey: RETH or AtomicETH remote key
- * @dma_len: RETH DMA length
- * @swap_add: AtomicETH swap or add data
- * @compare: AtomicETH compare data
- * @aeth: AETH: syndrome << 24 | MSN
- * @atomic_orig: AtomicAckETH original remote data
- * @imm: immediate data, as on the wire
- * @ieth: IETH: the rkey to invalidate
- * @qkey: DETH Q_Key
- * @src_qp: DETH source QP
- * @sl: service level (a datagram the memory link carries; 0 on the wire)
- * @payload: the data the packet carries
- * @paylen: bytes at @payload (without pad and ICRC)
- */
-struct shca_pkt {
-	union ib_gid sgid;
-	union ib_gid dgid;
-	u8 net_type;
-	u8 tclass;
-	u8 hop_limit;
-	u32 flow_label;
-	u16 sport;
-	u8 smac[ETH_ALEN];
-	u16 vlan_id;
-	u8 opcode;
-	const struct shca_op *op;
-	bool se;
-	bool ackreq;
-	u8 pad;
-	u32 qpn;
-	u32 psn;
-	u64 va;
-	u32 rkey;
-	u32 dma_len;
-	u64 swap_add;
-	u64 compare;
-	u32 aeth;
-	u64 atomic_orig;
-	__be32 imm;
-	u32 ieth;
-	u32 qkey;
-	u32 src_qp;
-	u8 sl;
-	const u8 *payload;
-	u32 paylen;
-};
 
 /**
  * struct shca_rx_cb - a queued packet's outer headers, in its skb->cb
@@ -191,21 +43,7 @@ struct shca_rx_cb {
 	u8 hop_limit;
 };
 
-/* shca_pkt.c */
-/* a - b in the 24-bit PSN space, as a signed distance */
-static inline s32 shca_psn_diff(u32 a, u32 b)
-{
-	return (s32)((a - b) << 8) >> 8;
-}
-
-static inline u32 shca_psn_add(u32 psn, u32 n)
-{
-	return (psn + n) & SHCA_PSN_MASK;
-}
-
-const struct shca_op *shca_op_get(u8 opcode);
-int shca_pkt_parse(struct shca_pkt *pkt, const u8 *bth, u32 len);
-u32 shca_pkt_build(u8 *bth, const struct shca_pkt *pkt);
+/* shca_pkt.c: the ICRC of a RoCE v2 packet (its IP and UDP headers too) */
 u32 shca_icrc(const void *iph, const struct udphdr *uh, const u8 *bth,
 	      u32 len);
 
@@ -256,46 +94,5 @@ struct sk_buff *shca_wire_pkt(struct shca_dev *sdev,
 			      struct shca_pkt *pkt, u32 paylen, u8 **payload);
 void shca_wire_rx_count(struct shca_qp *qp, const struct sk_buff *skb);
 void shca_wire_drop(struct shca_qp *qp);
-
-/* The requester's rules, for both links (shca_req.c). */
-unsigned long shca_ack_timeout(const struct shca_qp *qp);
-unsigned long shca_rnr_delay(u8 code);
-enum ib_wc_status shca_req_retry(struct shca_qp *qp, bool rnr);
-void shca_req_progress(struct shca_qp *qp);
-void shca_req_local(struct shca_qp *qp, struct shca_wqe *w, struct ib_wc *wc);
-enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode);
-void shca_req_complete_upto(struct shca_qp *qp, u32 acked, bool acked_valid);
-void shca_req_response(struct shca_qp *qp, struct sk_buff *skb,
-		       const struct shca_pkt *pkt);
-bool shca_req_send(struct shca_qp *qp);
-void shca_req_timeout(struct shca_qp *qp);
-void shca_req_timer(struct timer_list *t);
-u32 shca_req_sq_psn(const struct shca_qp *qp);
-void shca_req_wc(struct shca_qp *qp, const struct shca_wqe *w,
-		 struct ib_wc *wc, enum ib_wc_status status);
-bool shca_req_complete(struct shca_qp *qp, const struct shca_wqe *w,
-		       struct ib_wc *wc, u32 npsn, bool later);
-
-/* The responder's rules, for both links (shca_resp.c). */
-bool shca_resp_receiving(const struct shca_qp *qp);
-int shca_resp_check(const struct shca_qp *qp, u32 flags, u64 va, u64 dma_len);
-void shca_resp_msg(const struct shca_qp *qp, const struct shca_wqe *w,
-		   struct shca_pkt *pkt);
-void shca_resp_recv_done(struct shca_qp *qp, const struct shca_wqe *r,
-			 const struct shca_pkt *pkt, enum ib_wc_status status,
-			 u32 byte_len, bool later);
-void shca_resp_recv_error(struct shca_qp *qp);
-int shca_resp_atomic(struct shca_dev *sdev, struct shca_mem_target *rt,
-		     bool cmp_swap, u64 compare_add, u64 swap, u64 *orig);
-bool shca_resp_dgram_too_long(struct shca_qp *qp, u64 len);
-void shca_resp_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
-		       const struct shca_pkt *pkt);
-void shca_resp_request(struct shca_qp *qp, struct sk_buff *skb,
-		       const struct shca_pkt *pkt);
-void shca_resp_flush_held(struct shca_qp *qp);
-void shca_resp_run(struct shca_qp *qp);
-void shca_resp_ack_owed(struct shca_qp *qp);
-enum ib_wc_status shca_nak_status(u8 code);
-enum ib_event_type shca_nak_event(u8 code);
 
 #endif /* SHCA_WIRE_H */
