@@ -28,6 +28,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca_kunit.h"
+#include "shca_kunit_net.h"
 
 MODULE_IMPORT_NS(SHCA_NS_KUNIT);
 
@@ -58,6 +59,18 @@ struct shca_qt_end {
 struct shca_qt_fix {
 	struct ib_device *dev[2];
 	struct shca_qt_end a, b;
+	struct shca_knet *net;	/* the UDP link's network, or NULL */
+};
+
+/*
+ * Where a case runs: a and b on one device or on two, connected through
+ * the memory link or through the UDP link (the test network, delivering
+ * each packet as it is sent). The cases that take this parameter must
+ * give the same results over both links.
+ */
+struct shca_qt_where {
+	bool two;
+	bool wire;
 };
 
 static void shca_qt_free_pages(void *p)
@@ -275,6 +288,11 @@ static void shca_qt_connect(struct kunit *test, struct shca_qt_end *x,
 					     c), 0);
 	KUNIT_ASSERT_EQ(test, shca_qt_to_rts(y->qp, x->ibdev, x->qp->qp_num,
 					     c), 0);
+	/* The link the case's parameter asked for. */
+	KUNIT_ASSERT_EQ(test, READ_ONCE(to_shca_qp(x->qp)->wire),
+			shca_knet_active());
+	KUNIT_ASSERT_EQ(test, READ_ONCE(to_shca_qp(y->qp)->wire),
+			shca_knet_active());
 }
 
 /* Bring @e back from any state: RESET, then INIT -> RTS towards @peer. */
@@ -352,7 +370,7 @@ static bool shca_qt_all(const u8 *p, size_t len, u8 v)
 }
 
 /* Fixture: two devices on two test netdevs; a on dev[0], b on dev[param]. */
-static int shca_qt_init_common(struct kunit *test, int two,
+static int shca_qt_init_common(struct kunit *test, int two, bool wire,
 			       enum ib_poll_context ctx)
 {
 	struct shca_qt_fix *f;
@@ -360,6 +378,8 @@ static int shca_qt_init_common(struct kunit *test, int two,
 
 	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, f);
+	if (wire)
+		f->net = shca_knet_start(test);
 	for (i = 0; i < 2; i++) {
 		static const char * const names[] = { "shcak_qp0", "shcak_qp1" };
 		struct net_device *ndev = shca_kunit_netdev(test,
@@ -369,35 +389,56 @@ static int shca_qt_init_common(struct kunit *test, int two,
 	}
 	shca_qt_end_init(test, &f->a, f->dev[0], ctx);
 	shca_qt_end_init(test, &f->b, f->dev[two], ctx);
+	if (wire) {
+		shca_knet_attach(f->net, 0, f->dev[0]);
+		if (two)
+			shca_knet_attach(f->net, 1, f->dev[1]);
+		shca_knet_autopump(f->net);
+	}
 	test->priv = f;
 	return 0;
 }
 
 static int shca_qt_init(struct kunit *test)
 {
-	const bool *two = test->param_value;
+	const struct shca_qt_where *w = test->param_value;
 
-	return shca_qt_init_common(test, two && *two, IB_POLL_DIRECT);
+	return shca_qt_init_common(test, w && w->two, w && w->wire,
+				   IB_POLL_DIRECT);
 }
 
 /* a and b on devices of their own, whatever the test's parameter. */
 static int shca_qt_init_two(struct kunit *test)
 {
-	return shca_qt_init_common(test, 1, IB_POLL_DIRECT);
+	return shca_qt_init_common(test, 1, false, IB_POLL_DIRECT);
 }
 
-static const bool shca_qt_where[] = { false, true };
+static const struct shca_qt_where shca_qt_where[] = {
+	{ .two = false }, { .two = true },
+	{ .two = false, .wire = true }, { .two = true, .wire = true },
+};
 
-static void shca_qt_where_desc(const bool *two, char *desc)
+static void shca_qt_where_desc(const struct shca_qt_where *w, char *desc)
 {
-	strscpy(desc, *two ? "two devices" : "one device",
-		KUNIT_PARAM_DESC_SIZE);
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s%s",
+		 w->two ? "two devices" : "one device",
+		 w->wire ? ", UDP link" : "");
 }
 
 KUNIT_ARRAY_PARAM(shca_qt_where, shca_qt_where, shca_qt_where_desc);
 
+/*
+ * The memory link only: multicast datagrams reach the QPs of this host,
+ * never the wire (Documentation/wire.rst).
+ */
+static const struct shca_qt_where shca_qt_mem[] = {
+	{ .two = false }, { .two = true },
+};
+
+KUNIT_ARRAY_PARAM(shca_qt_mem, shca_qt_mem, shca_qt_where_desc);
+
 /* Only "two devices": a and b on devices of their own. */
-static const bool shca_qt_apart[] = { true };
+static const struct shca_qt_where shca_qt_apart[] = { { .two = true } };
 
 KUNIT_ARRAY_PARAM(shca_qt_apart, shca_qt_apart, shca_qt_where_desc);
 
@@ -914,6 +955,9 @@ static void shca_qp_err_lkey(struct kunit *test)
 				 .next = &wr2 };
 	struct ib_sge bad = sge;
 
+	/* Over the UDP link: refused before a packet leaves. */
+	if (f->net)
+		f->net->silent = true;
 	shca_qt_connect(test, &f->a, &f->b, &shca_qt_default_conn);
 	KUNIT_ASSERT_EQ(test, shca_qt_post_recv(&f->b, 9, &dst, 1), 0);
 	bad.lkey ^= 0x80;
@@ -2286,7 +2330,7 @@ static struct kunit_case shca_qp_ud_cases[] = {
 	KUNIT_CASE_PARAM(shca_qp_ud_datagram, shca_qt_where_gen_params),
 	KUNIT_CASE_PARAM(shca_qp_ud_drops, shca_qt_apart_gen_params),
 	KUNIT_CASE(shca_qp_ud_refuse),
-	KUNIT_CASE_PARAM(shca_qp_ud_multicast, shca_qt_where_gen_params),
+	KUNIT_CASE_PARAM(shca_qp_ud_multicast, shca_qt_mem_gen_params),
 	{}
 };
 
@@ -2780,7 +2824,8 @@ static int shca_qt_init_wq(struct kunit *test)
 {
 	const enum ib_poll_context *ctx = test->param_value;
 
-	return shca_qt_init_common(test, 1, ctx ? *ctx : IB_POLL_WORKQUEUE);
+	return shca_qt_init_common(test, 1, false,
+				   ctx ? *ctx : IB_POLL_WORKQUEUE);
 }
 
 struct shca_qt_count {

@@ -4,14 +4,15 @@
  * devices whose connections are forced onto RoCE v2 packets
  * (shca_force_wire), with the test as the network between them.
  *
- * shca_net_send() hands every packet to the suite (shca_net_send_hook),
- * which gives it the Ethernet, IP and UDP headers and the ICRC a receiver
- * would see and keeps it in a queue the test owns. A pump, run by the
- * test's thread while it waits for completions, takes the packets in the
- * order they were sent and hands each to shca_wire_rx() of the device
- * that owns its destination GID, as shca_net_encap_rcv() does (the ICRC
- * check is left out: it has its own suite, shca_pkt). On the way it can
- * drop, duplicate or hold back (reorder) the packets a test chooses.
+ * The network between them is the test network of shca_kunit_net.c:
+ * shca_net_send() hands every packet to it (shca_net_send_hook), which
+ * gives it the Ethernet, IP and UDP headers and the ICRC a receiver would
+ * see and keeps it in a queue. Its pump, run by the test's thread while
+ * it waits for completions, takes the packets in the order they were sent
+ * and hands each to shca_wire_rx() of the device that owns its
+ * destination GID, as shca_net_encap_rcv() does (the ICRC check is left
+ * out: it has its own suite, shca_pkt). On the way it can drop,
+ * duplicate or hold back (reorder) the packets a test chooses.
  *
  * shca_wire: every RC operation across the wire, byte-exact and in the
  *	packets it should take; the loss of each packet of a multi-packet
@@ -44,7 +45,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "shca_kunit.h"
-#include "../shca_wire.h"
+#include "shca_kunit_net.h"
 
 MODULE_IMPORT_NS(SHCA_NS_KUNIT);
 
@@ -64,27 +65,6 @@ static const u8 shca_wt_mac[2][ETH_ALEN] = {
 #define SHCA_WT_QKEY	0x11223344
 #define SHCA_WT_RW	(IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_READ | \
 			 IB_ACCESS_REMOTE_WRITE | IB_ACCESS_REMOTE_ATOMIC)
-#define SHCA_WT_LOG	64	/* packets the pump remembers, for reports */
-/* Pump rounds without a new packet before held packets go anyway. */
-#define SHCA_WT_HOLD_ROUNDS	40
-
-enum shca_wt_fate {
-	SHCA_WT_DELIVER,
-	SHCA_WT_DROP,
-	SHCA_WT_DUP,		/* delivered twice */
-	SHCA_WT_HOLD,		/* delivered after the sender's next packet */
-};
-
-/*
- * What the pump does: @fate to the @nth packet (counted from 0 since
- * shca_wt_mark()) that device @from (0: a's, 1: b's) sends; -1 for
- * either and every.
- */
-struct shca_wt_rule {
-	enum shca_wt_fate fate;
-	int from;
-	int nth;
-};
 
 /* One end: device, PD, CQ, an RC QP, memory and a fast-reg MR over it. */
 struct shca_wt_end {
@@ -101,287 +81,22 @@ struct shca_wt_end {
 	enum ib_event_type last_event;
 };
 
-/* A packet the pump saw. */
-struct shca_wt_seen {
-	u8 from;
-	u8 opcode;
-	u8 fate;
-	bool se;
-	u32 psn;
-};
-
 struct shca_wt_fix {
 	struct kunit *test;
 	struct shca_wt_end a, b;	/* a on device 0, b on device 1 */
 	struct shca_wt_end *ep[2];	/* &a, &b */
-	bool saved_force_wire;
-	struct sk_buff_head txq;	/* sent, not yet pumped */
-	struct sk_buff_head held[2];	/* held back, per sender */
-	struct shca_wt_rule rule;
-	u32 idle;			/* pump rounds without packets */
-	u32 count[2];			/* packets sent since the mark */
-	u32 fates[4];			/* fates given since the mark */
-	u32 delivered[2];		/* packets handed to each device */
-	u32 stray;			/* packets to no GID of the test */
+	struct shca_knet *net;		/* between them */
 	u32 rkey;			/* b's MR, once registered */
-	u32 nseen;
-	struct shca_wt_seen seen[SHCA_WT_LOG];
-	u64 mark[2][SHCA_WS_MAX];	/* counters at the mark */
 };
-
-/* The fixture whose devices' packets the hook takes. */
-static struct shca_wt_fix *shca_wt_cur;
 
 /* ------------------------------------------------------------------ */
 /* The network                                                         */
-
-/*
- * Give a packet whose data is at the BTH what the receiving side of
- * shca_net_send() would see: Ethernet, IP and UDP headers in front (the
- * network, transport and MAC header offsets set), the ICRC behind, and
- * the data left at the BTH, as shca_net_encap_rcv() leaves it.
- */
-static int shca_wt_encap(struct sk_buff *skb, const struct shca_path *path)
-{
-	const struct shca_av *av = &path->av;
-	bool v4 = av->net_type == RDMA_NETWORK_IPV4;
-	u32 iplen = v4 ? sizeof(struct iphdr) : sizeof(struct ipv6hdr);
-	u32 len = skb->len, hdrs = ETH_HLEN + iplen + sizeof(struct udphdr);
-	struct udphdr *uh;
-	struct ethhdr *eth;
-	void *iph;
-
-	if (skb_cow_head(skb, hdrs) ||
-	    (skb_tailroom(skb) < SHCA_ICRC_BYTES &&
-	     pskb_expand_head(skb, 0, SHCA_ICRC_BYTES, GFP_ATOMIC)))
-		return -ENOMEM;
-	uh = skb_push(skb, sizeof(*uh));
-	skb_reset_transport_header(skb);
-	uh->source = htons(path->sport);
-	uh->dest = htons(ROCE_V2_UDP_DPORT);
-	uh->len = htons(sizeof(*uh) + len + SHCA_ICRC_BYTES);
-	uh->check = 0;
-	if (v4) {
-		struct iphdr *ip = skb_push(skb, sizeof(*ip));
-
-		memset(ip, 0, sizeof(*ip));
-		ip->version = 4;
-		ip->ihl = sizeof(*ip) >> 2;
-		ip->tos = av->traffic_class;
-		ip->tot_len = htons(sizeof(*ip) + sizeof(*uh) + len +
-				    SHCA_ICRC_BYTES);
-		ip->frag_off = htons(IP_DF);
-		ip->ttl = av->hop_limit ? av->hop_limit : 64;
-		ip->protocol = IPPROTO_UDP;
-		memcpy(&ip->saddr, av->sgid.raw + 12, 4);
-		memcpy(&ip->daddr, av->dgid.raw + 12, 4);
-		ip->check = ip_fast_csum(ip, ip->ihl);
-		skb->protocol = htons(ETH_P_IP);
-		iph = ip;
-	} else {
-		struct ipv6hdr *ip6 = skb_push(skb, sizeof(*ip6));
-
-		ip6_flow_hdr(ip6, av->traffic_class,
-			     htonl(av->flow_label & IB_GRH_FLOW_MASK));
-		ip6->payload_len = htons(sizeof(*uh) + len + SHCA_ICRC_BYTES);
-		ip6->nexthdr = IPPROTO_UDP;
-		ip6->hop_limit = av->hop_limit ? av->hop_limit : 64;
-		memcpy(&ip6->saddr, av->sgid.raw, 16);
-		memcpy(&ip6->daddr, av->dgid.raw, 16);
-		skb->protocol = htons(ETH_P_IPV6);
-		iph = ip6;
-	}
-	skb_reset_network_header(skb);
-	eth = skb_push(skb, ETH_HLEN);
-	skb_reset_mac_header(skb);
-	eth_broadcast_addr(eth->h_dest);
-	ether_addr_copy(eth->h_source, av->smac);
-	eth->h_proto = skb->protocol;
-	put_unaligned_le32(shca_icrc(iph, uh, (u8 *)(uh + 1), len),
-			   skb_put(skb, SHCA_ICRC_BYTES));
-	__skb_pull(skb, hdrs);
-	return 0;
-}
-
-/* shca_net_send_hook: keep the packet for the pump. */
-static int shca_wt_send(struct shca_dev *sdev, const struct shca_path *path,
-			struct sk_buff *skb)
-{
-	struct shca_wt_fix *f = READ_ONCE(shca_wt_cur);
-
-	if (!f || (sdev != f->a.sdev && sdev != f->b.sdev) ||
-	    shca_wt_encap(skb, path)) {
-		kfree_skb(skb);
-		return -EHOSTUNREACH;
-	}
-	skb_queue_tail(&f->txq, skb);
-	return 0;
-}
-
-/* 0 for a's GID, 1 for b's, -1 for another. */
-static int shca_wt_which(struct shca_wt_fix *f, const union ib_gid *gid)
-{
-	if (!memcmp(gid, &f->a.gid, sizeof(*gid)))
-		return 0;
-	if (!memcmp(gid, &f->b.gid, sizeof(*gid)))
-		return 1;
-	return -1;
-}
-
-/* Hand @skb (consumed) to @to's device, as the UDP socket would. */
-static void shca_wt_rx(struct shca_wt_fix *f, int to, struct sk_buff *skb,
-		       const struct shca_pkt *pkt)
-{
-	f->delivered[to]++;
-	/* shca_wire_rx() runs in softirq context, under RCU. */
-	local_bh_disable();
-	rcu_read_lock();
-	shca_wire_rx(f->ep[to]->sdev, skb, pkt);
-	rcu_read_unlock();
-	local_bh_enable();
-}
-
-/* Decode a packet softhca sent and deliver it; consumes @skb. */
-static void shca_wt_deliver(struct shca_wt_fix *f, struct sk_buff *skb)
-{
-	struct shca_pkt pkt;
-	int to;
-
-	if (shca_net_decode(skb, &pkt)) {
-		KUNIT_FAIL(f->test, "softhca sent a packet that does not decode");
-		kfree_skb(skb);
-		return;
-	}
-	to = shca_wt_which(f, &pkt.dgid);
-	if (to < 0) {
-		f->stray++;
-		kfree_skb(skb);
-		return;
-	}
-	shca_wt_rx(f, to, skb, &pkt);
-}
-
-static void shca_wt_release(struct shca_wt_fix *f, int from)
-{
-	struct sk_buff *skb;
-
-	while ((skb = skb_dequeue(&f->held[from])))
-		shca_wt_deliver(f, skb);
-}
-
-static enum shca_wt_fate shca_wt_fate(struct shca_wt_fix *f, int from)
-{
-	const struct shca_wt_rule *r = &f->rule;
-
-	if ((r->from < 0 || r->from == from) &&
-	    (r->nth < 0 || r->nth == f->count[from]))
-		return r->fate;
-	return SHCA_WT_DELIVER;
-}
-
-/* Deliver what was sent, in order, doing to each what the rule says. */
-static void shca_wt_pump(struct shca_wt_fix *f)
-{
-	struct sk_buff_head q;
-	enum shca_wt_fate fate;
-	struct sk_buff *skb, *dup;
-	struct shca_pkt pkt;
-	unsigned long flags;
-	int from, i;
-
-	__skb_queue_head_init(&q);
-	spin_lock_irqsave(&f->txq.lock, flags);
-	skb_queue_splice_tail_init(&f->txq, &q);
-	spin_unlock_irqrestore(&f->txq.lock, flags);
-	if (skb_queue_empty(&q)) {
-		if (++f->idle > SHCA_WT_HOLD_ROUNDS)
-			for (i = 0; i < 2; i++)
-				shca_wt_release(f, i);
-		return;
-	}
-	f->idle = 0;
-
-	while ((skb = __skb_dequeue(&q))) {
-		if (shca_net_decode(skb, &pkt)) {
-			KUNIT_FAIL(f->test,
-				   "softhca sent a packet that does not decode");
-			kfree_skb(skb);
-			continue;
-		}
-		from = shca_wt_which(f, &pkt.sgid);
-		if (from < 0 || shca_wt_which(f, &pkt.dgid) < 0) {
-			f->stray++;
-			kfree_skb(skb);
-			continue;
-		}
-		fate = shca_wt_fate(f, from);
-		f->seen[f->nseen++ % SHCA_WT_LOG] = (struct shca_wt_seen){
-			.from = from, .opcode = pkt.opcode, .fate = fate,
-			.se = pkt.se, .psn = pkt.psn,
-		};
-		f->count[from]++;
-		f->fates[fate]++;
-		switch (fate) {
-		case SHCA_WT_DROP:
-			kfree_skb(skb);
-			break;
-		case SHCA_WT_HOLD:
-			skb_queue_tail(&f->held[from], skb);
-			break;
-		case SHCA_WT_DUP:
-			dup = skb_copy(skb, GFP_KERNEL);
-			shca_wt_deliver(f, skb);
-			if (dup)
-				shca_wt_deliver(f, dup);
-			break;
-		default:
-			shca_wt_deliver(f, skb);
-			shca_wt_release(f, from);
-			break;
-		}
-	}
-}
-
-/* Tell what the pump saw last, when a test is about to fail. */
-static void shca_wt_dump(struct shca_wt_fix *f)
-{
-	static const char * const fates[] = { "", " dropped", " duplicated",
-					      " held" };
-	u32 i = f->nseen > SHCA_WT_LOG ? f->nseen - SHCA_WT_LOG : 0;
-
-	kunit_info(f->test, "packets since the mark: a %u, b %u; last:",
-		   f->count[0], f->count[1]);
-	for (; i < f->nseen; i++) {
-		const struct shca_wt_seen *s = &f->seen[i % SHCA_WT_LOG];
-
-		kunit_info(f->test, "  %c opcode 0x%02x psn %u%s",
-			   s->from ? 'b' : 'a', s->opcode, s->psn,
-			   fates[s->fate]);
-	}
-}
-
-/* Count packets and fates from here; take the counters' values. */
-static void shca_wt_mark(struct shca_wt_fix *f)
-{
-	int i, s;
-
-	shca_wt_pump(f);
-	f->count[0] = 0;
-	f->count[1] = 0;
-	memset(f->fates, 0, sizeof(f->fates));
-	f->nseen = 0;
-	for (i = 0; i < 2; i++)
-		for (s = 0; s < SHCA_WS_MAX; s++)
-			f->mark[i][s] = atomic64_read(&f->ep[i]->sdev->wstats[s]);
-}
 
 /* How much counter @s of @e's device grew since the mark. */
 static u64 shca_wt_delta(struct shca_wt_fix *f, struct shca_wt_end *e,
 			 enum shca_wire_stat s)
 {
-	int i = e == &f->b;
-
-	return atomic64_read(&e->sdev->wstats[s]) - f->mark[i][s];
+	return shca_knet_delta(f->net, e == &f->b, s);
 }
 
 /* Pump the network while waiting up to @ms for a completion on @cq. */
@@ -391,7 +106,7 @@ static bool shca_wt_poll(struct shca_wt_fix *f, struct ib_cq *cq,
 	unsigned long end = jiffies + msecs_to_jiffies(ms);
 
 	for (;;) {
-		shca_wt_pump(f);
+		shca_knet_pump(f->net);
 		if (ib_poll_cq(cq, 1, wc) == 1)
 			return true;
 		if (time_after(jiffies, end))
@@ -407,7 +122,7 @@ static bool shca_wt_wait_stat(struct shca_wt_fix *f, struct shca_wt_end *e,
 	unsigned long end = jiffies + msecs_to_jiffies(ms);
 
 	for (;;) {
-		shca_wt_pump(f);
+		shca_knet_pump(f->net);
 		if (shca_wt_delta(f, e, s) >= n)
 			return true;
 		if (time_after(jiffies, end))
@@ -422,10 +137,10 @@ static void shca_wt_run(struct shca_wt_fix *f, int ms)
 	unsigned long end = jiffies + msecs_to_jiffies(ms);
 
 	do {
-		shca_wt_pump(f);
+		shca_knet_pump(f->net);
 		usleep_range(100, 200);
 	} while (time_before(jiffies, end));
-	shca_wt_pump(f);
+	shca_knet_pump(f->net);
 }
 
 static void shca_wt_expect_wc(struct shca_wt_fix *f, struct ib_cq *cq,
@@ -436,7 +151,7 @@ static void shca_wt_expect_wc(struct shca_wt_fix *f, struct ib_cq *cq,
 	struct ib_wc wc;
 
 	if (!shca_wt_poll(f, cq, &wc, 5000)) {
-		shca_wt_dump(f);
+		shca_knet_dump(f->net);
 		KUNIT_FAIL_AND_ABORT(test, "no completion for wr_id %llu",
 				     wr_id);
 	}
@@ -556,44 +271,20 @@ static void shca_wt_end_init(struct kunit *test, struct shca_wt_end *e,
 	shca_kunit_defer(test, shca_kunit_dereg_mr, e->mr);
 }
 
-/*
- * Runs after everything else of the test is gone (registered first):
- * no QP is left to send, so no thread is in the hook.
- */
-static void shca_wt_exit_net(void *p)
-{
-	struct shca_wt_fix *f = p;
-	int i;
-
-	WRITE_ONCE(shca_net_send_hook, NULL);
-	WRITE_ONCE(shca_wt_cur, NULL);
-	shca_force_wire = f->saved_force_wire;
-	skb_queue_purge(&f->txq);
-	for (i = 0; i < 2; i++)
-		skb_queue_purge(&f->held[i]);
-}
-
 static int shca_wt_init(struct kunit *test)
 {
 	struct shca_wt_fix *f;
-	int i;
 
 	f = kunit_kzalloc(test, sizeof(*f), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, f);
 	f->test = test;
 	f->ep[0] = &f->a;
 	f->ep[1] = &f->b;
-	skb_queue_head_init(&f->txq);
-	for (i = 0; i < 2; i++)
-		skb_queue_head_init(&f->held[i]);
-	f->saved_force_wire = shca_force_wire;
-	shca_kunit_defer(test, shca_wt_exit_net, f);
-	shca_force_wire = true;
-	WRITE_ONCE(shca_wt_cur, f);
-	WRITE_ONCE(shca_net_send_hook, shca_wt_send);
-
+	f->net = shca_knet_start(test);
 	shca_wt_end_init(test, &f->a, 0);
 	shca_wt_end_init(test, &f->b, 1);
+	shca_knet_attach(f->net, 0, f->a.ibdev);
+	shca_knet_attach(f->net, 1, f->b.ibdev);
 	test->priv = f;
 	return 0;
 }
@@ -865,7 +556,7 @@ static void shca_wt_do(struct shca_wt_fix *f, enum ib_wr_opcode opcode)
 	wr->num_sge = 1;
 	wr->ex.imm_data = cpu_to_be32(0xc0ffee);
 
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, wr), 0);
 	shca_wt_expect_wc(f, f->a.cq, 7, IB_WC_SUCCESS, wc_op[opcode], &wc);
 	if (read)
@@ -923,9 +614,9 @@ static void shca_wire_rc_op(struct kunit *test)
 
 	shca_wt_connect(f, &shca_wt_calm);
 	shca_wt_do(f, op->opcode);
-	KUNIT_EXPECT_EQ(test, f->count[0], op->a_pkts);
-	KUNIT_EXPECT_EQ(test, f->count[1], op->b_pkts);
-	KUNIT_EXPECT_EQ(test, f->stray, 0);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], op->a_pkts);
+	KUNIT_EXPECT_EQ(test, f->net->count[1], op->b_pkts);
+	KUNIT_EXPECT_EQ(test, f->net->stray, 0);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_RX_PKTS),
 			op->a_pkts);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_RX_PKTS),
@@ -934,8 +625,8 @@ static void shca_wire_rc_op(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_RX_DROPPED), 0);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_RX_DROPPED), 0);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_DUP_REQS), 0);
-	if (f->count[0] != op->a_pkts || f->count[1] != op->b_pkts)
-		shca_wt_dump(f);
+	if (f->net->count[0] != op->a_pkts || f->net->count[1] != op->b_pkts)
+		shca_knet_dump(f->net);
 }
 
 /*
@@ -970,7 +661,7 @@ static void shca_wire_rc_pipeline(struct kunit *test)
 		wr[i].remote_addr = f->b.mr->iova + off;
 		wr[i].rkey = rkey;
 	}
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr[0].wr), 0);
 	for (i = 0; i < 6; i++) {
 		shca_wt_expect_wc(f, f->a.cq, i, IB_WC_SUCCESS,
@@ -991,7 +682,7 @@ static void shca_wire_rc_pipeline(struct kunit *test)
 					     half - 20000));
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_RETRANSMITS), 0);
 	/* A packet per WRITE MTU (one for 0 bytes), one per READ. */
-	KUNIT_EXPECT_EQ(test, f->count[0], 1 + 1 + 4 + 1 + 8 + 1);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], 1 + 1 + 4 + 1 + 8 + 1);
 }
 
 /*
@@ -1026,17 +717,17 @@ static void shca_wire_rc_misc(struct kunit *test)
 	shca_wt_fill(f->a.buf, SHCA_WT_BUF, 11);
 
 	/* 2500 bytes from two SGEs into two, three packets. */
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(f->b.qp, 11, dst, 2), 0);
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
 	shca_wt_expect_wc(f, f->b.cq, 11, IB_WC_SUCCESS, IB_WC_RECV, &wc);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, 2500);
 	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_SUCCESS, IB_WC_SEND, NULL);
-	KUNIT_EXPECT_EQ(test, f->count[0], 3);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], 3);
 	/* The solicited event bit, on the last packet only. */
-	KUNIT_EXPECT_EQ(test, f->seen[2].opcode, IB_OPCODE_RC_SEND_LAST);
-	KUNIT_EXPECT_TRUE(test, f->seen[2].se);
-	KUNIT_EXPECT_FALSE(test, f->seen[0].se || f->seen[1].se);
+	KUNIT_EXPECT_EQ(test, f->net->seen[2].opcode, IB_OPCODE_RC_SEND_LAST);
+	KUNIT_EXPECT_TRUE(test, f->net->seen[2].se);
+	KUNIT_EXPECT_FALSE(test, f->net->seen[0].se || f->net->seen[1].se);
 	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf, f->a.buf, 700), 0);
 	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 9000, f->a.buf + 700, 800), 0);
 	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 9800, f->a.buf + 5000, 1000),
@@ -1173,9 +864,9 @@ static void shca_wire_loss(struct kunit *test)
 
 	shca_wt_connect(f, c->how == SHCA_WT_BY_TIMEOUT ? &shca_wt_lossy :
 							   &shca_wt_calm);
-	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, c->from, c->nth };
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_DROP, c->from, c->nth };
 	shca_wt_do(f, c->opcode);
-	KUNIT_EXPECT_EQ(test, f->fates[SHCA_WT_DROP], 1);
+	KUNIT_EXPECT_EQ(test, f->net->fates[SHCA_KNET_DROP], 1);
 	KUNIT_EXPECT_GT(test, shca_wt_delta(f, &f->a, SHCA_WS_RETRANSMITS), 0);
 	switch (c->how) {
 	case SHCA_WT_BY_NAK:
@@ -1213,7 +904,7 @@ static void shca_wire_dup(struct kunit *test)
 	struct shca_wt_fix *f = test->priv;
 
 	shca_wt_connect(f, &shca_wt_calm);
-	f->rule = (struct shca_wt_rule){ SHCA_WT_DUP, -1, -1 };
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_DUP, -1, -1 };
 	shca_wt_do(f, op->opcode);
 	KUNIT_EXPECT_GE(test, shca_wt_delta(f, &f->b, SHCA_WS_DUP_REQS),
 			op->a_pkts);
@@ -1242,9 +933,9 @@ static void shca_wire_reorder(struct kunit *test)
 	struct shca_wt_fix *f = test->priv;
 
 	shca_wt_connect(f, &shca_wt_calm);
-	f->rule = (struct shca_wt_rule){ SHCA_WT_HOLD, c->from, c->nth };
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_HOLD, c->from, c->nth };
 	shca_wt_do(f, c->opcode);
-	KUNIT_EXPECT_EQ(test, f->fates[SHCA_WT_HOLD], 1);
+	KUNIT_EXPECT_EQ(test, f->net->fates[SHCA_KNET_HOLD], 1);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_ACK_TIMEOUTS), 0);
 }
 
@@ -1268,11 +959,11 @@ static void shca_wire_reorder_reads(struct kunit *test)
 
 	shca_wt_connect(f, &shca_wt_calm);
 	for (i = 0; i < 3; i++) {
-		f->rule = (struct shca_wt_rule){ SHCA_WT_HOLD, 1, i };
+		f->net->rule = (struct shca_knet_rule){ SHCA_KNET_HOLD, 1, i };
 		shca_wt_do(f, IB_WR_RDMA_READ);
-		KUNIT_EXPECT_EQ_MSG(test, f->fates[SHCA_WT_HOLD], 1,
+		KUNIT_EXPECT_EQ_MSG(test, f->net->fates[SHCA_KNET_HOLD], 1,
 				    "READ %d", i);
-		f->rule = (struct shca_wt_rule){ SHCA_WT_DELIVER, -1, -1 };
+		f->net->rule = (struct shca_knet_rule){ SHCA_KNET_DELIVER, -1, -1 };
 		wr.remote_addr = f->b.mr->iova;
 		wr.rkey = f->rkey;
 		KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
@@ -1324,8 +1015,8 @@ static void shca_wire_deep_reads(struct kunit *test)
 		};
 	}
 
-	shca_wt_mark(f);
-	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, 1, lost };
+	shca_knet_mark(f->net);
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_DROP, 1, lost };
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr[0].wr), 0);
 	for (i = 0; i < n; i++) {
 		shca_wt_expect_wc(f, f->a.cq, i, IB_WC_SUCCESS,
@@ -1337,7 +1028,7 @@ static void shca_wire_deep_reads(struct kunit *test)
 		if (test->status == KUNIT_FAILURE)
 			return;
 	}
-	KUNIT_EXPECT_EQ(test, f->fates[SHCA_WT_DROP], 1);
+	KUNIT_EXPECT_EQ(test, f->net->fates[SHCA_KNET_DROP], 1);
 	KUNIT_EXPECT_GE(test, shca_wt_delta(f, &f->b, SHCA_WS_DUP_REQS),
 			n - lost);
 	shca_wt_expect_empty(f, f->a.cq);
@@ -1381,14 +1072,14 @@ static void shca_wire_query_psn(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_wt_psn(f->b.qp, IB_QP_RQ_PSN), p0);
 
 	/* b's ACKs are lost: both WRITEs stay in flight. */
-	shca_wt_mark(f);
-	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, 1, -1 };
+	shca_knet_mark(f->net);
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_DROP, 1, -1 };
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &w1.wr), 0);
-	for (i = 0; i < 500 && f->count[0] < 8; i++) {
-		shca_wt_pump(f);
+	for (i = 0; i < 500 && f->net->count[0] < 8; i++) {
+		shca_knet_pump(f->net);
 		usleep_range(500, 1000);
 	}
-	KUNIT_ASSERT_EQ(test, f->count[0], 8);
+	KUNIT_ASSERT_EQ(test, f->net->count[0], 8);
 	KUNIT_EXPECT_EQ(test, shca_wt_psn(f->a.qp, IB_QP_SQ_PSN),
 			(p0 + 8) & SHCA_PSN_MASK);
 	KUNIT_EXPECT_EQ(test, shca_wt_psn(f->b.qp, IB_QP_RQ_PSN),
@@ -1396,7 +1087,7 @@ static void shca_wire_query_psn(struct kunit *test)
 	shca_wt_expect_none(f, f->a.cq);
 
 	/* The ACK timeout sends them again; now the ACKs come. */
-	f->rule = (struct shca_wt_rule){ SHCA_WT_DELIVER, -1, -1 };
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_DELIVER, -1, -1 };
 	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
 			  NULL);
 	shca_wt_expect_wc(f, f->a.cq, 2, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
@@ -1429,17 +1120,17 @@ static void shca_wire_infinite_timeout(struct kunit *test)
 	wr.remote_addr = f->b.mr->iova + SHCA_WT_B_OFF;
 	wr.rkey = f->rkey;
 
-	shca_wt_mark(f);
-	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, 0, 0 };
+	shca_knet_mark(f->net);
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_DROP, 0, 0 };
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
 	/* 30 jiffies under UML (HZ 100): a timer would have fired. */
 	shca_wt_run(f, 300);
 	shca_wt_expect_none(f, f->a.cq);
-	KUNIT_EXPECT_EQ(test, f->count[0], 1);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], 1);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_ACK_TIMEOUTS), 0);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_RETRANSMITS), 0);
 
-	f->rule = (struct shca_wt_rule){ SHCA_WT_DELIVER, -1, -1 };
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_DELIVER, -1, -1 };
 	sge.addr += 500;
 	wr.wr.wr_id = 2;
 	wr.remote_addr += 500;
@@ -1547,28 +1238,28 @@ static void shca_wire_late_answer(struct kunit *test)
 	awr.remote_addr = f->b.mr->iova + SHCA_WT_ATOM;
 	awr.rkey = f->rkey;
 
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, atomic ? &awr.wr : &wr.wr),
 			0);
 	/* The request reaches b; a stops before the answer comes. */
 	end = jiffies + msecs_to_jiffies(2000);
-	while (f->count[0] < l->a_pkts && time_before(jiffies, end)) {
+	while (f->net->count[0] < l->a_pkts && time_before(jiffies, end)) {
 		usleep_range(50, 100);
-		shca_wt_pump(f);
+		shca_knet_pump(f->net);
 	}
 	shca_wt_freeze(f->a.qp);
-	KUNIT_ASSERT_EQ(test, f->count[0], l->a_pkts);
+	KUNIT_ASSERT_EQ(test, f->net->count[0], l->a_pkts);
 	KUNIT_ASSERT_FALSE(test, test_bit(SHCA_QP_EXEC_TIMEOUT,
 					  &qa->exec_flags));
 	/* b answers, the timer runs out: both wait for a's one run. */
 	end = jiffies + msecs_to_jiffies(2000);
-	while ((f->count[1] < l->b_pkts ||
+	while ((f->net->count[1] < l->b_pkts ||
 		!test_bit(SHCA_QP_EXEC_TIMEOUT, &qa->exec_flags)) &&
 	       time_before(jiffies, end)) {
 		usleep_range(100, 200);
-		shca_wt_pump(f);
+		shca_knet_pump(f->net);
 	}
-	KUNIT_EXPECT_EQ(test, f->count[1], l->b_pkts);
+	KUNIT_EXPECT_EQ(test, f->net->count[1], l->b_pkts);
 	KUNIT_EXPECT_TRUE(test, test_bit(SHCA_QP_EXEC_TIMEOUT,
 					 &qa->exec_flags));
 	shca_wt_thaw(f->a.qp);
@@ -1577,7 +1268,7 @@ static void shca_wire_late_answer(struct kunit *test)
 		shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_REM_ACCESS_ERR, 0, NULL);
 		KUNIT_EXPECT_EQ(test, shca_wt_state(f->a.qp), IB_QPS_ERR);
 		shca_wt_run(f, 20);
-		KUNIT_EXPECT_EQ(test, f->count[0], l->a_pkts);
+		KUNIT_EXPECT_EQ(test, f->net->count[0], l->a_pkts);
 		return;
 	}
 	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_SUCCESS,
@@ -1597,11 +1288,11 @@ static void shca_wire_late_answer(struct kunit *test)
 	}
 	/* Complete: not sent again, no more timeouts. */
 	shca_wt_run(f, 30);
-	KUNIT_EXPECT_EQ(test, f->count[0], l->a_pkts);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], l->a_pkts);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_ACK_TIMEOUTS), 1);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_RETRANSMITS), 0);
-	if (f->count[0] != l->a_pkts)
-		shca_wt_dump(f);
+	if (f->net->count[0] != l->a_pkts)
+		shca_knet_dump(f->net);
 
 	/* A fenced WRITE, then a READ: nothing is left in flight. */
 	wr.rkey = f->rkey;
@@ -1672,8 +1363,8 @@ static void shca_wire_implied_nak(struct kunit *test)
 	w2.remote_addr = f->b.mr->iova + 20000;
 	w2.rkey = f->rkey;
 
-	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, c->from, c->nth };
-	shca_wt_mark(f);
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_DROP, c->from, c->nth };
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, atomic ? &awr.wr : &rd.wr),
 			0);
 	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_SUCCESS,
@@ -1682,7 +1373,7 @@ static void shca_wire_implied_nak(struct kunit *test)
 			  IB_WC_COMP_SWAP : IB_WC_FETCH_ADD, &wc);
 	shca_wt_expect_wc(f, f->a.cq, 2, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
 			  NULL);
-	KUNIT_EXPECT_EQ(test, f->fates[SHCA_WT_DROP], 1);
+	KUNIT_EXPECT_EQ(test, f->net->fates[SHCA_KNET_DROP], 1);
 	if (atomic) {
 		KUNIT_EXPECT_EQ(test, *(u64 *)(f->a.buf + SHCA_WT_ATOM), 1000);
 		KUNIT_EXPECT_EQ(test, *remote,
@@ -1720,7 +1411,7 @@ static void shca_wire_rnr(struct kunit *test)
 
 	shca_wt_connect(f, &shca_wt_calm);
 	shca_wt_fill(f->a.buf + SHCA_WT_A_OFF, SHCA_WT_LEN, 3);
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr), 0);
 	/* At least one RNR wait over and the SEND sent again. */
 	KUNIT_EXPECT_TRUE(test, shca_wt_wait_stat(f, &f->a, SHCA_WS_RETRANSMITS,
@@ -1759,7 +1450,7 @@ static void shca_wire_rnr_exhausted(struct kunit *test)
 				 .sg_list = &sge, .num_sge = 1, .next = &wr2 };
 
 	shca_wt_connect(f, &c);
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr), 0);
 	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_RNR_RETRY_EXC_ERR, 0, NULL);
 	shca_wt_expect_wc(f, f->a.cq, 2, IB_WC_WR_FLUSH_ERR, 0, NULL);
@@ -1790,20 +1481,20 @@ static void shca_wire_retry_exhausted(struct kunit *test)
 				 .sg_list = &sge, .num_sge = 1, .next = &wr2 };
 
 	shca_wt_connect(f, &c);
-	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, -1, -1 };
-	shca_wt_mark(f);
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_DROP, -1, -1 };
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr), 0);
 	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_RETRY_EXC_ERR, 0, NULL);
 	shca_wt_expect_wc(f, f->a.cq, 2, IB_WC_WR_FLUSH_ERR, 0, NULL);
 	KUNIT_EXPECT_EQ(test, shca_wt_state(f->a.qp), IB_QPS_ERR);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_ACK_TIMEOUTS), 3);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_RETRANSMITS), 4);
-	KUNIT_EXPECT_EQ(test, f->count[0], 6);
-	KUNIT_EXPECT_EQ(test, f->count[1], 0);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], 6);
+	KUNIT_EXPECT_EQ(test, f->net->count[1], 0);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_RX_PKTS), 0);
 	/* In the error state nothing more leaves. */
 	shca_wt_run(f, 30);
-	KUNIT_EXPECT_EQ(test, f->count[0], 6);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], 6);
 	KUNIT_EXPECT_EQ(test, shca_wt_state(f->b.qp), IB_QPS_RTS);
 }
 
@@ -1836,17 +1527,17 @@ static void shca_wire_retry_exhausted_window(struct kunit *test)
 	shca_wt_connect(f, &c);
 	wr.rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW);
 	wr.remote_addr = f->b.mr->iova;
-	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, -1, -1 };
-	shca_wt_mark(f);
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_DROP, -1, -1 };
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
 	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_RETRY_EXC_ERR, 0, NULL);
 	shca_wt_expect_wc(f, f->a.cq, 2, IB_WC_WR_FLUSH_ERR, 0, NULL);
 	KUNIT_EXPECT_EQ(test, shca_wt_state(f->a.qp), IB_QPS_ERR);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_ACK_TIMEOUTS), 3);
-	KUNIT_EXPECT_EQ(test, f->count[0], 3 * 64);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], 3 * 64);
 	/* In the error state nothing more leaves. */
 	shca_wt_run(f, 30);
-	KUNIT_EXPECT_EQ(test, f->count[0], 3 * 64);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], 3 * 64);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_RX_PKTS), 0);
 	KUNIT_EXPECT_TRUE(test, shca_wt_zero(f->b.buf, SHCA_WT_BUF));
 }
@@ -1873,7 +1564,7 @@ static void shca_wire_bad_rkey(struct kunit *test)
 	wr.remote_addr = f->b.mr->iova;
 	shca_wt_fill(f->a.buf, SHCA_WT_BUF, 4);
 	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(f->b.qp, 9, &rsge, 1), 0);
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
 	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_REM_ACCESS_ERR, 0, NULL);
 	KUNIT_EXPECT_EQ(test, shca_wt_state(f->a.qp), IB_QPS_ERR);
@@ -1882,8 +1573,8 @@ static void shca_wire_bad_rkey(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_wt_wait_events(f, &f->b, 1, 2000));
 	KUNIT_EXPECT_EQ(test, f->b.last_event, IB_EVENT_QP_ACCESS_ERR);
 	KUNIT_EXPECT_EQ(test, f->a.events, 0);
-	KUNIT_EXPECT_EQ(test, f->count[0], 4);
-	KUNIT_EXPECT_EQ(test, f->count[1], 1);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], 4);
+	KUNIT_EXPECT_EQ(test, f->net->count[1], 1);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_ACCESS_NAKS_SENT),
 			1);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_ACCESS_NAKS_RCVD),
@@ -1922,7 +1613,7 @@ static void shca_wire_uc(struct kunit *test)
 	wr.remote_addr = f->b.mr->iova + 20000;
 	shca_wt_fill(f->a.buf, SHCA_WT_BUF, 6);
 
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post(qa, &wr.wr), 0);
 	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_SUCCESS, IB_WC_RDMA_WRITE,
 			  NULL);
@@ -1931,7 +1622,7 @@ static void shca_wire_uc(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(qb, 2, &dst, 1), 0);
 	wr.wr.wr_id = 3;
 	wr.wr.opcode = IB_WR_SEND;
-	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, 0, 5 };
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_DROP, 0, 5 };
 	KUNIT_ASSERT_EQ(test, shca_wt_post(qa, &wr.wr), 0);
 	shca_wt_expect_wc(f, f->a.cq, 3, IB_WC_SUCCESS, IB_WC_SEND, NULL);
 	shca_wt_expect_empty(f, f->b.cq);
@@ -1952,9 +1643,9 @@ static void shca_wire_uc(struct kunit *test)
 	/* The WRITE arrived before the SENDs that followed it. */
 	KUNIT_EXPECT_EQ(test, memcmp(f->b.buf + 20000, f->a.buf + SHCA_WT_A_OFF,
 				     SHCA_WT_LEN), 0);
-	KUNIT_EXPECT_EQ(test, f->count[0], 12);
-	KUNIT_EXPECT_EQ(test, f->count[1], 0);
-	KUNIT_EXPECT_EQ(test, f->fates[SHCA_WT_DROP], 1);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], 12);
+	KUNIT_EXPECT_EQ(test, f->net->count[1], 0);
+	KUNIT_EXPECT_EQ(test, f->net->fates[SHCA_KNET_DROP], 1);
 	KUNIT_EXPECT_GT(test, shca_wt_delta(f, &f->b, SHCA_WS_OOS_REQS), 0);
 	KUNIT_EXPECT_GT(test, shca_wt_delta(f, &f->b, SHCA_WS_RX_DROPPED), 0);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_RETRANSMITS), 0);
@@ -2032,13 +1723,13 @@ static void shca_wire_ud(struct kunit *test)
 	shca_kunit_defer(test, shca_wt_destroy_ah, ah);
 	shca_wt_fill(f->a.buf, SHCA_WT_BUF, 8);
 
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(ub, 10, &rsge, 1), 0);
 	KUNIT_ASSERT_EQ(test, shca_wt_ud_send(&f->a, ua, ah, ub->qp_num,
 					      SHCA_WT_QKEY, 1, 100, 1000), 0);
 	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_SUCCESS, IB_WC_SEND, NULL);
 	shca_wt_expect_wc(f, f->b.cq, 10, IB_WC_SUCCESS, IB_WC_RECV, &wc);
-	KUNIT_EXPECT_EQ(test, f->count[0], 1);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], 1);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, SHCA_GRH_BYTES + 1000);
 	KUNIT_EXPECT_EQ(test, wc.src_qp, ua->qp_num);
 	KUNIT_EXPECT_PTR_EQ(test, wc.qp, ub);
@@ -2114,8 +1805,8 @@ static void shca_wire_ud(struct kunit *test)
 	shca_wt_expect_wc(f, f->a.cq, 6, IB_WC_SUCCESS, IB_WC_SEND, NULL);
 	shca_wt_expect_wc(f, f->b.cq, 13, IB_WC_SUCCESS, IB_WC_RECV, &wc);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, SHCA_GRH_BYTES + 8);
-	KUNIT_EXPECT_EQ(test, f->count[0], 6);
-	KUNIT_EXPECT_EQ(test, f->stray, 0);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], 6);
+	KUNIT_EXPECT_EQ(test, f->net->stray, 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2136,7 +1827,7 @@ static struct sk_buff *shca_wt_forge_path(const struct shca_path *path,
 		return NULL;
 	skb_reserve(skb, 128);
 	skb_put_data(skb, bth, len);
-	if (shca_wt_encap(skb, path)) {
+	if (shca_knet_encap(skb, path)) {
 		kfree_skb(skb);
 		return NULL;
 	}
@@ -2183,7 +1874,7 @@ static bool shca_wt_feed(struct shca_wt_fix *f, int from, int to,
 		kfree_skb(skb);
 		return false;
 	}
-	shca_wt_rx(f, to, skb, &pkt);
+	shca_knet_rx(f->net, to, skb, &pkt);
 	return true;
 }
 
@@ -2200,7 +1891,7 @@ static bool shca_wt_wait_counted(struct shca_wt_fix *f, struct shca_wt_end *e,
 	u64 got;
 
 	do {
-		shca_wt_pump(f);
+		shca_knet_pump(f->net);
 		got = shca_wt_delta(f, e, SHCA_WS_RX_PKTS) +
 		      shca_wt_delta(f, e, SHCA_WS_RX_DROPPED);
 		if (got >= n)
@@ -2272,7 +1963,7 @@ static void shca_wire_hostile_garbage(struct kunit *test)
 	if (*type != IB_QPT_UD)
 		shca_wt_connect_qps(f, qa, qb, &shca_wt_calm);
 	shca_wt_hostile_recvs(test, qb, &f->b);
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 
 	for (opcode = 0; opcode < 256; opcode++) {
 		const struct shca_op *op = shca_op_get(opcode);
@@ -2344,8 +2035,8 @@ static void shca_wire_hostile_garbage(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, shca_wt_wait_counted(f, &f->b, fed, true));
 	/* b answered some of it; a accounted for what reached it. */
 	KUNIT_EXPECT_TRUE(test, shca_wt_wait_counted(f, &f->a,
-						     f->delivered[0], true));
-	KUNIT_EXPECT_EQ(test, f->count[0], 0);
+						     f->net->delivered[0], true));
+	KUNIT_EXPECT_EQ(test, f->net->count[0], 0);
 	KUNIT_EXPECT_TRUE(test, shca_wt_zero(f->b.buf + 32768, 32768));
 	shca_wt_drain_cq(f->a.cq);
 }
@@ -2366,7 +2057,7 @@ static void shca_wire_hostile_truncated(struct kunit *test)
 	shca_wt_connect(f, &shca_wt_calm);
 	shca_wt_hostile_recvs(test, f->b.qp, &f->b);
 	shca_wt_hostile_recvs(test, ub, &f->b);
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 
 	for (opcode = 0; opcode < 256; opcode++) {
 		const struct shca_op *op = shca_op_get(opcode);
@@ -2409,7 +2100,7 @@ static void shca_wire_hostile_truncated(struct kunit *test)
 			KUNIT_EXPECT_EQ_MSG(test, shca_net_decode(skb, &bad),
 					    -EINVAL, "opcode 0x%02x case %u",
 					    opcode, i);
-			shca_wt_rx(f, 1, skb, &good);
+			shca_knet_rx(f->net, 1, skb, &good);
 			fed++;
 		}
 	}
@@ -2419,7 +2110,7 @@ static void shca_wire_hostile_truncated(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_wt_state(f->b.qp), IB_QPS_RTS);
 	KUNIT_EXPECT_EQ(test, shca_wt_state(ub), IB_QPS_RTS);
 	KUNIT_EXPECT_EQ(test, shca_wt_drain_cq(f->b.cq), 0);
-	KUNIT_EXPECT_EQ(test, f->count[1], 0);
+	KUNIT_EXPECT_EQ(test, f->net->count[1], 0);
 
 	/* A packet that is neither IPv4 nor IPv6. */
 	{
@@ -2451,7 +2142,7 @@ static void shca_wire_hostile_addressing(struct kunit *test)
 
 	shca_wt_connect(f, &shca_wt_calm);
 	rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW);
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	/* RC WRITE ONLY, 64 bytes, at PSN 0, through a valid rkey. */
 	shca_wt_bth(pkt, IB_OPCODE_RC_RDMA_WRITE_ONLY, 0, f->b.qp->qp_num,
 		    true, 0);
@@ -2466,7 +2157,7 @@ static void shca_wire_hostile_addressing(struct kunit *test)
 	skb = shca_wt_forge(f, 0, 1, pkt, len);
 	KUNIT_ASSERT_NOT_NULL(test, skb);
 	KUNIT_ASSERT_EQ(test, shca_net_decode(skb, &p), 0);
-	shca_wt_rx(f, 0, skb, &p);
+	shca_knet_rx(f->net, 0, skb, &p);
 	/* To b's UD QP: not its transport. */
 	put_unaligned_be32(ub->qp_num, pkt + 4);
 	KUNIT_ASSERT_TRUE(test, shca_wt_feed(f, 0, 1, pkt, len));
@@ -2490,7 +2181,7 @@ static void shca_wire_hostile_addressing(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, p.net_type, RDMA_NETWORK_IPV4);
 		KUNIT_EXPECT_EQ(test, p.hop_limit, 1);
 		KUNIT_EXPECT_EQ(test, p.sport, 0xc001);
-		shca_wt_rx(f, 1, skb, &p);
+		shca_knet_rx(f->net, 1, skb, &p);
 	}
 	/* A UD datagram to the RC QP. */
 	shca_wt_bth(pkt, IB_OPCODE_UD_SEND_ONLY, 0, f->b.qp->qp_num, false, 0);
@@ -2501,7 +2192,7 @@ static void shca_wire_hostile_addressing(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->b, SHCA_WS_RX_DROPPED), 5);
 	KUNIT_EXPECT_EQ(test, shca_wt_delta(f, &f->a, SHCA_WS_RX_DROPPED), 1);
 	KUNIT_EXPECT_TRUE(test, shca_wt_zero(f->b.buf, SHCA_WT_BUF));
-	KUNIT_EXPECT_EQ(test, f->count[0] + f->count[1], 0);
+	KUNIT_EXPECT_EQ(test, f->net->count[0] + f->net->count[1], 0);
 	KUNIT_EXPECT_EQ(test, shca_wt_state(f->b.qp), IB_QPS_RTS);
 	KUNIT_EXPECT_EQ(test, shca_wt_state(ub), IB_QPS_RTS);
 
@@ -2535,7 +2226,7 @@ static void shca_wire_rx_judged_in_softirq(struct kunit *test)
 
 	shca_wt_connect(f, &shca_wt_calm);
 	rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW);
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	shca_qp_exec_stop(b);
 	shca_qp_exec_stop(u);
 
@@ -2614,13 +2305,13 @@ static void shca_wire_read_budget(struct kunit *test)
 	/* The request reaches b's queue; b's work item cannot run. */
 	end = jiffies + 3 * HZ;
 	while (!skb_queue_len(&b->rxq) && time_before(jiffies, end)) {
-		shca_wt_pump(f);
+		shca_knet_pump(f->net);
 		usleep_range(100, 200);
 	}
 	KUNIT_ASSERT_EQ(test, skb_queue_len(&b->rxq), 1U);
 	for (i = 1; i <= 4; i++) {
 		shca_wire_run(b);
-		sent = skb_queue_len(&f->txq);
+		sent = skb_queue_len(&f->net->txq);
 		KUNIT_EXPECT_EQ_MSG(test, sent, 64U * i, "after run %d", i);
 	}
 	KUNIT_EXPECT_FALSE(test, b->wresp.rd_active);
@@ -2650,10 +2341,10 @@ static void shca_wire_fatal_sends_nothing(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_wt_state(f->a.qp), IB_QPS_ERR);
 	shca_wt_restate(test, f->a.qp, &f->b, f->b.qp->qp_num, &shca_wt_calm);
 	shca_wt_drain_cq(f->a.cq);
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, ib_post_send(f->a.qp, &wr, &bad), 0);
 	shca_wt_expect_wc(f, f->a.cq, 3, IB_WC_WR_FLUSH_ERR, IB_WC_SEND, NULL);
-	KUNIT_EXPECT_EQ(test, f->count[0], 0U);
+	KUNIT_EXPECT_EQ(test, f->net->count[0], 0U);
 	KUNIT_EXPECT_EQ(test, shca_wt_state(f->a.qp), IB_QPS_ERR);
 }
 
@@ -2770,7 +2461,7 @@ static void shca_wire_write_imm_refused_first(struct kunit *test)
 	shca_wt_connect(f, &c);
 	wr.rkey = shca_wt_reg(f, &f->b, SHCA_WT_RW) ^ 0x100;
 	wr.remote_addr = f->b.mr->iova;
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
 	shca_wt_expect_wc(f, f->a.cq, 1, IB_WC_REM_ACCESS_ERR, 0, NULL);
 	KUNIT_EXPECT_EQ(test, shca_wt_state(f->b.qp), IB_QPS_ERR);
@@ -2801,7 +2492,7 @@ static void shca_wire_reth_range(struct kunit *test)
 		if (read)
 			shca_wt_connect(f, &shca_wt_calm);
 		memset(f->b.buf + tail, 0, 1024);
-		shca_wt_mark(f);
+		shca_knet_mark(f->net);
 		/* 4 KiB from 1 KiB before the end: 3 KiB past it. */
 		shca_wt_bth(pkt, read ? IB_OPCODE_RC_RDMA_READ_REQUEST :
 					IB_OPCODE_RC_RDMA_WRITE_FIRST,
@@ -2820,7 +2511,7 @@ static void shca_wire_reth_range(struct kunit *test)
 		KUNIT_EXPECT_TRUE(test, shca_wt_zero(f->b.buf + tail, 1024));
 		/* The NAK, and no READ response before it. */
 		shca_wt_run(f, 20);
-		KUNIT_EXPECT_EQ(test, f->count[1], 1U);
+		KUNIT_EXPECT_EQ(test, f->net->count[1], 1U);
 	}
 }
 
@@ -2844,7 +2535,7 @@ static void shca_wire_held_recv_flushed(struct kunit *test)
 	shca_wt_connect(f, &shca_wt_calm);
 	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(f->b.qp, 7, &rsge, 1), 0);
 	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(f->b.qp, 8, &rsge2, 1), 0);
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	shca_wt_bth(pkt, IB_OPCODE_RC_SEND_FIRST, 0, f->b.qp->qp_num, false,
 		    0);
 	memset(pkt + SHCA_BTH_BYTES, 0xab, 1024);
@@ -2911,13 +2602,13 @@ static void shca_wire_rx_cb(struct kunit *test)
 	struct ib_wc wc;
 
 	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(ub, 1, &rsge, 1), 0);
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	skb = shca_wt_ud_ipv4_dgram(f, ub->qp_num, &p);
 	KUNIT_EXPECT_EQ(test, p.vlan_id, 0xffff);
 	p.vlan_id = 42;
 	ether_addr_copy(p.smac, seen_mac);
 	skb->dev = NULL;
-	shca_wt_rx(f, 1, skb, &p);
+	shca_knet_rx(f->net, 1, skb, &p);
 
 	shca_wt_expect_wc(f, f->b.cq, 1, IB_WC_SUCCESS, IB_WC_RECV, &wc);
 	KUNIT_EXPECT_EQ(test, wc.src_qp, 0x123);
@@ -2946,11 +2637,11 @@ static void shca_wire_ud_ipv4(struct kunit *test)
 
 	memset(f->b.buf, 0x5a, 256);
 	KUNIT_ASSERT_EQ(test, shca_wt_post_recv(ub, 1, &rsge, 1), 0);
-	shca_wt_mark(f);
+	shca_knet_mark(f->net);
 	skb = shca_wt_ud_ipv4_dgram(f, ub->qp_num, &p);
 	want_s = p.sgid;
 	want_d = p.dgid;
-	shca_wt_rx(f, 1, skb, &p);
+	shca_knet_rx(f->net, 1, skb, &p);
 
 	shca_wt_expect_wc(f, f->b.cq, 1, IB_WC_SUCCESS, IB_WC_RECV, &wc);
 	KUNIT_EXPECT_EQ(test, wc.byte_len, SHCA_GRH_BYTES + 8);
@@ -3031,13 +2722,13 @@ static void shca_wire_hostile_responses(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, data);
 	shca_wt_fill(data, 4096, 0x42);
 	shca_wt_connect(f, &c);
-	f->rule = (struct shca_wt_rule){ SHCA_WT_DROP, 0, -1 };
-	shca_wt_mark(f);
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_DROP, 0, -1 };
+	shca_knet_mark(f->net);
 	KUNIT_ASSERT_EQ(test, shca_wt_post(f->a.qp, &wr.wr), 0);
-	for (i = 0; i < 2000 && !f->count[0]; i++)
+	for (i = 0; i < 2000 && !f->net->count[0]; i++)
 		shca_wt_run(f, 1);
 	shca_wt_run(f, 2);
-	KUNIT_ASSERT_EQ(test, f->count[0], 1);
+	KUNIT_ASSERT_EQ(test, f->net->count[0], 1);
 
 	/* A first response must carry exactly one MTU. */
 	shca_wt_resp(f, IB_OPCODE_RC_RDMA_READ_RESPONSE_FIRST, 0, data, 1000);
