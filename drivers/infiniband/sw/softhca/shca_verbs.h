@@ -11,9 +11,7 @@
 #include "shca.h"
 
 struct dentry;
-struct ib_umem;
 struct net_device;
-struct scatterlist;
 
 /* shca_verbs.c */
 int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev);
@@ -71,88 +69,10 @@ int shca_mr_advise(struct shca_dev *sdev, struct ib_pd *pd, u32 advice,
 		   bool sync, const struct ib_sge *sge, u32 n);
 #endif
 
-/* shca_mr.c: the memory-registration engine */
-int shca_mr_cache_init(void);
-void shca_mr_cache_fini(void);
-void shca_mr_table_init(struct shca_dev *sdev);
-void shca_mr_table_destroy(struct shca_dev *sdev);
-int shca_mr_check_access(int access);
-struct shca_mr *shca_mr_create_dma(struct shca_dev *sdev, struct ib_pd *pd,
-				   int access);
-struct shca_mr *shca_mr_create_fast(struct shca_dev *sdev,
-				    enum ib_mr_type type, u32 max_data,
-				    u32 max_meta);
-struct shca_mr *shca_mr_create_odp(struct shca_dev *sdev, u64 start,
-				   u64 length, u64 iova, int access);
-int shca_mr_fault(struct shca_dev *sdev, const struct shca_mem_target *t,
-		  u64 len, bool write);
-struct shca_mr *shca_mr_create_user(struct shca_dev *sdev,
-				    struct ib_umem *umem, u64 iova, int access);
-struct shca_mr *shca_mr_create_dmabuf(struct shca_dev *sdev, int fd,
-				      u64 offset, u64 length, u64 iova,
-				      int access);
-struct shca_mr *shca_mr_create_dm(struct shca_dev *sdev, struct shca_dm *dm,
-				  u64 offset, u64 length, int access);
-void shca_mr_destroy(struct shca_mr *mr);
-struct shca_mr *shca_mr_get(struct shca_dev *sdev, u32 key);
-#if IS_ENABLED(CONFIG_KUNIT)
-bool shca_umem_use_segs(u64 nseg, u64 npages);
-u32 shca_mr_slot_to_index(const struct shca_dev *sdev, u32 slot);
-u32 shca_mr_key_slot(const struct shca_dev *sdev, u32 key);
-struct shca_mr *shca_mr_try_get(struct shca_dev *sdev, u32 key,
-				struct shca_mr *mr);
-#endif
-void shca_mr_put(struct shca_mr *mr);
-int shca_mr_map_pages(struct shca_mr *mr, struct scatterlist *sg, int nents,
-		      unsigned int *sg_offset, u32 page_size);
-int shca_mr_map_segs(struct shca_mr *mr, struct scatterlist *sg, int nents,
-		     unsigned int *sg_offset);
-int shca_mr_map_pi(struct shca_mr *mr, struct scatterlist *data_sg,
-		   int data_nents, unsigned int *data_offset,
-		   struct scatterlist *meta_sg, int meta_nents,
-		   unsigned int *meta_offset);
-int shca_mr_fast_reg(struct shca_mr *mr, u32 key, int access);
-int shca_mr_fast_reg_pi(struct shca_mr *mr, u32 key, int access,
-			const struct ib_sig_attrs *attrs);
-int shca_mr_pi_postable(struct shca_mr *mr, int access,
-			const struct ib_sig_attrs *attrs);
-int shca_mr_invalidate(struct shca_dev *sdev, struct ib_pd *pd, u32 qpn,
-		       u32 key);
-int shca_mr_retire(struct shca_mr *mr);
-void shca_mr_unretire(struct shca_mr *mr);
-struct shca_mr *shca_mw_create(struct shca_dev *sdev, struct ib_pd *pd,
-			       u8 type);
-void shca_mw_destroy(struct shca_mr *win);
-int shca_mw_bind(struct shca_dev *sdev, struct ib_pd *pd, u32 qpn,
-		 const struct shca_bind *b);
-int shca_mr_set_access(struct shca_mr *mr, struct ib_pd *pd, int access);
-int shca_mr_copy(struct shca_dev *sdev, const struct shca_mem_target *t,
-		 void *buf, u64 len, enum shca_copy_dir dir);
-int shca_mr_copy_mr(struct shca_dev *sdev, const struct shca_mem_target *dst,
-		    const struct shca_mem_target *src, u64 len);
-int shca_mr_copy_xdev(struct shca_dev *dst_sdev,
-		      const struct shca_mem_target *dst,
-		      struct shca_dev *src_sdev,
-		      const struct shca_mem_target *src, u64 len,
-		      bool *dst_failed);
-int shca_mr_hold(struct shca_dev *sdev, const struct shca_mem_target *t,
-		 u64 len, struct shca_span *span);
-void shca_mr_unhold(struct shca_span *span);
-int shca_mr_copy_held(const struct shca_span *held, u64 off,
-		      struct shca_dev *sdev, const struct shca_mem_target *t,
-		      u64 len, bool to_held, bool *dst_failed);
-int shca_mr_copy_held_buf(const struct shca_span *held, u64 off, void *buf,
-			  u64 len, enum shca_copy_dir dir);
-int shca_mr_copy_spans(const struct shca_span *dst, u64 dst_off,
-		       const struct shca_span *src, u64 src_off, u64 len,
-		       bool *dst_failed);
-void shca_mr_sig_error(struct shca_mr *mr, const struct ib_sig_err *err);
-#if IS_ENABLED(CONFIG_KUNIT)
-void shca_mr_copy_chunk_done(struct shca_mr *mr);
-void shca_mw_bind_found(struct shca_mr *win);
-#endif
-int shca_mr_check_status(struct shca_mr *mr, u32 check_mask,
-			 struct ib_mr_status *status);
+/*
+ * The MR engine (shca_mr.c, shca_xlat.c, shca_mw.c, shca_mem.c) is
+ * declared in shca_mem.h, which shca.h includes.
+ */
 
 /* shca_sig.c: the T10-DIF engine */
 

@@ -14,6 +14,7 @@
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
 #include <linux/uaccess.h>
+#include <linux/vmalloc.h>
 #include <kunit/resource.h>
 
 #include "shca_kunit.h"
@@ -332,4 +333,197 @@ u32 shca_kunit_count_mrs(struct shca_dev *sdev)
 	xa_for_each(&sdev->mr_xa, idx, entry)
 		n++;
 	return n;
+}
+
+static const u8 shca_mr_mac[ETH_ALEN] = { 0x02, 0x53, 0x48, 0x4d, 0x52, 0x01 };
+
+/**
+ * shca_kunit_mr_init() - init of the MR suites: the fixture in test->priv
+ * @test: the test
+ *
+ * Return: 0 (the test aborts if the fixture cannot be made).
+ */
+int shca_kunit_mr_init(struct kunit *test)
+{
+	test->priv = shca_kunit_mr_fix(test, "shcak_mr", shca_mr_mac);
+	return 0;
+}
+
+/**
+ * shca_kunit_track_mr() - deregister an MR made by the test even on failure
+ * @test: the test
+ * @mr: the MR, or an ERR_PTR(), which fails the test
+ *
+ * Return: @mr.
+ */
+struct ib_mr *shca_kunit_track_mr(struct kunit *test, struct ib_mr *mr)
+{
+	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(mr), "MR creation: %ld",
+			       PTR_ERR(mr));
+	shca_kunit_defer(test, shca_kunit_dereg_mr, mr);
+	return mr;
+}
+
+/* Physically contiguous, naturally aligned memory owned by the test. */
+struct shca_block {
+	size_t size;
+	void *addr;
+};
+
+static void shca_block_free(void *p)
+{
+	struct shca_block *b = p;
+
+	free_pages((unsigned long)b->addr, get_order(b->size));
+}
+
+/**
+ * shca_kunit_block() - physically contiguous memory owned by the test
+ * @test: the test
+ * @size: bytes, zeroed and naturally aligned
+ *
+ * Return: the memory; the test aborts if it cannot be allocated.
+ */
+void *shca_kunit_block(struct kunit *test, size_t size)
+{
+	struct shca_block *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	b->size = size;
+	b->addr = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO,
+					   get_order(size));
+	KUNIT_ASSERT_NOT_NULL(test, b->addr);
+	shca_kunit_defer(test, shca_block_free, b);
+	return b->addr;
+}
+
+KUNIT_DEFINE_ACTION_WRAPPER(shca_vfree_action, vfree, const void *);
+
+/**
+ * shca_kunit_vbuf() - a large buffer (beyond kmalloc's limit) the test owns
+ * @test: the test
+ * @size: bytes
+ *
+ * Return: the buffer; the test aborts if it cannot be allocated.
+ */
+u8 *shca_kunit_vbuf(struct kunit *test, size_t size)
+{
+	u8 *p = vmalloc(size);
+
+	KUNIT_ASSERT_NOT_NULL(test, p);
+	shca_kunit_defer(test, shca_vfree_action, p);
+	return p;
+}
+
+/**
+ * shca_kunit_pattern() - the test pattern's byte
+ * @block: which buffer
+ * @off: offset in it
+ * @salt: varies the pattern between writes
+ *
+ * Return: the byte expected at @off.
+ */
+u8 shca_kunit_pattern(unsigned int block, size_t off, u8 salt)
+{
+	return (u8)(block * 131 + off * 7 + (off >> 8) * 13 + salt);
+}
+
+/**
+ * shca_kunit_fill() - fill a buffer with the test pattern
+ * @p: the buffer
+ * @block: which buffer (see shca_kunit_pattern())
+ * @len: bytes
+ * @salt: varies the pattern between writes
+ */
+void shca_kunit_fill(u8 *p, unsigned int block, size_t len, u8 salt)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		p[i] = shca_kunit_pattern(block, i, salt);
+}
+
+/**
+ * shca_kunit_target() - memory named by a key, for the copy engine
+ * @pd: PD of the access
+ * @key: lkey or rkey
+ * @iova: address of the first byte
+ * @access: IB_ACCESS_* rights the access needs
+ *
+ * Return: the target.
+ */
+struct shca_mem_target shca_kunit_target(struct ib_pd *pd, u32 key, u64 iova,
+					 int access)
+{
+	return (struct shca_mem_target){ .pd = pd, .key = key, .iova = iova,
+					 .access = access };
+}
+
+/**
+ * shca_kunit_reg() - rotate the key byte and execute IB_WR_REG_MR as the
+ *	QP would
+ * @mr: a fast-reg MR
+ * @access: IB_ACCESS_* flags of the registration
+ *
+ * Return: what shca_mr_fast_reg() returns.
+ */
+int shca_kunit_reg(struct ib_mr *mr, int access)
+{
+	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
+	return shca_mr_fast_reg(to_shca_mr(mr), mr->rkey, access);
+}
+
+/**
+ * shca_kunit_sig_attrs_t10() - T10-DIF CRC attributes, PI in both domains
+ * @a: filled: 512-byte blocks, guard and ref tag checked, ref tag 1000
+ */
+void shca_kunit_sig_attrs_t10(struct ib_sig_attrs *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->check_mask = IB_SIG_CHECK_GUARD | IB_SIG_CHECK_REFTAG;
+	a->mem.sig_type = IB_SIG_TYPE_T10_DIF;
+	a->mem.sig.dif.bg_type = IB_T10DIF_CRC;
+	a->mem.sig.dif.pi_interval = 512;
+	a->mem.sig.dif.ref_tag = 1000;
+	a->mem.sig.dif.ref_remap = true;
+	a->wire = a->mem;
+}
+
+/**
+ * shca_kunit_sig_attrs_plain() - the same without PI in either domain
+ * @a: filled
+ *
+ * The integrity MR is then a plain zero-based region, data followed by
+ * metadata, which is what the translation tests look at.
+ */
+void shca_kunit_sig_attrs_plain(struct ib_sig_attrs *a)
+{
+	shca_kunit_sig_attrs_t10(a);
+	a->mem.sig_type = IB_SIG_TYPE_NONE;
+	a->wire.sig_type = IB_SIG_TYPE_NONE;
+}
+
+/**
+ * shca_kunit_dma_mr() - a DMA MR of a PD, tracked by the test
+ * @test: the test
+ * @pd: the PD
+ * @access: IB_ACCESS_* flags
+ *
+ * With the core's bookkeeping around ops.get_dma_mr (the core creates
+ * one only for IB_PD_UNSAFE_GLOBAL_RKEY: kernel PDs use the reserved
+ * lkey for local access).
+ *
+ * Return: the MR; the test aborts if it cannot be made.
+ */
+struct ib_mr *shca_kunit_dma_mr(struct kunit *test, struct ib_pd *pd,
+				int access)
+{
+	struct ib_mr *mr = pd->device->ops.get_dma_mr(pd, access);
+
+	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
+	mr->device = pd->device;
+	mr->pd = pd;
+	mr->type = IB_MR_TYPE_DMA;
+	atomic_inc(&pd->usecnt);
+	return shca_kunit_track_mr(test, mr);
 }

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit suites for the memory-registration unit. Every MR is made through
- * the real entry points (ib_alloc_mr(), ib_alloc_mr_integrity(),
- * ib_reg_user_mr(), the DM ops, kernel PDs' DMA MRs), mapped with
- * ib_map_mr_sg()/ib_map_mr_sg_pi(), registered through the engine hook the
- * work-request executor uses, and then read and written through the one
- * copy path; every byte is compared with the memory behind the SG list.
+ * KUnit suites for MR objects (shca_mr.c). Every MR is made through the
+ * real entry points (ib_alloc_mr(), ib_alloc_mr_integrity(),
+ * ib_reg_user_mr(), the DM ops, kernel PDs' DMA MRs), registered through
+ * the engine hook the work-request executor uses, and then read and
+ * written through the one copy path; every byte is compared with the
+ * memory behind it. The translation matrix is in shca_xlat_kunit.c, the
+ * refused inputs in shca_mem_kunit.c.
  *
- * shca_mr_map:      type x page size x SG geometry matrix
  * shca_mr_types:    USER, DM, DMA and INTEGRITY round trips
- * shca_mr_refuse:   every refused input, with its errno, changing nothing
  * shca_mr_status:   check_mr_status semantics (mlx5)
  * shca_mr_lifetime: references, key rotation, many alloc/dereg cycles
  */
@@ -33,451 +32,16 @@
 MODULE_IMPORT_NS(SHCA_NS_KUNIT);
 MODULE_IMPORT_NS(SHCA_NS_DMA_BUF);
 
-static const u8 shca_mr_mac[ETH_ALEN] = { 0x02, 0x53, 0x48, 0x4d, 0x52, 0x01 };
-
-static int shca_mr_test_init(struct kunit *test)
-{
-	test->priv = shca_kunit_mr_fix(test, "shcak_mr", shca_mr_mac);
-	return 0;
-}
-
 /* MRs made by the engine directly, without the core's bookkeeping. */
 static void shca_destroy_mr_action(void *mr)
 {
 	shca_mr_destroy(mr);
 }
 
-/* Track an MR made by the test so it is deregistered even on failure. */
-static struct ib_mr *shca_track_mr(struct kunit *test, struct ib_mr *mr)
-{
-	KUNIT_ASSERT_FALSE_MSG(test, IS_ERR(mr), "MR creation: %ld",
-			       PTR_ERR(mr));
-	shca_kunit_defer(test, shca_kunit_dereg_mr, mr);
-	return mr;
-}
-
 static void shca_untrack_dereg(struct kunit *test, struct ib_mr *mr)
 {
 	kunit_release_action(test, shca_kunit_dereg_mr, mr);
 }
-
-/* Physically contiguous, naturally aligned memory owned by the test. */
-struct shca_block {
-	size_t size;
-	void *addr;
-};
-
-static void shca_block_free(void *p)
-{
-	struct shca_block *b = p;
-
-	free_pages((unsigned long)b->addr, get_order(b->size));
-}
-
-static void *shca_block(struct kunit *test, size_t size)
-{
-	struct shca_block *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
-
-	KUNIT_ASSERT_NOT_NULL(test, b);
-	b->size = size;
-	b->addr = (void *)__get_free_pages(GFP_KERNEL | __GFP_ZERO,
-					   get_order(size));
-	KUNIT_ASSERT_NOT_NULL(test, b->addr);
-	shca_kunit_defer(test, shca_block_free, b);
-	return b->addr;
-}
-
-KUNIT_DEFINE_ACTION_WRAPPER(shca_vfree_action, vfree, const void *);
-
-/* Large buffers (beyond kmalloc's limit) owned by the test. */
-static u8 *shca_vbuf(struct kunit *test, size_t size)
-{
-	u8 *p = vmalloc(size);
-
-	KUNIT_ASSERT_NOT_NULL(test, p);
-	shca_kunit_defer(test, shca_vfree_action, p);
-	return p;
-}
-
-static u8 shca_pattern(unsigned int block, size_t off, u8 salt)
-{
-	return (u8)(block * 131 + off * 7 + (off >> 8) * 13 + salt);
-}
-
-static void shca_fill(u8 *p, unsigned int block, size_t len, u8 salt)
-{
-	size_t i;
-
-	for (i = 0; i < len; i++)
-		p[i] = shca_pattern(block, i, salt);
-}
-
-static struct shca_mem_target shca_target(struct ib_pd *pd, u32 key,
-					  u64 iova, int access)
-{
-	return (struct shca_mem_target){ .pd = pd, .key = key, .iova = iova,
-					 .access = access };
-}
-
-/* Rotate the key byte and execute IB_WR_REG_MR as the QP would. */
-static int shca_reg(struct ib_mr *mr, int access)
-{
-	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	return shca_mr_fast_reg(to_shca_mr(mr), mr->rkey, access);
-}
-
-static void shca_sig_attrs_t10(struct ib_sig_attrs *a)
-{
-	memset(a, 0, sizeof(*a));
-	a->check_mask = IB_SIG_CHECK_GUARD | IB_SIG_CHECK_REFTAG;
-	a->mem.sig_type = IB_SIG_TYPE_T10_DIF;
-	a->mem.sig.dif.bg_type = IB_T10DIF_CRC;
-	a->mem.sig.dif.pi_interval = 512;
-	a->mem.sig.dif.ref_tag = 1000;
-	a->mem.sig.dif.ref_remap = true;
-	a->wire = a->mem;
-}
-
-/*
- * The same without PI in either domain: the integrity MR is then a plain
- * zero-based region, data followed by metadata, which is what the
- * translation tests look at.
- */
-static void shca_sig_attrs_plain(struct ib_sig_attrs *a)
-{
-	shca_sig_attrs_t10(a);
-	a->mem.sig_type = IB_SIG_TYPE_NONE;
-	a->wire.sig_type = IB_SIG_TYPE_NONE;
-}
-
-/* ------------------------------------------------------------------ */
-/* shca_mr_map: type x page size x SG geometry                         */
-
-/* Offsets and lengths in quarter pages plus bytes. */
-struct shca_geo_ent {
-	u8 block;
-	u8 off_q;
-	u16 off_b;
-	u8 len_q;
-	s16 len_b;
-};
-
-struct shca_geo {
-	const char *name;
-	u8 nents;
-	u8 max_sg;		/* MR capacity */
-	u8 mapped_mem_reg;	/* entries ib_map_mr_sg maps, per type */
-	u8 mapped_sg_gaps;
-	struct shca_geo_ent e[4];
-};
-
-static const struct shca_geo shca_geos[] = {
-	{
-		.name = "single", .nents = 1, .max_sg = 16,
-		.mapped_mem_reg = 1, .mapped_sg_gaps = 1,
-		.e = {
-			{ .block = 0, .len_q = 7 },
-		},
-	},
-	{
-		.name = "contiguous", .nents = 3, .max_sg = 16,
-		.mapped_mem_reg = 3, .mapped_sg_gaps = 3,
-		.e = {
-			{ .block = 0, .len_q = 4 },
-			{ .block = 0, .off_q = 4, .len_q = 2 },
-			{ .block = 0, .off_q = 6, .len_q = 2 },
-		},
-	},
-	{
-		.name = "aligned-gaps", .nents = 3, .max_sg = 16,
-		.mapped_mem_reg = 3, .mapped_sg_gaps = 3,
-		.e = {
-			{ .block = 0, .len_q = 4 },
-			{ .block = 1, .len_q = 8 },
-			{ .block = 2, .len_q = 4 },
-		},
-	},
-	{
-		.name = "unaligned-ends", .nents = 3, .max_sg = 16,
-		.mapped_mem_reg = 3, .mapped_sg_gaps = 3,
-		.e = {
-			{ .block = 0, .off_b = 100, .len_q = 4, .len_b = -100 },
-			{ .block = 1, .len_q = 4 },
-			{ .block = 2, .len_b = 777 },
-		},
-	},
-	{
-		.name = "too-many", .nents = 4, .max_sg = 2,
-		.mapped_mem_reg = 2, .mapped_sg_gaps = 2,
-		.e = {
-			{ .block = 0, .len_q = 4 },
-			{ .block = 1, .len_q = 4 },
-			{ .block = 2, .len_q = 4 },
-			{ .block = 3, .len_q = 4 },
-		},
-	},
-	{
-		.name = "unaligned-gaps", .nents = 3, .max_sg = 16,
-		.mapped_mem_reg = 1, .mapped_sg_gaps = 3,
-		.e = {
-			{ .block = 0, .len_b = 1000 },
-			{ .block = 1, .off_b = 24, .len_b = 3000 },
-			{ .block = 2, .off_b = 5, .len_b = 17 },
-		},
-	},
-};
-
-struct shca_map_case {
-	enum ib_mr_type type;
-	u32 page_size;
-	const struct shca_geo *geo;
-};
-
-/* Every geometry for every (type, page size) row. */
-static const struct {
-	enum ib_mr_type type;
-	u32 page_size;
-} shca_map_rows[] = {
-	{ IB_MR_TYPE_MEM_REG, SZ_4K },
-	{ IB_MR_TYPE_MEM_REG, SZ_8K },
-	{ IB_MR_TYPE_MEM_REG, SZ_64K },
-	{ IB_MR_TYPE_MEM_REG, SZ_2M },
-	{ IB_MR_TYPE_SG_GAPS, SZ_4K },
-	{ IB_MR_TYPE_SG_GAPS, SZ_2M },
-	{ IB_MR_TYPE_INTEGRITY, SZ_4K },
-	{ IB_MR_TYPE_INTEGRITY, SZ_64K },
-};
-
-static void shca_map_case_desc(const struct shca_map_case *c, char *desc)
-{
-	static const char * const names[] = {
-		[IB_MR_TYPE_MEM_REG] = "MEM_REG",
-		[IB_MR_TYPE_SG_GAPS] = "SG_GAPS",
-		[IB_MR_TYPE_INTEGRITY] = "INTEGRITY",
-	};
-
-	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "%s %uK %s", names[c->type],
-		 c->page_size / SZ_1K, c->geo->name);
-}
-
-static struct shca_map_case
-	shca_map_cases[ARRAY_SIZE(shca_map_rows) * ARRAY_SIZE(shca_geos)];
-
-static const void *shca_map_gen_params(const void *prev, char *desc)
-{
-	const struct shca_map_case *c = prev ? prev : shca_map_cases - 1;
-	size_t i;
-
-	if (!prev) {
-		for (i = 0; i < ARRAY_SIZE(shca_map_cases); i++) {
-			shca_map_cases[i].type =
-				shca_map_rows[i / ARRAY_SIZE(shca_geos)].type;
-			shca_map_cases[i].page_size =
-				shca_map_rows[i / ARRAY_SIZE(shca_geos)].page_size;
-			shca_map_cases[i].geo =
-				&shca_geos[i % ARRAY_SIZE(shca_geos)];
-		}
-	}
-	if (++c >= shca_map_cases + ARRAY_SIZE(shca_map_cases))
-		return NULL;
-	shca_map_case_desc(c, desc);
-	return c;
-}
-
-static u64 shca_geo_off(const struct shca_geo_ent *e, u32 ps)
-{
-	return (u64)e->off_q * (ps / 4) + e->off_b;
-}
-
-static u64 shca_geo_len(const struct shca_geo_ent *e, u32 ps)
-{
-	return (u64)e->len_q * (ps / 4) + e->len_b;
-}
-
-/* One SG entry of a case, resolved to a block and a byte range. */
-struct shca_ent {
-	unsigned int block;
-	u64 off;
-	u64 len;
-};
-
-#define SHCA_MAX_BLOCKS	5	/* 4 data blocks + 1 for integrity metadata */
-
-static bool shca_ent_has(const struct shca_ent *ents, int n,
-			 unsigned int block, u64 off)
-{
-	int e;
-
-	for (e = 0; e < n; e++)
-		if (ents[e].block == block && off >= ents[e].off &&
-		    off < ents[e].off + ents[e].len)
-			return true;
-	return false;
-}
-
-/*
- * Pass: the MR maps exactly the entries the type allows (an integrity MR
- * all or nothing), its iova and length are those of the mapped entries
- * (zero-based data + metadata for INTEGRITY), a full read through the key
- * returns their bytes in order, a full write lands in them and nowhere
- * else, and nothing moves before registration or after invalidation.
- */
-static void shca_mr_map_matrix(struct kunit *test)
-{
-	const struct shca_map_case *c = test->param_value;
-	const bool pi = c->type == IB_MR_TYPE_INTEGRITY;
-	u8 *blocks[SHCA_MAX_BLOCKS] = {}, *linear, *expect;
-	struct shca_ent ents[ARRAY_SIZE(shca_geos[0].e) + 1];
-	const struct shca_geo *g = c->geo;
-	struct shca_mr_fix *f = test->priv;
-	struct scatterlist *sgl, meta_sg;
-	u32 ps = c->page_size;
-	size_t bsize = 2 * (size_t)ps;
-	struct shca_mem_target t;
-	u64 total = 0, pos, iova;
-	int i, n, want, nents;
-	struct ib_mr *mr;
-
-	for (i = 0; i < g->nents; i++) {
-		ents[i].block = g->e[i].block;
-		ents[i].off = shca_geo_off(&g->e[i], ps);
-		ents[i].len = shca_geo_len(&g->e[i], ps);
-	}
-	nents = g->nents;
-	switch (c->type) {
-	case IB_MR_TYPE_MEM_REG:
-		want = g->mapped_mem_reg;
-		break;
-	case IB_MR_TYPE_SG_GAPS:
-		want = g->mapped_sg_gaps;
-		break;
-	default:
-		/* All or nothing; 64 bytes of PI in their own block follow. */
-		want = g->mapped_sg_gaps == g->nents ? g->nents + 1 : -ENOMEM;
-		ents[nents].block = SHCA_MAX_BLOCKS - 1;
-		ents[nents].off = 8;
-		ents[nents].len = 64;
-		nents++;
-		break;
-	}
-
-	for (i = 0; i < nents; i++) {
-		unsigned int b = ents[i].block;
-
-		if (!blocks[b]) {
-			blocks[b] = shca_block(test, bsize);
-			shca_fill(blocks[b], b, bsize, 0);
-		}
-	}
-	sgl = kunit_kcalloc(test, g->nents, sizeof(*sgl), GFP_KERNEL);
-	KUNIT_ASSERT_NOT_NULL(test, sgl);
-	sg_init_table(sgl, g->nents);
-	for (i = 0; i < g->nents; i++)
-		sg_set_buf(&sgl[i], blocks[ents[i].block] + ents[i].off,
-			   ents[i].len);
-	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, sgl, g->nents,
-					    DMA_BIDIRECTIONAL), g->nents);
-	if (pi) {
-		sg_init_one(&meta_sg, blocks[ents[g->nents].block] +
-				      ents[g->nents].off, ents[g->nents].len);
-		KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &meta_sg, 1,
-						    DMA_BIDIRECTIONAL), 1);
-		mr = shca_track_mr(test, ib_alloc_mr_integrity(f->pd,
-							       g->max_sg, 1));
-		n = ib_map_mr_sg_pi(mr, sgl, g->nents, NULL, &meta_sg, 1,
-				    NULL, ps);
-		KUNIT_ASSERT_EQ(test, n, want < 0 ? want : 0);
-		iova = 0;
-	} else {
-		mr = shca_track_mr(test, ib_alloc_mr(f->pd, c->type,
-						     g->max_sg));
-		n = ib_map_mr_sg(mr, sgl, g->nents, NULL, ps);
-		KUNIT_ASSERT_EQ(test, n, want);
-		iova = (uintptr_t)sg_virt(&sgl[0]);
-	}
-	if (want < 0) {
-		/* Nothing registrable was built: the key moves nothing. */
-		t = shca_target(f->pd, mr->rkey, 0, 0);
-		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, &pos, 1,
-						   SHCA_COPY_FROM_MR),
-				-EKEYREVOKED);
-		return;
-	}
-
-	for (i = 0; i < want; i++)
-		total += ents[i].len;
-	expect = shca_vbuf(test, total);
-	linear = shca_vbuf(test, total);
-	for (i = 0, pos = 0; i < want; i++) {
-		memcpy(expect + pos, blocks[ents[i].block] + ents[i].off,
-		       ents[i].len);
-		pos += ents[i].len;
-	}
-	KUNIT_EXPECT_EQ(test, mr->iova, iova);
-	KUNIT_EXPECT_EQ(test, mr->length, total);
-
-	/* Mapped, not registered: the key moves nothing yet. */
-	t = shca_target(f->pd, mr->rkey, mr->iova, 0);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, linear, total,
-					   SHCA_COPY_FROM_MR), -EKEYREVOKED);
-
-	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
-	if (pi) {
-		shca_sig_attrs_plain(mr->sig_attrs);
-		KUNIT_ASSERT_EQ(test, shca_mr_fast_reg_pi(to_shca_mr(mr),
-							  mr->rkey, SHCA_RW,
-							  mr->sig_attrs), 0);
-	} else {
-		KUNIT_ASSERT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr),
-						       mr->rkey, SHCA_RW), 0);
-	}
-	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_READ);
-	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, linear, total,
-					   SHCA_COPY_FROM_MR), 0);
-	KUNIT_EXPECT_MEMEQ(test, linear, expect, total);
-
-	/* Write everything through the key; check each block byte. */
-	for (pos = 0; pos < total; pos++)
-		linear[pos] = ~expect[pos];
-	t.access = IB_ACCESS_REMOTE_WRITE;
-	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, linear, total,
-					   SHCA_COPY_TO_MR), 0);
-	for (i = 0; i < SHCA_MAX_BLOCKS; i++) {
-		size_t off;
-
-		if (!blocks[i])
-			continue;
-		for (off = 0; off < bsize; off++) {
-			u8 want_byte = shca_pattern(i, off, 0);
-
-			if (shca_ent_has(ents, want, i, off))
-				want_byte = ~want_byte;
-			if (blocks[i][off] != want_byte) {
-				KUNIT_FAIL(test, "block %d byte %zu: %#x, want %#x",
-					   i, off, blocks[i][off], want_byte);
-				return;
-			}
-		}
-	}
-
-	/* Invalidate: the key is refused, the memory untouched. */
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, expect, total,
-					   SHCA_COPY_TO_MR), -EKEYREVOKED);
-	KUNIT_EXPECT_EQ(test, ((u8 *)sg_virt(&sgl[0]))[0],
-			(u8)~expect[0]);
-}
-
-static struct kunit_case shca_mr_map_cases[] = {
-	KUNIT_CASE_PARAM(shca_mr_map_matrix, shca_map_gen_params),
-	{}
-};
-
-static struct kunit_suite shca_mr_map_suite = {
-	.name = "shca_mr_map",
-	.init = shca_mr_test_init,
-	.test_cases = shca_mr_map_cases,
-};
 
 /* ------------------------------------------------------------------ */
 /* shca_mr_types: USER, DM, DMA, INTEGRITY                             */
@@ -540,15 +104,15 @@ static void shca_mr_user_roundtrip(struct kunit *test)
 	dst = kunit_kzalloc(test, len, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, src);
 	KUNIT_ASSERT_NOT_NULL(test, dst);
-	shca_fill(src, 9, len, 3);
+	shca_kunit_fill(src, 9, len, 3);
 	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)uaddr, src, len), 0);
 
 	if (c->force >= 0)
 		kunit_activate_static_stub(test, shca_umem_use_segs,
 					   c->force ? shca_umem_force_segs :
 						      shca_umem_force_pages);
-	mr = shca_track_mr(test, ib_reg_user_mr(f->pd, uaddr, len, iova,
-						SHCA_RW));
+	mr = shca_kunit_track_mr(test, ib_reg_user_mr(f->pd, uaddr, len, iova,
+						      SHCA_RW));
 	if (c->force >= 0)
 		kunit_deactivate_static_stub(test, shca_umem_use_segs);
 	KUNIT_EXPECT_EQ(test, mr->lkey, mr->rkey);
@@ -569,15 +133,15 @@ static void shca_mr_user_roundtrip(struct kunit *test)
 				to_shca_mr(mr)->xlat_inline, inline_list);
 	}
 
-	t = shca_target(f->pd, mr->lkey, iova, 0);
+	t = shca_kunit_target(f->pd, mr->lkey, iova, 0);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, dst, len,
 					   SHCA_COPY_FROM_MR), 0);
 	KUNIT_EXPECT_MEMEQ(test, dst, src, len);
 
 	/* A remote write in the middle lands in the process's memory. */
-	shca_fill(src, 10, 3000, 0);
-	t = shca_target(f->pd, mr->rkey, iova + PAGE_SIZE - 1000,
-			IB_ACCESS_REMOTE_WRITE);
+	shca_kunit_fill(src, 10, 3000, 0);
+	t = shca_kunit_target(f->pd, mr->rkey, iova + PAGE_SIZE - 1000,
+			      IB_ACCESS_REMOTE_WRITE);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, src, 3000,
 					   SHCA_COPY_TO_MR), 0);
 	KUNIT_ASSERT_EQ(test, copy_from_user(dst, (void __user *)uaddr, len),
@@ -741,7 +305,7 @@ static int shca_test_dmabuf_fd_mode(struct kunit *test, unsigned int n,
 			break;
 		}
 		b->n++;
-		shca_fill(page_address(b->pages[i]), 30 + i, PAGE_SIZE, 0);
+		shca_kunit_fill(page_address(b->pages[i]), 30 + i, PAGE_SIZE, 0);
 	}
 	info.ops = mode == SHCA_EXP_NO_VMAP ? &shca_exp_novmap_ops :
 					      &shca_exp_ops;
@@ -773,24 +337,6 @@ static int shca_test_dmabuf_fd(struct kunit *test, unsigned int n,
 
 	*pages = b->pages;
 	return fd;
-}
-
-/*
- * A DMA MR of @pd, with the core's bookkeeping around ops.get_dma_mr (the
- * core creates one only for IB_PD_UNSAFE_GLOBAL_RKEY: kernel PDs use the
- * reserved lkey for local access).
- */
-static struct ib_mr *shca_dma_mr(struct kunit *test, struct ib_pd *pd,
-				 int access)
-{
-	struct ib_mr *mr = pd->device->ops.get_dma_mr(pd, access);
-
-	KUNIT_ASSERT_FALSE(test, IS_ERR(mr));
-	mr->device = pd->device;
-	mr->pd = pd;
-	mr->type = IB_MR_TYPE_DMA;
-	atomic_inc(&pd->usecnt);
-	return shca_track_mr(test, mr);
 }
 
 /* The core's bookkeeping around ops.reg_user_mr_dmabuf. */
@@ -826,23 +372,23 @@ static void shca_mr_dmabuf_roundtrip(struct kunit *test)
 	int fd, i;
 
 	fd = shca_test_dmabuf_fd(test, 4, &pages);
-	expect = shca_vbuf(test, 4 * PAGE_SIZE);
-	out = shca_vbuf(test, len);
+	expect = shca_kunit_vbuf(test, 4 * PAGE_SIZE);
+	out = shca_kunit_vbuf(test, len);
 	for (i = 0; i < 4; i++)
 		memcpy(expect + i * PAGE_SIZE, page_address(pages[i]),
 		       PAGE_SIZE);
 
-	mr = shca_track_mr(test, shca_reg_dmabuf(f->pd, off, len, iova, fd,
-						 SHCA_RW));
-	t = shca_target(f->pd, mr->lkey, iova, 0);
+	mr = shca_kunit_track_mr(test, shca_reg_dmabuf(f->pd, off, len, iova, fd,
+						       SHCA_RW));
+	t = shca_kunit_target(f->pd, mr->lkey, iova, 0);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, len,
 					   SHCA_COPY_FROM_MR), 0);
 	KUNIT_EXPECT_MEMEQ(test, out, expect + off, len);
 
 	/* A remote write across the second page boundary. */
 	memset(out, 0x5d, 64);
-	t = shca_target(f->pd, mr->rkey, iova + 2 * PAGE_SIZE - 100 - 32,
-			IB_ACCESS_REMOTE_WRITE);
+	t = shca_kunit_target(f->pd, mr->rkey, iova + 2 * PAGE_SIZE - 100 - 32,
+			      IB_ACCESS_REMOTE_WRITE);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, 64,
 					   SHCA_COPY_TO_MR), 0);
 	KUNIT_EXPECT_TRUE(test, !memchr_inv((u8 *)page_address(pages[1]) +
@@ -885,14 +431,14 @@ static void shca_mr_dmabuf_bounced(struct kunit *test)
 
 	fd = shca_test_dmabuf_fd_mode(test, 2, SHCA_EXP_BOUNCE, &b);
 	refs = file_count(b->dmabuf->file);
-	mr = shca_track_mr(test, shca_reg_dmabuf(f->pd, 0, 2 * PAGE_SIZE, iova,
-						 fd, SHCA_RW));
+	mr = shca_kunit_track_mr(test, shca_reg_dmabuf(f->pd, 0, 2 * PAGE_SIZE, iova,
+						       fd, SHCA_RW));
 	KUNIT_EXPECT_EQ(test, b->vmaps, 1);
 
 	/* A remote write across the page boundary reaches the pages. */
 	memset(in, 0xc3, sizeof(in));
-	t = shca_target(f->pd, mr->rkey, iova + PAGE_SIZE - 32,
-			IB_ACCESS_REMOTE_WRITE);
+	t = shca_kunit_target(f->pd, mr->rkey, iova + PAGE_SIZE - 32,
+			      IB_ACCESS_REMOTE_WRITE);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, in, sizeof(in),
 					   SHCA_COPY_TO_MR), 0);
 	KUNIT_EXPECT_TRUE(test, !memchr_inv((u8 *)page_address(b->pages[0]) +
@@ -902,8 +448,8 @@ static void shca_mr_dmabuf_bounced(struct kunit *test)
 
 	/* What the exporter writes now is what a remote read returns. */
 	memset(page_address(b->pages[1]) + 100, 0x3c, sizeof(out));
-	t = shca_target(f->pd, mr->rkey, iova + PAGE_SIZE + 100,
-			IB_ACCESS_REMOTE_READ);
+	t = shca_kunit_target(f->pd, mr->rkey, iova + PAGE_SIZE + 100,
+			      IB_ACCESS_REMOTE_READ);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
 					   SHCA_COPY_FROM_MR), 0);
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(out, 0x3c, sizeof(out)));
@@ -975,7 +521,7 @@ static void shca_mr_user_umem_untouched(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, src);
 	KUNIT_ASSERT_NOT_NULL(test, dst);
 	KUNIT_ASSERT_NOT_NULL(test, snap);
-	shca_fill(src, 11, len, 2);
+	shca_kunit_fill(src, 11, len, 2);
 	KUNIT_ASSERT_EQ(test, copy_to_user((void __user *)uaddr, src, len), 0);
 
 	umem = ib_umem_get(f->ibdev, uaddr, len, IB_ACCESS_LOCAL_WRITE);
@@ -992,7 +538,7 @@ static void shca_mr_user_umem_untouched(struct kunit *test)
 	shca_kunit_defer(test, shca_destroy_mr_action, mr);
 	KUNIT_EXPECT_MEMEQ(test, umem, snap, sizeof(*snap));
 
-	t = shca_target(NULL, mr->key, iova, 0);
+	t = shca_kunit_target(NULL, mr->key, iova, 0);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, dst, len,
 					   SHCA_COPY_FROM_MR), 0);
 	KUNIT_EXPECT_MEMEQ(test, dst, src, len);
@@ -1011,9 +557,9 @@ static void shca_mr_user_rereg(struct kunit *test)
 			      PROT_READ | PROT_WRITE,
 			      MAP_ANONYMOUS | MAP_PRIVATE, 0);
 	KUNIT_ASSERT_NE(test, uaddr, 0);
-	mr = shca_track_mr(test, ib_reg_user_mr(f->pd, uaddr, PAGE_SIZE,
-						uaddr, IB_ACCESS_LOCAL_WRITE));
-	t = shca_target(f->pd, mr->rkey, uaddr, IB_ACCESS_REMOTE_WRITE);
+	mr = shca_kunit_track_mr(test, ib_reg_user_mr(f->pd, uaddr, PAGE_SIZE,
+						      uaddr, IB_ACCESS_LOCAL_WRITE));
+	t = shca_kunit_target(f->pd, mr->rkey, uaddr, IB_ACCESS_REMOTE_WRITE);
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, buf, 64,
 					   SHCA_COPY_TO_MR), -EPERM);
 
@@ -1040,9 +586,9 @@ static void shca_mr_user_rereg(struct kunit *test)
 	nmr->pd = f->pd;
 	nmr->type = IB_MR_TYPE_USER;
 	atomic_inc(&f->pd->usecnt);
-	shca_track_mr(test, nmr);
-	t = shca_target(f->pd, nmr->rkey, uaddr + PAGE_SIZE,
-			IB_ACCESS_REMOTE_WRITE);
+	shca_kunit_track_mr(test, nmr);
+	t = shca_kunit_target(f->pd, nmr->rkey, uaddr + PAGE_SIZE,
+			      IB_ACCESS_REMOTE_WRITE);
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, buf, 64,
 					   SHCA_COPY_TO_MR), 0);
 
@@ -1059,17 +605,17 @@ static void shca_mr_user_rereg(struct kunit *test)
 		struct ib_mr *rmr;
 
 		KUNIT_ASSERT_NE(test, ro, 0);
-		rmr = shca_track_mr(test, ib_reg_user_mr(f->pd, ro, PAGE_SIZE,
-							 ro, 0));
+		rmr = shca_kunit_track_mr(test, ib_reg_user_mr(f->pd, ro, PAGE_SIZE,
+							       ro, 0));
 		nmr = f->ibdev->ops.rereg_user_mr(rmr, IB_MR_REREG_ACCESS, 0,
 						  0, 0, SHCA_RW, f->pd, NULL);
 		KUNIT_EXPECT_EQ(test, PTR_ERR(nmr), -EFAULT);
-		t = shca_target(f->pd, rmr->rkey, ro, IB_ACCESS_REMOTE_WRITE);
+		t = shca_kunit_target(f->pd, rmr->rkey, ro, IB_ACCESS_REMOTE_WRITE);
 		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, buf, 1,
 						   SHCA_COPY_TO_MR), -EPERM);
 
-		rmr = shca_track_mr(test, ib_reg_user_mr(f->pd, uaddr,
-							 PAGE_SIZE, uaddr, 0));
+		rmr = shca_kunit_track_mr(test, ib_reg_user_mr(f->pd, uaddr,
+							       PAGE_SIZE, uaddr, 0));
 		nmr = f->ibdev->ops.rereg_user_mr(rmr, IB_MR_REREG_ACCESS, 0,
 						  0, 0, SHCA_RW, f->pd, NULL);
 		KUNIT_ASSERT_FALSE(test, IS_ERR_OR_NULL(nmr));
@@ -1077,17 +623,17 @@ static void shca_mr_user_rereg(struct kunit *test)
 		nmr->pd = f->pd;
 		nmr->type = IB_MR_TYPE_USER;
 		atomic_inc(&f->pd->usecnt);
-		shca_track_mr(test, nmr);
+		shca_kunit_track_mr(test, nmr);
 		KUNIT_EXPECT_EQ(test, nmr->iova, uaddr);
 		KUNIT_EXPECT_EQ(test, nmr->length, PAGE_SIZE);
-		t = shca_target(f->pd, nmr->rkey, uaddr,
-				IB_ACCESS_REMOTE_WRITE);
+		t = shca_kunit_target(f->pd, nmr->rkey, uaddr,
+				      IB_ACCESS_REMOTE_WRITE);
 		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, buf, 64,
 						   SHCA_COPY_TO_MR), 0);
 	}
 
 	/* rereg is for user MRs only. */
-	nmr = f->ibdev->ops.rereg_user_mr(shca_dma_mr(test, f->pd,
+	nmr = f->ibdev->ops.rereg_user_mr(shca_kunit_dma_mr(test, f->pd,
 						      IB_ACCESS_LOCAL_WRITE),
 					  IB_MR_REREG_ACCESS, 0, 0, 0, 0,
 					  f->pd, NULL);
@@ -1158,15 +704,15 @@ static void shca_mr_dm_roundtrip(struct kunit *test)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(dm2));
 	KUNIT_EXPECT_EQ(test, to_shca_dm(dm2)->addr % 64, 0);
 
-	mr = shca_track_mr(test, shca_test_dm_mr(f->pd, dm, 1000, 300,
-						 SHCA_RW));
+	mr = shca_kunit_track_mr(test, shca_test_dm_mr(f->pd, dm, 1000, 300,
+						       SHCA_RW));
 	KUNIT_EXPECT_EQ(test, mr->iova, 0);
 	KUNIT_EXPECT_EQ(test, mr->length, 300);
-	t = shca_target(f->pd, mr->lkey, 0, 0);
+	t = shca_kunit_target(f->pd, mr->lkey, 0, 0);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, 300,
 					   SHCA_COPY_FROM_MR), 0);
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(out, 0, 300));
-	shca_fill(in, 1, 300, 1);
+	shca_kunit_fill(in, 1, 300, 1);
 	t.access = IB_ACCESS_REMOTE_WRITE;
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, in, 300,
 					   SHCA_COPY_TO_MR), 0);
@@ -1225,11 +771,11 @@ static void shca_mr_dm_zero_length(struct kunit *test)
 	dm = shca_test_dm(test, f->ibdev, 4096, 0);
 	KUNIT_ASSERT_FALSE(test, IS_ERR(dm));
 	for (i = 0; i < ARRAY_SIZE(offs); i++) {
-		mr = shca_track_mr(test, shca_test_dm_mr(f->pd, dm, offs[i], 0,
-							 SHCA_RW));
+		mr = shca_kunit_track_mr(test, shca_test_dm_mr(f->pd, dm, offs[i], 0,
+							       SHCA_RW));
 		KUNIT_EXPECT_EQ(test, mr->iova, 0);
 		KUNIT_EXPECT_EQ(test, mr->length, 0);
-		t = shca_target(f->pd, mr->rkey, 0, IB_ACCESS_REMOTE_WRITE);
+		t = shca_kunit_target(f->pd, mr->rkey, 0, IB_ACCESS_REMOTE_WRITE);
 		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, &byte, 0,
 						   SHCA_COPY_TO_MR), 0);
 		KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, &byte, 1,
@@ -1254,14 +800,14 @@ static void shca_mr_dm_zero_length(struct kunit *test)
 static void shca_mr_dma_roundtrip(struct kunit *test)
 {
 	struct shca_mr_fix *f = test->priv;
-	struct ib_mr *dma = shca_dma_mr(test, f->pd, IB_ACCESS_LOCAL_WRITE);
+	struct ib_mr *dma = shca_kunit_dma_mr(test, f->pd, IB_ACCESS_LOCAL_WRITE);
 	struct shca_mem_target t;
 	u8 *buf, out[256];
 
 	buf = kunit_kmalloc(test, 256, GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, buf);
-	shca_fill(buf, 2, 256, 5);
-	t = shca_target(f->pd, dma->lkey, (uintptr_t)buf, 0);
+	shca_kunit_fill(buf, 2, 256, 5);
+	t = shca_kunit_target(f->pd, dma->lkey, (uintptr_t)buf, 0);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, 256,
 					   SHCA_COPY_FROM_MR), 0);
 	KUNIT_EXPECT_MEMEQ(test, out, buf, 256);
@@ -1276,7 +822,7 @@ static void shca_mr_dma_roundtrip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, 1,
 					   SHCA_COPY_FROM_MR), -EPERM);
 	/* ... and belongs to its own PD. */
-	t = shca_target(f->pd2, dma->lkey, (uintptr_t)buf, 0);
+	t = shca_kunit_target(f->pd2, dma->lkey, (uintptr_t)buf, 0);
 	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, 1,
 					   SHCA_COPY_FROM_MR), -EACCES);
 }
@@ -1290,10 +836,10 @@ static struct ib_mr *shca_pi_mr(struct kunit *test, struct shca_mr_fix *f,
 
 	*dlen = 4 * 512;
 	*mlen = 4 * 8;
-	*data = shca_block(test, 3 * PAGE_SIZE);
-	*meta = shca_block(test, PAGE_SIZE);
-	shca_fill(*data, 20, 3 * PAGE_SIZE, 0);
-	shca_fill(*meta, 21, PAGE_SIZE, 0);
+	*data = shca_kunit_block(test, 3 * PAGE_SIZE);
+	*meta = shca_kunit_block(test, PAGE_SIZE);
+	shca_kunit_fill(*data, 20, 3 * PAGE_SIZE, 0);
+	shca_kunit_fill(*meta, 21, PAGE_SIZE, 0);
 
 	/* Data in 3 pieces with gaps, PI in 2. */
 	dsg = kunit_kcalloc(test, 3, sizeof(*dsg), GFP_KERNEL);
@@ -1313,7 +859,7 @@ static struct ib_mr *shca_pi_mr(struct kunit *test, struct shca_mr_fix *f,
 						    DMA_BIDIRECTIONAL),
 				i ? 2 : 3);
 
-	mr = shca_track_mr(test, ib_alloc_mr_integrity(f->pd, 3, 2));
+	mr = shca_kunit_track_mr(test, ib_alloc_mr_integrity(f->pd, 3, 2));
 	KUNIT_ASSERT_EQ(test, ib_map_mr_sg_pi(mr, dsg, 3, NULL, msg, 2, NULL,
 					      SZ_4K), 0);
 	return mr;
@@ -1337,7 +883,7 @@ static void shca_mr_integrity_roundtrip(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, mr->length, dlen + mlen);
 	KUNIT_EXPECT_EQ(test, mr->sig_attrs->meta_length, mlen);
 
-	shca_sig_attrs_plain(mr->sig_attrs);
+	shca_kunit_sig_attrs_plain(mr->sig_attrs);
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	KUNIT_ASSERT_EQ(test, shca_mr_fast_reg_pi(to_shca_mr(mr), mr->rkey,
 						  SHCA_RW, mr->sig_attrs), 0);
@@ -1354,21 +900,21 @@ static void shca_mr_integrity_roundtrip(struct kunit *test)
 	memcpy(expect + dlen, meta + 3, 16);
 	memcpy(expect + dlen + 16, meta + 64, 16);
 
-	t = shca_target(f->pd, mr->rkey, 0, IB_ACCESS_REMOTE_READ);
+	t = shca_kunit_target(f->pd, mr->rkey, 0, IB_ACCESS_REMOTE_READ);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, dlen + mlen,
 					   SHCA_COPY_FROM_MR), 0);
 	KUNIT_EXPECT_MEMEQ(test, out, expect, dlen + mlen);
 
 	/* A write straddling data and metadata. */
 	memset(out, 0xee, 40);
-	t = shca_target(f->pd, mr->rkey, dlen - 20, IB_ACCESS_REMOTE_WRITE);
+	t = shca_kunit_target(f->pd, mr->rkey, dlen - 20, IB_ACCESS_REMOTE_WRITE);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, out, 40,
 					   SHCA_COPY_TO_MR), 0);
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(data + 2 * PAGE_SIZE + 480, 0xee,
 					    20));
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(meta + 3, 0xee, 16));
 	KUNIT_EXPECT_TRUE(test, !memchr_inv(meta + 64, 0xee, 4));
-	KUNIT_EXPECT_EQ(test, meta[68], shca_pattern(21, 68, 0));
+	KUNIT_EXPECT_EQ(test, meta[68], shca_kunit_pattern(21, 68, 0));
 
 	/* Remote atomics are refused on an integrity MR (as mlx5). */
 	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
@@ -1395,549 +941,8 @@ static struct kunit_case shca_mr_types_cases[] = {
 
 static struct kunit_suite shca_mr_types_suite = {
 	.name = "shca_mr_types",
-	.init = shca_mr_test_init,
+	.init = shca_kunit_mr_init,
 	.test_cases = shca_mr_types_cases,
-};
-
-/* ------------------------------------------------------------------ */
-/* shca_mr_refuse: bad input, each with its errno                      */
-
-/* Pass: alloc_mr takes MEM_REG and SG_GAPS with 1..max entries only. */
-static void shca_mr_refuse_alloc(struct kunit *test)
-{
-	struct shca_mr_fix *f = test->priv;
-	u32 before = shca_kunit_count_mrs(f->sdev);
-	struct ib_mr *mr;
-
-	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr(f->pd, IB_MR_TYPE_DMA, 4)),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr(f->pd, IB_MR_TYPE_USER, 4)),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr(f->pd, IB_MR_TYPE_DM, 4)),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG,
-						  0)), -EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr(f->pd, IB_MR_TYPE_SG_GAPS,
-						  SHCA_MAX_FRPL + 1)),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr_integrity(f->pd, 4, 0)),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_alloc_mr_integrity(f->pd, 0, 4)),
-			-EINVAL);
-	mr = ib_alloc_mr_integrity(f->pd, SHCA_MAX_PI_FRPL + 1, 1);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(mr), -EINVAL);
-	/* At the limit it works. */
-	shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG,
-					SHCA_MAX_FRPL));
-
-	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(f->sdev), before + 1);
-}
-
-/* Pass: page sizes outside page_size_cap and empty entries map nothing. */
-static void shca_mr_refuse_map(struct kunit *test)
-{
-	struct shca_mr_fix *f = test->priv;
-	static const u32 bad[] = { 0, 512, 1024, 3 * SZ_1K, SZ_4K + 1,
-				   12 * SZ_1K };
-	struct scatterlist sg[2];
-	struct ib_mr *mr, *gaps;
-	u8 *buf = shca_block(test, PAGE_SIZE);
-	int i;
-
-	sg_init_table(sg, 2);
-	sg_set_buf(&sg[0], buf, 512);
-	sg_set_buf(&sg[1], buf + 1024, 512);
-	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, sg, 2,
-					    DMA_BIDIRECTIONAL), 2);
-	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 4));
-	for (i = 0; i < ARRAY_SIZE(bad); i++)
-		KUNIT_EXPECT_EQ_MSG(test, ib_map_mr_sg(mr, sg, 1, NULL, bad[i]),
-				    -EINVAL, "page size %u", bad[i]);
-
-	gaps = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_SG_GAPS, 4));
-	sg_dma_len(&sg[1]) = 0;
-	KUNIT_EXPECT_EQ(test, ib_map_mr_sg(gaps, sg, 2, NULL, SZ_4K), -EINVAL);
-	KUNIT_EXPECT_EQ(test, ib_map_mr_sg(gaps, sg, 0, NULL, SZ_4K), -EINVAL);
-
-	/* Integrity MRs need all entries mapped. */
-	sg_dma_len(&sg[1]) = 512;
-	mr = shca_track_mr(test, ib_alloc_mr_integrity(f->pd, 1, 1));
-	KUNIT_EXPECT_EQ(test, ib_map_mr_sg_pi(mr, sg, 2, NULL, sg, 1, NULL,
-					      SZ_4K), -ENOMEM);
-}
-
-/*
- * Pass: every malformed copy request gets its own errno and moves no
- * byte: overflow, out of range, wrong PD, missing rights, unknown key,
- * stale key, never registered, after invalidation.
- */
-static void shca_mr_refuse_copy(struct kunit *test)
-{
-	struct shca_mr_fix *f = test->priv;
-	u8 *buf = shca_block(test, PAGE_SIZE), probe[16];
-	struct shca_mem_target t;
-	struct scatterlist sg;
-	struct ib_mr *mr, *idle;
-	u32 old_key;
-
-	shca_fill(buf, 3, PAGE_SIZE, 0);
-	sg_init_one(&sg, buf, PAGE_SIZE);
-	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sg, 1,
-					    DMA_BIDIRECTIONAL), 1);
-	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
-	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
-	KUNIT_ASSERT_EQ(test, shca_reg(mr, IB_ACCESS_LOCAL_WRITE |
-					    IB_ACCESS_REMOTE_READ), 0);
-	memset(probe, 0x77, sizeof(probe));
-
-#define SHCA_EXPECT_REFUSED(t_, err_)					    \
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &(t_), probe, 16,	    \
-					   SHCA_COPY_TO_MR), err_)
-
-	t = shca_target(f->pd, mr->rkey, U64_MAX - 8, 0);
-	SHCA_EXPECT_REFUSED(t, -EOVERFLOW);
-	t = shca_target(f->pd, mr->rkey, mr->iova + PAGE_SIZE - 15, 0);
-	SHCA_EXPECT_REFUSED(t, -ERANGE);
-	t = shca_target(f->pd, mr->rkey, mr->iova - 16, 0);
-	SHCA_EXPECT_REFUSED(t, -ERANGE);
-	t = shca_target(f->pd2, mr->rkey, mr->iova, 0);
-	SHCA_EXPECT_REFUSED(t, -EACCES);
-	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_WRITE);
-	SHCA_EXPECT_REFUSED(t, -EPERM);
-	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_ATOMIC);
-	SHCA_EXPECT_REFUSED(t, -EPERM);
-	t = shca_target(f->pd, 0, mr->iova, 0);
-	SHCA_EXPECT_REFUSED(t, -ENOKEY);
-	t = shca_target(f->pd, mr->rkey ^ 0xff000000, mr->iova, 0);
-	SHCA_EXPECT_REFUSED(t, -ENOKEY);
-	KUNIT_EXPECT_EQ(test, buf[0], shca_pattern(3, 0, 0));
-	KUNIT_EXPECT_EQ(test, buf[15], shca_pattern(3, 15, 0));
-
-	/* Stale key: after invalidate + re-register under a new key byte. */
-	old_key = mr->rkey;
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
-	t = shca_target(f->pd, old_key, mr->iova, 0);
-	SHCA_EXPECT_REFUSED(t, -EKEYREVOKED);
-	KUNIT_ASSERT_EQ(test, shca_reg(mr, IB_ACCESS_LOCAL_WRITE), 0);
-	SHCA_EXPECT_REFUSED(t, -ENOKEY);
-	t.key = mr->rkey;
-	t.access = IB_ACCESS_LOCAL_WRITE;
-	SHCA_EXPECT_REFUSED(t, 0);
-	KUNIT_EXPECT_MEMEQ(test, buf, probe, 16);
-
-	/* Allocated and mapped, never registered. */
-	idle = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
-	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(idle, &sg, 1, NULL, PAGE_SIZE), 1);
-	t = shca_target(f->pd, idle->rkey, idle->iova, 0);
-	SHCA_EXPECT_REFUSED(t, -EKEYREVOKED);
-
-	/* MR to MR: a refused side moves nothing. */
-	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_LOCAL_WRITE);
-	{
-		struct shca_mem_target s = shca_target(f->pd, idle->rkey,
-						       idle->iova, 0);
-
-		KUNIT_EXPECT_EQ(test, shca_mr_copy_mr(f->sdev, &t, &s, 16),
-				-EKEYREVOKED);
-		KUNIT_EXPECT_EQ(test, shca_mr_copy_mr(f->sdev, &s, &t, 16),
-				-EKEYREVOKED);
-	}
-#undef SHCA_EXPECT_REFUSED
-}
-
-/*
- * Pass: a translation shorter than its region (an engine bug, made here
- * by hand) fails the copy with EFAULT before any byte moves - never a
- * silent short copy reported as success. The part it does translate
- * still works.
- */
-static void shca_mr_refuse_hole(struct kunit *test)
-{
-	struct shca_mr_fix *f = test->priv;
-	u8 *buf = shca_block(test, 4 * PAGE_SIZE), *in;
-	struct shca_mem_target t;
-	struct scatterlist sg;
-	struct ib_mr *mr;
-
-	in = shca_vbuf(test, 4 * PAGE_SIZE);
-	memset(in, 0xe7, 4 * PAGE_SIZE);
-	sg_init_one(&sg, buf, 4 * PAGE_SIZE);
-	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sg, 1,
-					    DMA_BIDIRECTIONAL), 1);
-	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 4));
-	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
-	KUNIT_ASSERT_EQ(test, shca_reg(mr, SHCA_RW), 0);
-	KUNIT_ASSERT_EQ(test, to_shca_mr(mr)->cur->data.n, 4);
-
-	to_shca_mr(mr)->cur->data.n = 2;
-	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_WRITE);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 4 * PAGE_SIZE,
-					   SHCA_COPY_TO_MR), -EFAULT);
-	t.iova = mr->iova + 2 * PAGE_SIZE;
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 1,
-					   SHCA_COPY_TO_MR), -EFAULT);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy_mr(f->sdev, &t,
-					      &(struct shca_mem_target){
-						.pd = f->pd,
-						.key = f->pd->local_dma_lkey,
-						.iova = (uintptr_t)in },
-					      1), -EFAULT);
-	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf, 0, 4 * PAGE_SIZE));
-
-	t.iova = mr->iova;
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 2 * PAGE_SIZE,
-					   SHCA_COPY_TO_MR), 0);
-	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf, 0xe7, 2 * PAGE_SIZE));
-	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf + 2 * PAGE_SIZE, 0,
-					    2 * PAGE_SIZE));
-	to_shca_mr(mr)->cur->data.n = 4;
-}
-
-/*
- * Pass: a map that fails after a good one (an empty entry, a list too
- * short) does not leave a half-built list for the next registration:
- * that registration grants an empty region, so a copy over the length
- * the good map had is refused with ERANGE and touches neither buffer.
- * A good map afterwards works again.
- */
-static void shca_mr_refuse_failed_map(struct kunit *test)
-{
-	struct shca_mr_fix *f = test->priv;
-	u8 *a = shca_block(test, PAGE_SIZE), *b = shca_block(test, PAGE_SIZE);
-	u8 *in = shca_block(test, PAGE_SIZE);
-	struct scatterlist sa[3], sb[2];
-	struct shca_mem_target t;
-	struct ib_mr *mr, *pi;
-	int i;
-
-	memset(in, 0x99, PAGE_SIZE);
-	sg_init_table(sa, 3);
-	for (i = 0; i < 3; i++)
-		sg_set_buf(&sa[i], a + i * 1024, 512);
-	sg_init_table(sb, 2);
-	sg_set_buf(&sb[0], b, 512);
-	sg_set_buf(&sb[1], b + 1024, 512);
-	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, sa, 3,
-					    DMA_BIDIRECTIONAL), 3);
-	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, sb, 2,
-					    DMA_BIDIRECTIONAL), 2);
-
-	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_SG_GAPS, 4));
-	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, sa, 3, NULL, SZ_4K), 3);
-	KUNIT_EXPECT_EQ(test, mr->length, 3 * 512);
-	sg_dma_len(&sb[1]) = 0;
-	KUNIT_EXPECT_EQ(test, ib_map_mr_sg(mr, sb, 2, NULL, SZ_4K), -EINVAL);
-	KUNIT_ASSERT_EQ(test, shca_reg(mr, SHCA_RW), 0);
-	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_WRITE);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 3 * 512,
-					   SHCA_COPY_TO_MR), -ERANGE);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 1,
-					   SHCA_COPY_TO_MR), -ERANGE);
-	KUNIT_EXPECT_TRUE(test, !memchr_inv(a, 0, PAGE_SIZE));
-	KUNIT_EXPECT_TRUE(test, !memchr_inv(b, 0, PAGE_SIZE));
-
-	/* A good map and registration work again. */
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
-	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, sa, 3, NULL, SZ_4K), 3);
-	KUNIT_ASSERT_EQ(test, shca_reg(mr, SHCA_RW), 0);
-	t = shca_target(f->pd, mr->rkey, mr->iova, IB_ACCESS_REMOTE_WRITE);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 3 * 512,
-					   SHCA_COPY_TO_MR), 0);
-	for (i = 0; i < 3; i++)
-		KUNIT_EXPECT_TRUE(test, !memchr_inv(a + i * 1024, 0x99, 512));
-
-	/* The same for an integrity MR whose metadata list is too short. */
-	sg_dma_len(&sb[1]) = 512;
-	pi = shca_track_mr(test, ib_alloc_mr_integrity(f->pd, 3, 1));
-	KUNIT_ASSERT_EQ(test, ib_map_mr_sg_pi(pi, sa, 3, NULL, sb, 1, NULL,
-					      SZ_4K), 0);
-	KUNIT_EXPECT_EQ(test, ib_map_mr_sg_pi(pi, sa, 3, NULL, sb, 2, NULL,
-					      SZ_4K), -ENOMEM);
-	shca_sig_attrs_t10(pi->sig_attrs);
-	ib_update_fast_reg_key(pi, ib_inc_rkey(pi->rkey));
-	KUNIT_ASSERT_EQ(test, shca_mr_fast_reg_pi(to_shca_mr(pi), pi->rkey,
-						  SHCA_RW, pi->sig_attrs), 0);
-	t = shca_target(f->pd, pi->rkey, 0, IB_ACCESS_REMOTE_WRITE);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, in, 1,
-					   SHCA_COPY_TO_MR), -ERANGE);
-	KUNIT_EXPECT_TRUE(test, !memchr_inv(b, 0, PAGE_SIZE));
-}
-
-/* Pass: registration and invalidation refuse what the IBTA forbids. */
-static void shca_mr_refuse_reg(struct kunit *test)
-{
-	struct shca_mr_fix *f = test->priv;
-	struct ib_mr *mr, *other, *dma;
-
-	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
-	other = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
-
-	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), other->rkey,
-					       0), -EINVAL);
-	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey,
-					       IB_ACCESS_REMOTE_WRITE),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey,
-					       IB_ACCESS_REMOTE_ATOMIC),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey,
-					       IB_ACCESS_ON_DEMAND),
-			-EOPNOTSUPP);
-	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey,
-					       1 << 30), -EINVAL);
-	KUNIT_ASSERT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey, 0), 0);
-	/* VALID: must be invalidated before it registers again. */
-	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(mr), mr->rkey, 0),
-			-EBUSY);
-	dma = shca_dma_mr(test, f->pd, IB_ACCESS_LOCAL_WRITE);
-	KUNIT_EXPECT_EQ(test, shca_mr_fast_reg(to_shca_mr(dma), dma->lkey, 0),
-			-EINVAL);
-
-	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd2, 0, mr->rkey),
-			-EACCES);
-	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0,
-						 mr->rkey + 1), -ENOKEY);
-	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, dma->lkey),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
-	/* Invalidating twice is harmless. */
-	KUNIT_EXPECT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
-}
-
-/* Pass: reg_user_mr refuses bad ranges, rights and addresses cleanly. */
-static void shca_mr_refuse_user(struct kunit *test)
-{
-	struct shca_mr_fix *f = test->priv;
-	unsigned long rw, ro;
-	struct ib_mr *mr;
-	u32 before;
-
-	rw = kunit_vm_mmap(test, NULL, 0, 4 * PAGE_SIZE,
-			   PROT_READ | PROT_WRITE,
-			   MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	ro = kunit_vm_mmap(test, NULL, 0, PAGE_SIZE, PROT_READ,
-			   MAP_ANONYMOUS | MAP_PRIVATE, 0);
-	KUNIT_ASSERT_NE(test, rw, 0);
-	KUNIT_ASSERT_NE(test, ro, 0);
-	before = shca_kunit_count_mrs(f->sdev);
-
-	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_reg_user_mr(f->pd, rw, 0, rw, 0)),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_reg_user_mr(f->pd, rw, PAGE_SIZE,
-						     U64_MAX - 10, 0)),
-			-EINVAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_reg_user_mr(f->pd, U64_MAX - 100,
-						     PAGE_SIZE, 0, 0)),
-			-EINVAL);
-	mr = ib_reg_user_mr(f->pd, rw, PAGE_SIZE, rw, IB_ACCESS_REMOTE_WRITE);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(mr), -EINVAL);
-	mr = ib_reg_user_mr(f->pd, rw, PAGE_SIZE, rw, IB_ACCESS_FLUSH_GLOBAL);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(mr), -EOPNOTSUPP);
-	/* Not mapped at all. */
-	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_reg_user_mr(f->pd, PAGE_SIZE,
-						     PAGE_SIZE, 0, 0)),
-			-EFAULT);
-	/* Runs off the end of the mapping. */
-	KUNIT_EXPECT_EQ(test, PTR_ERR(ib_reg_user_mr(f->pd, rw,
-						     64 * PAGE_SIZE, rw, 0)),
-			-EFAULT);
-	/* Local write on a read-only mapping. */
-	mr = ib_reg_user_mr(f->pd, ro, PAGE_SIZE, ro, IB_ACCESS_LOCAL_WRITE);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(mr), -EFAULT);
-	/* Read-only access to it is fine. */
-	shca_track_mr(test, ib_reg_user_mr(f->pd, ro, PAGE_SIZE, ro, 0));
-
-	KUNIT_EXPECT_EQ(test, shca_kunit_count_mrs(f->sdev), before + 1);
-}
-
-/*
- * Pass: a held span (the data path resolves a request's own SGEs once)
- * is refused exactly as a copy would be, moves bytes at any offset of
- * its range to and from buffers and other keys, and stops moving them
- * once its MR is invalidated or re-registered (-EKEYREVOKED, with the
- * side that failed); a refused other side moves nothing either.
- */
-static void shca_mr_refuse_held(struct kunit *test)
-{
-	struct shca_mr_fix *f = test->priv;
-	u8 *buf = shca_block(test, 4 * PAGE_SIZE), *obuf, out[32];
-	struct shca_mem_target t, o;
-	struct shca_span span = {};
-	struct scatterlist sg, osg;
-	struct ib_mr *mr, *other;
-	bool dst_failed;
-
-	shca_fill(buf, 5, 4 * PAGE_SIZE, 0);
-	obuf = shca_block(test, PAGE_SIZE);
-	memset(obuf, 0, PAGE_SIZE);
-	sg_init_one(&sg, buf, 4 * PAGE_SIZE);
-	sg_init_one(&osg, obuf, PAGE_SIZE);
-	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sg, 1,
-					    DMA_BIDIRECTIONAL), 1);
-	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &osg, 1,
-					    DMA_BIDIRECTIONAL), 1);
-	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 4));
-	other = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
-	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
-	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(other, &osg, 1, NULL, PAGE_SIZE),
-			1);
-	KUNIT_ASSERT_EQ(test, shca_reg(mr, IB_ACCESS_LOCAL_WRITE), 0);
-	KUNIT_ASSERT_EQ(test, shca_reg(other, SHCA_RW), 0);
-
-	/* Refused as shca_mr_copy() refuses, holding nothing. */
-	t = shca_target(f->pd, mr->lkey, mr->iova + 3 * PAGE_SIZE, 0);
-	KUNIT_EXPECT_EQ(test, shca_mr_hold(f->sdev, &t, PAGE_SIZE + 1, &span),
-			-ERANGE);
-	t.access = IB_ACCESS_REMOTE_READ;
-	KUNIT_EXPECT_EQ(test, shca_mr_hold(f->sdev, &t, 16, &span), -EPERM);
-	t = shca_target(f->pd2, mr->lkey, mr->iova, 0);
-	KUNIT_EXPECT_EQ(test, shca_mr_hold(f->sdev, &t, 16, &span), -EACCES);
-	t = shca_target(f->pd, mr->lkey ^ 0xff, mr->iova, 0);
-	KUNIT_EXPECT_EQ(test, shca_mr_hold(f->sdev, &t, 16, &span), -ENOKEY);
-
-	/* Pages 1 and 2, held once, used at several offsets. */
-	t = shca_target(f->pd, mr->lkey, mr->iova + PAGE_SIZE,
-			IB_ACCESS_LOCAL_WRITE);
-	KUNIT_ASSERT_EQ(test, shca_mr_hold(f->sdev, &t, 2 * PAGE_SIZE, &span),
-			0);
-	KUNIT_EXPECT_PTR_EQ(test, span.mr, to_shca_mr(mr));
-	KUNIT_EXPECT_EQ(test, shca_mr_copy_held_buf(&span, PAGE_SIZE - 8, out,
-						    sizeof(out),
-						    SHCA_COPY_FROM_MR), 0);
-	KUNIT_EXPECT_MEMEQ(test, out, buf + 2 * PAGE_SIZE - 8, sizeof(out));
-	KUNIT_EXPECT_EQ(test, span.off, PAGE_SIZE);
-
-	/* Held -> key and key -> held. */
-	o = shca_target(f->pd, other->rkey, other->iova + 100,
-			IB_ACCESS_REMOTE_WRITE);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 40, f->sdev, &o, 200,
-						false, &dst_failed), 0);
-	KUNIT_EXPECT_MEMEQ(test, obuf + 100, buf + PAGE_SIZE + 40, 200);
-	memset(obuf, 0xc3, 64);
-	o = shca_target(f->pd, other->rkey, other->iova, IB_ACCESS_REMOTE_READ);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 2 * PAGE_SIZE - 64,
-						f->sdev, &o, 64, true,
-						&dst_failed), 0);
-	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf + 3 * PAGE_SIZE - 64, 0xc3,
-					    64));
-
-	/* The other side refused: which side, and nothing moved. */
-	o.key ^= 0xff;
-	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 0, f->sdev, &o, 64,
-						true, &dst_failed), -ENOKEY);
-	KUNIT_EXPECT_FALSE(test, dst_failed);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 0, f->sdev, &o, 64,
-						false, &dst_failed), -ENOKEY);
-	KUNIT_EXPECT_TRUE(test, dst_failed);
-	KUNIT_EXPECT_EQ(test, buf[PAGE_SIZE], shca_pattern(5, PAGE_SIZE, 0));
-
-	/* Invalidated, then re-registered under a new key: revoked. */
-	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->lkey), 0);
-	memset(out, 0x5a, sizeof(out));
-	KUNIT_EXPECT_EQ(test, shca_mr_copy_held_buf(&span, 0, out, sizeof(out),
-						    SHCA_COPY_TO_MR),
-			-EKEYREVOKED);
-	o.key ^= 0xff;
-	o.access = IB_ACCESS_REMOTE_READ;
-	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 0, f->sdev, &o, 64,
-						true, &dst_failed),
-			-EKEYREVOKED);
-	KUNIT_EXPECT_TRUE(test, dst_failed);
-	KUNIT_ASSERT_EQ(test, shca_reg(mr, IB_ACCESS_LOCAL_WRITE), 0);
-	o.access = IB_ACCESS_REMOTE_WRITE;
-	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 0, f->sdev, &o, 64,
-						false, &dst_failed),
-			-EKEYREVOKED);
-	KUNIT_EXPECT_FALSE(test, dst_failed);
-	KUNIT_EXPECT_EQ(test, buf[PAGE_SIZE], shca_pattern(5, PAGE_SIZE, 0));
-	KUNIT_EXPECT_EQ(test, obuf[0], 0xc3);
-
-	shca_mr_unhold(&span);
-	KUNIT_EXPECT_NULL(test, span.mr);
-}
-
-/*
- * Pass: the reserved lkey (IBK_LOCAL_DMA_LKEY) is the kernel PDs' local
- * DMA key: the core hands it out instead of a DMA MR per PD; it moves
- * bytes at any kernel address for local access, to and from other keys;
- * remote access, a userspace PD and invalidation do not know it.
- */
-static void shca_mr_local_dma_lkey(struct kunit *test)
-{
-	struct shca_mr_fix *f = test->priv;
-	u8 *buf = shca_block(test, PAGE_SIZE), out[64], save[64];
-	struct ib_pd upd = *f->pd;
-	struct shca_mem_target t, o;
-	struct shca_span span = {};
-	bool dst_failed;
-
-	KUNIT_EXPECT_TRUE(test, f->ibdev->attrs.kernel_cap_flags &
-				IBK_LOCAL_DMA_LKEY);
-	KUNIT_EXPECT_EQ(test, f->pd->local_dma_lkey, SHCA_LOCAL_DMA_LKEY);
-	KUNIT_EXPECT_NULL(test, f->pd->__internal_mr);
-
-	shca_fill(buf, 9, PAGE_SIZE, 0);
-	t = shca_target(f->pd, SHCA_LOCAL_DMA_LKEY, (uintptr_t)buf + 100, 0);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
-					   SHCA_COPY_FROM_MR), 0);
-	KUNIT_EXPECT_MEMEQ(test, out, buf + 100, sizeof(out));
-	t.access = IB_ACCESS_LOCAL_WRITE;
-	memset(out, 0x3c, sizeof(out));
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
-					   SHCA_COPY_TO_MR), 0);
-	KUNIT_EXPECT_TRUE(test, !memchr_inv(buf + 100, 0x3c, sizeof(out)));
-
-	/* Held: no MR, no reference; to another kernel address. */
-	KUNIT_ASSERT_EQ(test, shca_mr_hold(f->sdev, &t, 64, &span), 0);
-	KUNIT_EXPECT_NULL(test, span.mr);
-	o = shca_target(f->pd, SHCA_LOCAL_DMA_LKEY, (uintptr_t)buf, 0);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy_held(&span, 0, f->sdev, &o, 64,
-						true, &dst_failed), 0);
-	KUNIT_EXPECT_MEMEQ(test, buf + 100, buf, 64);
-	shca_mr_unhold(&span);
-
-	/* Not for remote access, another device's ... */
-	memset(out, 0x77, sizeof(out));
-	t.access = IB_ACCESS_REMOTE_READ;
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
-					   SHCA_COPY_FROM_MR), -ENOKEY);
-	t.access = IB_ACCESS_REMOTE_WRITE;
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
-					   SHCA_COPY_TO_MR), -ENOKEY);
-	t.access = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_ATOMIC;
-	KUNIT_EXPECT_EQ(test, shca_mr_hold(f->sdev, &t, 8, &span), -ENOKEY);
-	/* ... nor a userspace PD (a copy of the PD with an owner) ... */
-	memcpy(save, buf + 100, sizeof(save));
-	upd.uobject = (struct ib_uobject *)&upd;
-	t = shca_target(&upd, SHCA_LOCAL_DMA_LKEY, (uintptr_t)buf, 0);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, sizeof(out),
-					   SHCA_COPY_TO_MR), -ENOKEY);
-	KUNIT_EXPECT_MEMEQ(test, buf + 100, save, sizeof(save));
-	/* ... and nothing invalidates it. */
-	KUNIT_EXPECT_NE(test, shca_mr_invalidate(f->sdev, f->pd, 0,
-						 SHCA_LOCAL_DMA_LKEY), 0);
-	t = shca_target(f->pd, SHCA_LOCAL_DMA_LKEY, (uintptr_t)buf, 0);
-	KUNIT_EXPECT_EQ(test, shca_mr_copy(f->sdev, &t, out, 1,
-					   SHCA_COPY_FROM_MR), 0);
-}
-
-static struct kunit_case shca_mr_refuse_cases[] = {
-	KUNIT_CASE(shca_mr_refuse_alloc),
-	KUNIT_CASE(shca_mr_refuse_map),
-	KUNIT_CASE(shca_mr_refuse_copy),
-	KUNIT_CASE(shca_mr_refuse_held),
-	KUNIT_CASE(shca_mr_local_dma_lkey),
-	KUNIT_CASE(shca_mr_refuse_hole),
-	KUNIT_CASE(shca_mr_refuse_failed_map),
-	KUNIT_CASE(shca_mr_refuse_reg),
-	KUNIT_CASE(shca_mr_refuse_user),
-	{}
-};
-
-static struct kunit_suite shca_mr_refuse_suite = {
-	.name = "shca_mr_refuse",
-	.init = shca_mr_test_init,
-	.test_cases = shca_mr_refuse_cases,
 };
 
 /* ------------------------------------------------------------------ */
@@ -1950,8 +955,8 @@ static void shca_mr_status_rules(struct kunit *test)
 	struct ib_mr_status st;
 	struct ib_mr *mr, *pi;
 
-	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
-	pi = shca_track_mr(test, ib_alloc_mr_integrity(f->pd, 1, 1));
+	mr = shca_kunit_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
+	pi = shca_kunit_track_mr(test, ib_alloc_mr_integrity(f->pd, 1, 1));
 
 	KUNIT_EXPECT_EQ(test, ib_check_mr_status(mr, IB_MR_CHECK_SIG_STATUS,
 						 &st), -EINVAL);
@@ -2009,7 +1014,7 @@ static void shca_mr_status_error(struct kunit *test)
 
 	mr = shca_pi_mr(test, f, &data, &meta, &dlen, &mlen);
 	smr = to_shca_mr(mr);
-	shca_sig_attrs_t10(mr->sig_attrs);
+	shca_kunit_sig_attrs_t10(mr->sig_attrs);
 	ib_update_fast_reg_key(mr, ib_inc_rkey(mr->rkey));
 	KUNIT_ASSERT_EQ(test, shca_mr_fast_reg_pi(smr, mr->rkey, SHCA_RW,
 						  mr->sig_attrs), 0);
@@ -2066,7 +1071,7 @@ static void shca_mr_status_old_key(struct kunit *test)
 	struct ib_mr *mr;
 
 	mr = shca_pi_mr(test, f, &data, &meta, &dlen, &mlen);
-	shca_sig_attrs_t10(mr->sig_attrs);
+	shca_kunit_sig_attrs_t10(mr->sig_attrs);
 	KUNIT_ASSERT_EQ(test, shca_mr_fast_reg_pi(to_shca_mr(mr), mr->rkey,
 						  SHCA_RW, mr->sig_attrs), 0);
 	old = mr->rkey;
@@ -2096,7 +1101,7 @@ static struct kunit_case shca_mr_status_cases[] = {
 
 static struct kunit_suite shca_mr_status_suite = {
 	.name = "shca_mr_status",
-	.init = shca_mr_test_init,
+	.init = shca_kunit_mr_init,
 	.test_cases = shca_mr_status_cases,
 };
 
@@ -2162,7 +1167,7 @@ static void shca_mr_lifetime_dereg_waits(struct kunit *test)
 static void shca_mr_lifetime_key_rotation(struct kunit *test)
 {
 	struct shca_mr_fix *f = test->priv;
-	u8 *buf = shca_block(test, PAGE_SIZE), b;
+	u8 *buf = shca_kunit_block(test, PAGE_SIZE), b;
 	struct shca_mem_target t;
 	struct scatterlist sg;
 	struct ib_mr *mr;
@@ -2172,15 +1177,15 @@ static void shca_mr_lifetime_key_rotation(struct kunit *test)
 	sg_init_one(&sg, buf, PAGE_SIZE);
 	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sg, 1,
 					    DMA_BIDIRECTIONAL), 1);
-	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
+	mr = shca_kunit_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
 	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sg, 1, NULL, PAGE_SIZE), 1);
 	first = mr->rkey;
 	for (i = 0; i < 256; i++) {
 		prev = mr->rkey;
-		KUNIT_ASSERT_EQ(test, shca_reg(mr, 0), 0);
+		KUNIT_ASSERT_EQ(test, shca_kunit_reg(mr, 0), 0);
 		KUNIT_ASSERT_NE(test, mr->rkey, prev);
 		KUNIT_ASSERT_EQ(test, mr->rkey >> 8, first >> 8);
-		t = shca_target(f->pd, mr->rkey, mr->iova, 0);
+		t = shca_kunit_target(f->pd, mr->rkey, mr->iova, 0);
 		KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, &b, 1,
 						   SHCA_COPY_FROM_MR), 0);
 		t.key = prev;
@@ -2200,7 +1205,7 @@ static void shca_mr_lifetime_key_rotation(struct kunit *test)
 static void shca_mr_lifetime_remap(struct kunit *test)
 {
 	struct shca_mr_fix *f = test->priv;
-	u8 *a = shca_block(test, PAGE_SIZE), *b = shca_block(test, PAGE_SIZE);
+	u8 *a = shca_kunit_block(test, PAGE_SIZE), *b = shca_kunit_block(test, PAGE_SIZE);
 	struct shca_mem_target t;
 	struct scatterlist sa, sb;
 	struct ib_mr *mr;
@@ -2214,29 +1219,29 @@ static void shca_mr_lifetime_remap(struct kunit *test)
 					    DMA_BIDIRECTIONAL), 1);
 	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &sb, 1,
 					    DMA_BIDIRECTIONAL), 1);
-	mr = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
+	mr = shca_kunit_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 1));
 	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sa, 1, NULL, PAGE_SIZE), 1);
-	KUNIT_ASSERT_EQ(test, shca_reg(mr, 0), 0);
+	KUNIT_ASSERT_EQ(test, shca_kunit_reg(mr, 0), 0);
 
 	/* iSER order: map b while the registration of a is in force. */
 	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(mr, &sb, 1, NULL, PAGE_SIZE), 1);
-	t = shca_target(f->pd, to_shca_mr(mr)->key,
-			(uintptr_t)a, 0);
+	t = shca_kunit_target(f->pd, to_shca_mr(mr)->key,
+			      (uintptr_t)a, 0);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, &out, 1,
 					   SHCA_COPY_FROM_MR), 0);
 	KUNIT_EXPECT_EQ(test, out, 0xaa);
 
 	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0,
 						 to_shca_mr(mr)->key), 0);
-	KUNIT_ASSERT_EQ(test, shca_reg(mr, 0), 0);
-	t = shca_target(f->pd, mr->rkey, (uintptr_t)b, 0);
+	KUNIT_ASSERT_EQ(test, shca_kunit_reg(mr, 0), 0);
+	t = shca_kunit_target(f->pd, mr->rkey, (uintptr_t)b, 0);
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, &out, 1,
 					   SHCA_COPY_FROM_MR), 0);
 	KUNIT_EXPECT_EQ(test, out, 0xbb);
 
 	/* Again without mapping: still b. */
 	KUNIT_ASSERT_EQ(test, shca_mr_invalidate(f->sdev, f->pd, 0, mr->rkey), 0);
-	KUNIT_ASSERT_EQ(test, shca_reg(mr, 0), 0);
+	KUNIT_ASSERT_EQ(test, shca_kunit_reg(mr, 0), 0);
 	t.key = mr->rkey;
 	KUNIT_ASSERT_EQ(test, shca_mr_copy(f->sdev, &t, &out, 1,
 					   SHCA_COPY_FROM_MR), 0);
@@ -2272,7 +1277,7 @@ static void shca_inflight_stub(struct shca_mr *smr)
 	if (!err && ib_map_mr_sg(c->mr, c->remap, 1, NULL, PAGE_SIZE) != 1)
 		err = -EIO;
 	if (!err)
-		err = shca_reg(c->mr, SHCA_RW);
+		err = shca_kunit_reg(c->mr, SHCA_RW);
 	if (!err)
 		err = shca_mr_invalidate(f->sdev, f->pd, 0, c->mr->rkey);
 	if (!err && ib_map_mr_sg(c->mr, c->spare, 1, NULL, PAGE_SIZE) != 1)
@@ -2299,10 +1304,10 @@ static void shca_mr_lifetime_inflight(struct kunit *test)
 	struct ib_mr *other;
 	int pass;
 
-	a = shca_block(test, len);
-	r = shca_block(test, len);
-	sp = shca_block(test, len);
-	in = shca_block(test, len);
+	a = shca_kunit_block(test, len);
+	r = shca_kunit_block(test, len);
+	sp = shca_kunit_block(test, len);
+	in = shca_kunit_block(test, len);
 	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, c);
 	memset(in, 0x6b, len);
@@ -2318,9 +1323,9 @@ static void shca_mr_lifetime_inflight(struct kunit *test)
 					    DMA_BIDIRECTIONAL), 1);
 	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &so, 1,
 					    DMA_BIDIRECTIONAL), 1);
-	other = shca_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 8));
+	other = shca_kunit_track_mr(test, ib_alloc_mr(f->pd, IB_MR_TYPE_MEM_REG, 8));
 	KUNIT_ASSERT_EQ(test, ib_map_mr_sg(other, &so, 1, NULL, PAGE_SIZE), 1);
-	KUNIT_ASSERT_EQ(test, shca_reg(other, SHCA_RW), 0);
+	KUNIT_ASSERT_EQ(test, shca_kunit_reg(other, SHCA_RW), 0);
 
 	c->f = f;
 	c->remap = &sr;
@@ -2336,23 +1341,23 @@ static void shca_mr_lifetime_inflight(struct kunit *test)
 		memset(a, 0, len);
 		memset(r, 0, len);
 		memset(sp, 0, len);
-		c->mr = shca_track_mr(test, ib_alloc_mr(f->pd,
-							IB_MR_TYPE_MEM_REG, 8));
+		c->mr = shca_kunit_track_mr(test, ib_alloc_mr(f->pd,
+							      IB_MR_TYPE_MEM_REG, 8));
 		c->steps = 0;
 		c->err = 0;
 		KUNIT_ASSERT_EQ(test, ib_map_mr_sg(c->mr, &sa, 1, NULL,
 						   PAGE_SIZE), 1);
-		KUNIT_ASSERT_EQ(test, shca_reg(c->mr, SHCA_RW), 0);
-		t = shca_target(f->pd, c->mr->rkey, c->mr->iova,
-				IB_ACCESS_REMOTE_WRITE);
+		KUNIT_ASSERT_EQ(test, shca_kunit_reg(c->mr, SHCA_RW), 0);
+		t = shca_kunit_target(f->pd, c->mr->rkey, c->mr->iova,
+				      IB_ACCESS_REMOTE_WRITE);
 		if (pass == 0) {
 			err = shca_mr_copy(f->sdev, &t, in, len,
 					   SHCA_COPY_TO_MR);
 		} else {
 			src = pass == 1 ?
-			      shca_target(f->pd, f->pd->local_dma_lkey,
-					  (uintptr_t)in, 0) :
-			      shca_target(f->pd, other->rkey, other->iova, 0);
+			      shca_kunit_target(f->pd, f->pd->local_dma_lkey,
+						(uintptr_t)in, 0) :
+			      shca_kunit_target(f->pd, other->rkey, other->iova, 0);
 			err = shca_mr_copy_xdev(f->sdev, &t, f->sdev, &src,
 						len, &dst_failed);
 			/* The destination's registration changed. */
@@ -2445,7 +1450,7 @@ static int shca_stress_writer(void *p)
 			break;
 		}
 		if (ib_map_mr_sg(mr, &st->sg, 1, NULL, PAGE_SIZE) != 1 ||
-		    shca_reg(mr, SHCA_RW)) {
+		    shca_kunit_reg(mr, SHCA_RW)) {
 			atomic_set(&st->bad_errno, -EIO);
 			ib_dereg_mr(mr);
 			break;
@@ -2453,7 +1458,7 @@ static int shca_stress_writer(void *p)
 		atomic_set(&st->keys[slot], mr->rkey);
 		cond_resched();
 		shca_mr_invalidate(st->f->sdev, st->f->pd, 0, mr->rkey);
-		if (!shca_reg(mr, SHCA_RW))
+		if (!shca_kunit_reg(mr, SHCA_RW))
 			atomic_set(&st->keys[(slot + 1) % SHCA_STRESS_SLOTS],
 				   mr->rkey);
 		cond_resched();
@@ -2476,7 +1481,7 @@ static int shca_stress_reader(void *p)
 	memset(data, a->id, sizeof(data));
 	while (!atomic_read(&st->stop)) {
 		u32 key = atomic_read(&st->keys[i++ % SHCA_STRESS_SLOTS]);
-		struct shca_mem_target t = shca_target(st->f->pd, key,
+		struct shca_mem_target t = shca_kunit_target(st->f->pd, key,
 						       (uintptr_t)st->buf,
 						       IB_ACCESS_REMOTE_WRITE);
 		int err = shca_mr_copy(st->f->sdev, &t, data, sizeof(data),
@@ -2516,7 +1521,7 @@ static void shca_mr_lifetime_stress(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, st);
 	KUNIT_ASSERT_NOT_NULL(test, args);
 	st->f = f;
-	st->buf = shca_block(test, PAGE_SIZE);
+	st->buf = shca_kunit_block(test, PAGE_SIZE);
 	sg_init_one(&st->sg, st->buf, PAGE_SIZE);
 	KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, &st->sg, 1,
 					    DMA_BIDIRECTIONAL), 1);
@@ -2664,10 +1669,9 @@ static struct kunit_case shca_mr_lifetime_cases[] = {
 
 static struct kunit_suite shca_mr_lifetime_suite = {
 	.name = "shca_mr_lifetime",
-	.init = shca_mr_test_init,
+	.init = shca_kunit_mr_init,
 	.test_cases = shca_mr_lifetime_cases,
 };
 
-kunit_test_suites(&shca_mr_map_suite, &shca_mr_types_suite,
-		  &shca_mr_refuse_suite, &shca_mr_status_suite,
+kunit_test_suites(&shca_mr_types_suite, &shca_mr_status_suite,
 		  &shca_mr_lifetime_suite);

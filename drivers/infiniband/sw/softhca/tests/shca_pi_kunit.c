@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * KUnit suite for integrity MRs with the T10-DIF engine in the copy path
- * (shca_mr.c + shca_sig.c): what the key of a registered integrity MR
+ * (shca_mem.c + shca_sig.c): what the key of a registered integrity MR
  * shows and takes.
  *
  * shca_pi_mr: every domain combination (insert, strip, pass, guard
