@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * softhca - what the files of the QP engine (shca_qp.c, shca_mcast.c)
+ * share beyond the interfaces in shca_verbs.h.
+ */
+#ifndef SHCA_QP_PRIV_H
+#define SHCA_QP_PRIV_H
+
+#include "shca.h"
+
+/* shca_mcast.c */
+void shca_mcast_detach_all(struct shca_qp *qp);
+
+#endif /* SHCA_QP_PRIV_H */
