@@ -42,8 +42,6 @@
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
-#include <rdma/ib_addr.h>
-#include <rdma/ib_cache.h>
 
 #include "shca_qp_priv.h"
 #include "shca_verbs.h"
@@ -157,78 +155,6 @@ struct shca_qp *shca_qp_get(u32 qpn)
 	return qp;
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_qp_get);
-
-/**
- * shca_dev_same_net() - two devices are in the same RDMA network namespace
- * @a: a device
- * @b: another device
- *
- * Return: true if a datagram or request of @a may reach @b.
- */
-bool shca_dev_same_net(const struct shca_dev *a, const struct shca_dev *b)
-{
-	/* The core's rdma_dev_net(), which is not exported to drivers. */
-	return net_eq(read_pnet(&a->ibdev.coredev.rdma_net),
-		      read_pnet(&b->ibdev.coredev.rdma_net));
-}
-
-/**
- * shca_dev_owns_gid() - the device's port has a RoCE v2 GID
- * @sdev: the device
- * @gid: the GID
- *
- * Context: any context (the GID table's lock is a reader-writer spinlock).
- * Return: true if @gid is in @sdev's GID table as a RoCE v2 GID.
- */
-bool shca_dev_owns_gid(struct shca_dev *sdev, const union ib_gid *gid)
-{
-	const struct ib_gid_attr *attr;
-
-	attr = rdma_find_gid_by_port(&sdev->ibdev, gid,
-				     IB_GID_TYPE_ROCE_UDP_ENCAP, SHCA_PORT,
-				     NULL);
-	if (IS_ERR(attr))
-		return false;
-	rdma_put_gid_attr(attr);
-	return true;
-}
-
-/**
- * shca_av_init() - an address vector from the core's attributes
- * @av: filled in
- * @attr: the attributes; the core resolved the source GID
- *
- * Return: 0, or -EINVAL without a GRH, for another port or without a
- * source GID.
- */
-int shca_av_init(struct shca_av *av, const struct rdma_ah_attr *attr)
-{
-	const struct ib_global_route *grh;
-	struct net_device *ndev;
-
-	if (!(rdma_ah_get_ah_flags(attr) & IB_AH_GRH) ||
-	    rdma_ah_get_port_num(attr) != SHCA_PORT)
-		return -EINVAL;
-	grh = rdma_ah_read_grh(attr);
-	if (!grh->sgid_attr)
-		return -EINVAL;
-	memset(av, 0, sizeof(*av));
-	av->dgid = grh->dgid;
-	av->sgid = grh->sgid_attr->gid;
-	av->flow_label = grh->flow_label;
-	av->sgid_index = grh->sgid_index;
-	av->traffic_class = grh->traffic_class;
-	av->hop_limit = grh->hop_limit;
-	av->sl = rdma_ah_get_sl(attr);
-	av->net_type = rdma_gid_attr_network_type(grh->sgid_attr);
-	/* The L2 fields a receiver sees; a GID whose netdev is gone has none. */
-	rdma_read_gid_l2_fields(grh->sgid_attr, &av->vlan_id, av->smac);
-	rcu_read_lock();
-	ndev = rdma_read_gid_attr_ndev_rcu(grh->sgid_attr);
-	av->ifindex = IS_ERR(ndev) ? 0 : ndev->ifindex;
-	rcu_read_unlock();
-	return 0;
-}
 
 /**
  * shca_gsi_get() - find the GSI QP a datagram to QP1 goes to
