@@ -15,8 +15,8 @@
  *
  *   RTNL -> shca_devices_lock (shca_main.c)
  *   shca_qpn_held.lock (shca_qp.c) -> xa_lock(shca_qp_xa)
- *   shca_gsi_lock, shca_mcast_lock (shca_qp.c): leaves; readers of the
- *	GSI and multicast lists use RCU
+ *   shca_gsi_lock (shca_qp.c), shca_mcast_lock (shca_mcast.c): leaves; the
+ *	readers of the GSI and multicast lists use RCU
  *   shca_qp.lock -> shca_srq.lock (a responder takes a receive WQE of
  *	the QP's SRQ under the QP's lock)
  *   shca_qp.modify_mutex -> shca_qp.lock (modify_qp; it also waits for

@@ -50,11 +50,9 @@
 
 #include <linux/jiffies.h>
 #include <linux/workqueue.h>
-#include <linux/ip.h>
-#include <linux/ipv6.h>
-#include <net/ip.h>
 #include <rdma/ib_addr.h>
 
+#include "shca_qp_priv.h"
 #include "shca_verbs.h"
 #include "shca_wire.h"
 
@@ -691,49 +689,6 @@ static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
 	else
 		wc->byte_len = sizeof(old);
 	return SHCA_EXEC_DONE;
-}
-
-/* Bytes of RoCE v2 headers after the IP header: UDP, BTH, DETH, ICRC. */
-#define SHCA_ROCE_UD_HDRS	(8 + 12 + 8 + 4)
-
-/*
- * The 40 bytes a UD receive starts with, as a RoCE v2 HCA fills them: the
- * IPv6 header, or 20 zero bytes and the IPv4 header (checksummed, which
- * ib_get_gids_from_rdma_hdr() verifies).
- */
-static void shca_ud_grh(u8 *grh, const struct shca_av *av, u32 len, bool imm)
-{
-	u32 payload = SHCA_ROCE_UD_HDRS + (imm ? 4 : 0) + len;
-
-	memset(grh, 0, SHCA_GRH_BYTES);
-	if (av->net_type == RDMA_NETWORK_IPV4) {
-		struct iphdr *ip = (struct iphdr *)(grh + 20);
-
-		ip->version = 4;
-		ip->ihl = 5;
-		ip->tos = av->traffic_class;
-		ip->tot_len = htons(sizeof(*ip) + payload);
-		ip->frag_off = htons(IP_DF);
-		ip->ttl = av->hop_limit;
-		ip->protocol = IPPROTO_UDP;
-		memcpy(&ip->saddr, av->sgid.raw + 12, 4);
-		memcpy(&ip->daddr, av->dgid.raw + 12, 4);
-		ip->check = ip_fast_csum(ip, ip->ihl);
-	} else {
-		struct ipv6hdr *ip6 = (struct ipv6hdr *)grh;
-
-		ip6->version = 6;
-		ip6->priority = av->traffic_class >> 4;
-		ip6->flow_lbl[0] = (av->traffic_class & 0xf) << 4 |
-				   ((av->flow_label >> 16) & 0xf);
-		ip6->flow_lbl[1] = av->flow_label >> 8;
-		ip6->flow_lbl[2] = av->flow_label;
-		ip6->payload_len = htons(payload);
-		ip6->nexthdr = IPPROTO_UDP;
-		ip6->hop_limit = av->hop_limit;
-		memcpy(&ip6->saddr, av->sgid.raw, 16);
-		memcpy(&ip6->daddr, av->dgid.raw, 16);
-	}
 }
 
 /*
