@@ -225,7 +225,8 @@ static void shca_knet_pass(struct shca_knet *net, struct sk_buff *skb)
 			shca_knet_deliver(net, dup);
 		break;
 	default:
-		shca_knet_deliver(net, skb);
+		/* Decoded above: hand it over without decoding it again. */
+		shca_knet_rx(net, shca_knet_which(net, &pkt.dgid), skb, &pkt);
 		shca_knet_release(net, from);
 		break;
 	}
