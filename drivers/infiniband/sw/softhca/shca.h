@@ -700,7 +700,7 @@ struct shca_rd_res {
 };
 
 /**
- * struct shca_wresp - the responder of a QP on the wire
+ * struct shca_wresp - the responder's state of an RC or UC QP
  * @rwqe: the receive WQE a SEND in progress fills (RC and UC QPs)
  * @have_wqe: @rwqe holds one
  * @in_msg: a multi-packet message is in progress
@@ -722,7 +722,10 @@ struct shca_rd_res {
  * @rd_slot: its entry in @res (an index: modify_qp may grow @res)
  * @rd_psn: PSN of its next response
  *
- * Owned by the holder of SHCA_QP_EXEC_BUSY.
+ * Owned by the holder of SHCA_QP_EXEC_BUSY on the wire, of
+ * SHCA_QP_EXEC_RESP on the memory link (the peer's requester, which hands
+ * the responder whole messages); both to whoever stops the QP's
+ * execution (shca_qp_exec_stop()).
  */
 struct shca_wresp {
 	struct shca_wqe *rwqe;
@@ -752,9 +755,6 @@ struct shca_wresp {
  * @npsn: PSNs the request takes: its packets at the path MTU (READ: its
  *	response packets), at least one
  * @accepted: the responder took the request and advanced its PSN
- * @peer_epoch: the responder's shca_qp.epoch when it accepted (or
- *	refused) the request: its error and receive completions caused by
- *	this request land only on that connection
  * @rnr_timer: RNR NAK timer code (IBTA table) the responder answered with
  * @retries: transport retries of this WQE so far (retry_cnt)
  * @rnr_retries: RNR retries of this WQE so far (rnr_retry)
@@ -771,7 +771,6 @@ struct shca_req {
 	u32 psn;
 	u32 npsn;
 	bool accepted;
-	u32 peer_epoch;
 	u8 rnr_timer;
 	u8 retries;
 	u8 rnr_retries;
@@ -837,7 +836,8 @@ struct shca_uring {
  *	on the QP): the check of a transition, the resources it grows
  *	(@wresp.res) and its application. Outside @lock; taken before it
  * @scratch: user QPs: one slot to build a WQE in, under @post_mutex
- * @resp_wqe: a receive WQE of the peer, popped by the holder of
+ * @resp_wqe: a receive WQE a datagram takes: of a UD peer this QP sends
+ *	to in memory, or of this QP from the wire; used by the holder of
  *	SHCA_QP_EXEC_BUSY
  * @held: one per send SGE (@sq.max_sge), owned by the holder of
  *	SHCA_QP_EXEC_BUSY: the local SGEs of the request it executes,
@@ -888,9 +888,6 @@ struct shca_uring {
  *	by the QP's own responder on the wire); the error state's flush and
  *	RESET wait for them, so that no completion overtakes them and no
  *	byte lands after a drain or RESET; under @lock
- * @epoch: connections of the QP so far: bumped by every transition to
- *	RESET, under @lock; a peer's requester that finishes a request of an
- *	earlier connection leaves the new one alone (shca_exec.c)
  * @last_wqe_sent: IB_EVENT_QP_LAST_WQE_REACHED was reported since the
  *	QP entered the error state; under @lock
  * @rxq: packets from the wire for this QP, taken by @work
@@ -900,7 +897,7 @@ struct shca_uring {
  *	when the QP enters RTR
  * @path: RC and UC: where its packets go
  * @wreq: on the wire: requester and completer state
- * @wresp: on the wire: responder state
+ * @wresp: responder state (both links)
  */
 struct shca_qp {
 	struct ib_qp ibqp;
@@ -944,7 +941,6 @@ struct shca_qp {
 	struct shca_req req;
 	const struct shca_dev *peer_sdev;
 	u32 recv_inflight;
-	u32 epoch;
 	bool last_wqe_sent;
 	struct sk_buff_head rxq;
 	atomic_t rxq_bytes;
@@ -958,13 +954,16 @@ struct shca_qp {
 /*
  * struct shca_qp.exec_flags: SHCA_QP_EXEC_BUSY while someone executes the
  * send queue; SHCA_QP_EXEC_POSTED when a poster found it taken and left
- * its WQEs to the holder (see shca_exec_release()).
+ * its WQEs to the holder (see shca_exec_release()); SHCA_QP_EXEC_RESP
+ * while a peer's requester hands the QP's responder a message on the
+ * memory link (shca_resp_mem_request()).
  */
 enum {
 	SHCA_QP_EXEC_BUSY,
 	SHCA_QP_EXEC_POSTED,
 	SHCA_QP_EXEC_TIMEOUT,	/* the wire timer ran out (shca_wire.c) */
 	SHCA_QP_EXEC_WREQ_START, /* RTS entered: wreq starts at sq_psn */
+	SHCA_QP_EXEC_RESP,	/* the memory link's responder is taken */
 };
 
 /**

@@ -1,46 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0
 /**
- * DOC: Execution
+ * DOC: Execution, and the memory link
  *
- * The execution engine runs the send queue of each QP and delivers to
- * the peer QP.
+ * The execution engine runs the send queue of each QP: the requester and
+ * completer of every QP whose peer is in memory (a QP of any softhca
+ * device of the host), and the memory link that carries its requests.
  *
  * Each QP has one work item on an unbound workqueue, and post_send
  * executes small requests itself before it returns (shca_qp_post_exec():
  * a message then costs no wake-up and no move to another CPU). One of
  * them at a time executes the send queue (SHCA_QP_EXEC_BUSY), in order,
- * one WQE at a time: local operations (REG_MR,
- * REG_MR_INTEGRITY, LOCAL_INV) through the MR engine; remote operations
- * by looking up the connected peer QP (any softhca device of the host)
- * and moving the bytes with the MR engine's copy functions, which check
- * every key, range, PD and right. The requester plays both ends of the
- * wire: it consumes the peer's receive WQEs and completes them on the
- * peer's CQ. Nothing moves under a QP or CQ lock, and no two of those
- * locks are ever held together.
+ * one WQE at a time: local operations (REG_MR, REG_MR_INTEGRITY,
+ * LOCAL_INV, BIND_MW) through the MR engine; remote operations through
+ * the link.
  *
- * Errors follow the IBTA classes a hardware RC requester reports:
- * local key/range/rights problems complete with IB_WC_LOC_PROT_ERR
- * before anything reaches the peer; a remote key, range or right the
- * responder refuses completes with IB_WC_REM_ACCESS_ERR and moves the
- * responder to the error state with IB_EVENT_QP_ACCESS_ERR; a SEND
- * larger than the receive buffer gives IB_WC_REM_INV_REQ_ERR here and
- * IB_WC_LOC_LEN_ERR at the responder. A missing or unconnected peer, or
- * a port that is down, is retried retry_cnt times, one local ACK timeout
- * apart (IB_WC_RETRY_EXC_ERR); a peer without a receive WQE rnr_retry
- * times (7: for ever; IB_WC_RNR_RETRY_EXC_ERR), each time after the RNR
- * NAK timer the responder asks for (its min_rnr_timer, IBTA table); the
- * two kinds of retries are counted apart. After an error
+ * The memory link hands the peer's responder (shca_resp.c, the same
+ * responder the UDP link feeds packet by packet) the whole message as
+ * one ONLY packet whose data stays where it is (&struct shca_mreq): no
+ * segmentation, no per-packet acknowledgment, and the bytes move once,
+ * directly between the two QPs' memory, with the copy functions below
+ * (shca_mlink_*()), which the responder calls. The responder leaves its
+ * answer in the message, and the completer here takes it as the UDP
+ * link's completer takes an ACK or a NAK (shca_mlink_answer()).
+ *
+ * Errors follow the IBTA classes a hardware RC requester reports: local
+ * key/range/rights problems complete with IB_WC_LOC_PROT_ERR before
+ * anything reaches the peer; each refusal of the responder is the
+ * completion status its NAK means (shca_nak_status()). A missing or
+ * unconnected peer, a port that is down, a request nobody took (another
+ * connection's PSN) is retried retry_cnt times, one local ACK timeout
+ * apart (IB_WC_RETRY_EXC_ERR); an RNR NAK rnr_retry times (7: for ever;
+ * IB_WC_RNR_RETRY_EXC_ERR), each time after the timer the responder
+ * asked for; the two kinds of retries are counted apart. After an error
  * completion the QP is in the error state and its work item flushes
  * every outstanding WQE with IB_WC_WR_FLUSH_ERR.
  *
  * Connections are checked as a wire would check them: the peer must be
  * connected back to this QP, live in the same RDMA network namespace,
  * own the destination GID, and expect the request's PSN (each request
- * takes as many PSNs as it has packets at the path MTU). A request that
- * fails any of these is not accepted and is retried like a lost packet:
- * a QP that gets the number of a destroyed QP (numbers are also held
- * back for a while, see shca_qp.c) cannot deliver into the connection
- * that QP had.
+ * takes as many PSNs as it has packets at the path MTU). A QP that gets
+ * the number of a destroyed QP (numbers are also held back for a while,
+ * see shca_qp.c) cannot deliver into the connection that QP had.
  *
  * A run of the work item executes at most SHCA_EXEC_BUDGET WQEs or
  * SHCA_EXEC_BYTES bytes, and bytes move in SHCA_EXEC_CHUNK pieces with a
@@ -227,34 +227,60 @@ static void shca_xfer_held(struct shca_xfer *x, struct shca_qp *qp,
 	x->held = qp->held;
 }
 
-/* The memory an RDMA or atomic request names at the responder @peer. */
-static struct shca_mem_target shca_peer_target(struct shca_qp *peer, u64 addr,
-					       u32 rkey, int access)
+/*
+ * Move @len bytes between the requester's held SGEs of @w (or its inline
+ * data) and @other, another QP's memory held whole: into it, or out of
+ * it (@to_local). On error, *@dst_failed says which side refused.
+ */
+static int shca_xfer_span(struct shca_qp *qp, const struct shca_wqe *w,
+			  struct shca_span *other, u64 len, bool to_local,
+			  bool *dst_failed)
 {
-	return (struct shca_mem_target){
-		.pd = peer->ibqp.pd,
-		.key = rkey,
-		.iova = addr,
-		.access = access,
-		.qpn = peer->ibqp.qp_num,
-	};
+	u64 off = 0, moved = 0, done, n;
+	u32 i;
+	int err;
+
+	if (!w->num_sge) {
+		/* Inline data, which only a SEND or a WRITE carries. */
+		*dst_failed = true;
+		return shca_mr_copy_held_buf(other, 0, (void *)w->sge, len,
+					     SHCA_COPY_TO_MR);
+	}
+	for (i = 0; i < w->num_sge; i++) {
+		for (done = 0; done < w->sge[i].length; done += n) {
+			n = min_t(u64, w->sge[i].length - done,
+				  SHCA_EXEC_CHUNK);
+			err = to_local ?
+			      shca_mr_copy_spans(&qp->held[i], done, other,
+						 off, n, dst_failed) :
+			      shca_mr_copy_spans(other, off, &qp->held[i],
+						 done, n, dst_failed);
+			if (err)
+				return err;
+			off += n;
+			moved += n;
+			/* Never reached from post_send (SHCA_POST_EXEC_BYTES). */
+			if (off < len && moved >= SHCA_EXEC_CHUNK) {
+				moved = 0;
+				cond_resched();
+			}
+		}
+	}
+	return 0;
 }
 
 /*
  * Move @len bytes between the requester's held SGEs of @w (or its inline
  * data) and one range of another QP's memory, @t: into @t, or out of it
  * (@to_local). The range is resolved and checked whole before a byte
- * moves, as a responder checks a request's RETH: what it refuses changes
- * nothing there, and the request moves its bytes under one registration.
+ * moves, and the request moves its bytes under one registration.
  * On error, *@dst_failed says which side refused.
  */
 static int shca_xfer_one(struct shca_qp *qp, const struct shca_wqe *w,
 			 struct shca_dev *sdev, const struct shca_mem_target *t,
 			 u64 len, bool to_local, bool *dst_failed)
 {
-	u64 off = 0, moved = 0, done, n;
 	struct shca_span other;
-	u32 i;
 	int err;
 
 	/* The common small message: one call of the MR engine. */
@@ -267,34 +293,7 @@ static int shca_xfer_one(struct shca_qp *qp, const struct shca_wqe *w,
 		*dst_failed = !to_local;
 		return err;
 	}
-	if (!w->num_sge) {
-		/* Inline data, which only a SEND or a WRITE carries. */
-		*dst_failed = true;
-		err = shca_mr_copy_held_buf(&other, 0, (void *)w->sge, len,
-					    SHCA_COPY_TO_MR);
-		goto out;
-	}
-	for (i = 0; i < w->num_sge; i++) {
-		for (done = 0; done < w->sge[i].length; done += n) {
-			n = min_t(u64, w->sge[i].length - done,
-				  SHCA_EXEC_CHUNK);
-			err = to_local ?
-			      shca_mr_copy_spans(&qp->held[i], done, &other,
-						 off, n, dst_failed) :
-			      shca_mr_copy_spans(&other, off, &qp->held[i],
-						 done, n, dst_failed);
-			if (err)
-				goto out;
-			off += n;
-			moved += n;
-			/* Never reached from post_send (SHCA_POST_EXEC_BYTES). */
-			if (off < len && moved >= SHCA_EXEC_CHUNK) {
-				moved = 0;
-				cond_resched();
-			}
-		}
-	}
-out:
+	err = shca_xfer_span(qp, w, &other, len, to_local, dst_failed);
 	shca_mr_unhold(&other);
 	return err;
 }
@@ -336,116 +335,215 @@ static int shca_hold_local(struct shca_qp *qp, const struct shca_wqe *w,
 	return 0;
 }
 
-/*
- * The responder @peer refused a request of @qp: to the error state, with
- * @event reported if @notify (later if @qp executes from post_send).
+/* Move the cursor of @x @off bytes on (a receive's GRH area). */
+static void shca_xfer_seek(struct shca_xfer *x, u64 off)
+{
+	u64 n;
+
+	while (off && shca_xfer_left(x)) {
+		n = min(off, shca_xfer_left(x));
+		x->off += n;
+		off -= n;
+	}
+}
+
+/**
+ * shca_mlink_recv() - the memory link: a message's data into a receive WQE
+ * @m: the message; the requester's SGEs (or inline data) are the source
+ * @qp: the responder, whose receive WQE @r is
+ * @r: the receive WQE, written with local rights from byte @off on
+ * @off: where in @r the data goes
+ * @len: bytes of data
+ *
+ * Context: see shca_resp_mem_request().
+ * Return: 0, or the MR engine's error; @m->local_err says whether the
+ * requester's own memory refused it.
  */
-static void shca_resp_error(struct shca_qp *qp, struct shca_qp *peer,
-			    enum ib_event_type event, bool notify)
+int shca_mlink_recv(struct shca_mreq *m, struct shca_qp *qp,
+		    const struct shca_wqe *r, u64 off, u64 len)
 {
-	unsigned long flags;
-	bool same;
+	struct shca_xfer dst, src;
+	bool dst_failed = false;
+	int err;
 
-	/* Not after the peer was reset: its new connection did nothing. */
-	spin_lock_irqsave(&peer->lock, flags);
-	same = peer->epoch == qp->req.peer_epoch;
-	if (same)
-		shca_qp_set_error(peer);
-	spin_unlock_irqrestore(&peer->lock, flags);
-	if (!same)
-		return;
+	if (!len)
+		return 0;
+	if (r->num_sge == 1 && !off) {
+		struct shca_mem_target t = {
+			.pd = qp->ibqp.pd,
+			.key = r->sge[0].lkey,
+			.iova = r->sge[0].addr,
+			.access = IB_ACCESS_LOCAL_WRITE,
+		};
 
-	if (notify && qp->req.in_post)
-		shca_qp_event_later(peer, event);
-	else if (notify)
-		shca_qp_event(peer, event);
-	shca_qp_kick_now(peer);
+		err = shca_xfer_one(m->qp, m->w, qp->sdev, &t, len, false,
+				    &dst_failed);
+	} else {
+		shca_xfer_local(&dst, qp, r, IB_ACCESS_LOCAL_WRITE);
+		shca_xfer_seek(&dst, off);
+		shca_xfer_held(&src, m->qp, m->w, 0);
+		err = shca_xfer(&dst, &src, len, &dst_failed);
+	}
+	m->local_err = err && !dst_failed;
+	return err;
 }
 
-/*
- * The responder @peer refused @qp's request as the UDP link's responder
- * refuses one with NAK @code: the same requester status and responder
- * event (shca_nak_status(), shca_nak_event()).
+/**
+ * shca_mlink_write() - the memory link: a WRITE's data into the responder
+ * @m: the message; the responder's range is held in @m->span
+ * @len: bytes of data
+ *
+ * Return: 0, or the MR engine's error (@m->local_err: the requester's).
  */
-static void shca_exec_nak(struct shca_qp *qp, struct shca_qp *peer, u8 code,
-			  struct ib_wc *wc)
+int shca_mlink_write(struct shca_mreq *m, u64 len)
 {
-	shca_resp_error(qp, peer, shca_nak_event(code), true);
-	wc->status = shca_nak_status(code);
+	bool dst_failed = false;
+	int err;
+
+	err = shca_xfer_span(m->qp, m->w, &m->span, len, false, &dst_failed);
+	m->local_err = err && !dst_failed;
+	return err;
 }
 
-/* The range @len bytes at @rt names cannot be written (checked, not held). */
-static bool shca_exec_range_refused(struct shca_qp *peer,
-				    const struct shca_mem_target *rt, u64 len)
-{
-	struct shca_span span;
-
-	if (shca_mr_hold(peer->sdev, rt, len, &span))
-		return true;
-	shca_mr_unhold(&span);
-	return false;
-}
-
-/*
- * Complete a receive WQE popped from @peer for @w, as the UDP link's
- * responder completes one (shca_resp_recv_done()).
+/**
+ * shca_mlink_read() - the memory link: a READ's data to the requester
+ * @m: the message; the responder's range is held in @m->span
+ * @len: bytes of data
+ *
+ * Return: 0, or the MR engine's error (@m->local_err: the requester's).
  */
-static void shca_exec_recv_done(struct shca_qp *peer, struct shca_qp *qp,
-				const struct shca_wqe *r,
-				const struct shca_wqe *w,
-				enum ib_wc_status status, u32 byte_len)
+int shca_mlink_read(struct shca_mreq *m, u64 len)
 {
-	struct shca_pkt msg;
+	bool dst_failed = false;
+	int err;
 
-	shca_resp_msg(qp, w, &msg);
-	shca_resp_recv_done(peer, r, &msg, status, byte_len, qp->req.in_post);
-}
-
-/*
- * The peer takes requests from us: same type, connected back, receiving.
- * Its connection is remembered: what the request causes later lands
- * only on it (shca_resp_error(), shca_peer_same()).
- */
-static bool shca_peer_accepts(struct shca_qp *peer, struct shca_qp *qp)
-{
-	lockdep_assert_held(&peer->lock);
-	qp->req.peer_epoch = peer->epoch;
-	return peer->dest_qpn == qp->ibqp.qp_num &&
-	       peer->ibqp.qp_type == qp->ibqp.qp_type &&
-	       shca_resp_receiving(peer);
-}
-
-/* The peer still accepts from us, on the connection that took the request. */
-static bool shca_peer_same(struct shca_qp *peer, struct shca_qp *qp)
-{
-	lockdep_assert_held(&peer->lock);
-	return peer->epoch == qp->req.peer_epoch && shca_peer_accepts(peer, qp);
-}
-
-/*
- * The request carries the PSN the peer expects. A UC responder takes the
- * first packet of any new message and resynchronises on its PSN (what
- * was lost stays lost); RC requires the exact PSN.
- */
-static bool shca_peer_psn_ok(struct shca_qp *peer, struct shca_qp *qp)
-{
-	lockdep_assert_held(&peer->lock);
-	return qp->ibqp.qp_type == IB_QPT_UC || peer->rq_psn == qp->req.psn;
+	err = shca_xfer_span(m->qp, m->w, &m->span, len, true, &dst_failed);
+	m->local_err = err && dst_failed;
+	return err;
 }
 
 /*
- * The peer takes the request now if it carries the PSN the peer expects;
- * the peer then expects the PSN after the request's packets. Anything
- * else is a packet of another (stale or forged) connection: not accepted.
+ * Describe @w of @qp as the one ONLY packet of its transport the memory
+ * link hands the responder: the BTH (destination, PSN, solicited event),
+ * the RETH or AtomicETH, immediate data or the key to invalidate, the
+ * message's length; for a datagram the DETH and the address fields of
+ * its AV.
  */
-static bool shca_peer_take(struct shca_qp *peer, struct shca_qp *qp)
+static void shca_mlink_msg(const struct shca_qp *qp, const struct shca_wqe *w,
+			   struct shca_pkt *pkt, struct shca_mreq *m)
 {
-	lockdep_assert_held(&peer->lock);
-	if (!shca_peer_accepts(peer, qp) || !shca_peer_psn_ok(peer, qp))
-		return false;
-	peer->rq_psn = (qp->req.psn + qp->req.npsn) & SHCA_PSN_MASK;
+	bool ud = shca_qp_datagram(qp);
+	u8 base = ud ? IB_OPCODE_UD :
+		  qp->ibqp.qp_type == IB_QPT_UC ? IB_OPCODE_UC : IB_OPCODE_RC;
+
+	*pkt = (struct shca_pkt){
+		.se = !!(w->send_flags & IB_SEND_SOLICITED),
+		.qpn = qp->req.dest_qpn,
+		.psn = qp->req.psn,
+		.src_qp = qp->ibqp.qp_num,
+		.vlan_id = 0xffff,
+		.paylen = shca_wqe_len(w),
+		.mreq = m,
+	};
+	switch (w->opcode) {
+	case IB_WR_SEND_WITH_IMM:
+		pkt->opcode = IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE;
+		pkt->imm = w->ex.imm_data;
+		break;
+	case IB_WR_SEND_WITH_INV:
+		pkt->opcode = IB_OPCODE_SEND_ONLY_WITH_INVALIDATE;
+		pkt->ieth = w->ex.invalidate_rkey;
+		break;
+	case IB_WR_RDMA_WRITE_WITH_IMM:
+		pkt->opcode = IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
+		pkt->imm = w->ex.imm_data;
+		fallthrough;
+	case IB_WR_RDMA_WRITE:
+		if (w->opcode == IB_WR_RDMA_WRITE)
+			pkt->opcode = IB_OPCODE_RDMA_WRITE_ONLY;
+		pkt->va = w->rdma.remote_addr;
+		pkt->rkey = w->rdma.rkey;
+		pkt->dma_len = pkt->paylen;
+		break;
+	case IB_WR_RDMA_READ:
+		pkt->opcode = IB_OPCODE_RDMA_READ_REQUEST;
+		pkt->va = w->rdma.remote_addr;
+		pkt->rkey = w->rdma.rkey;
+		pkt->dma_len = pkt->paylen;
+		pkt->paylen = 0;
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+		pkt->opcode = IB_OPCODE_COMPARE_SWAP;
+		pkt->compare = w->atomic.compare_add;
+		pkt->swap_add = w->atomic.swap;
+		goto atomic;
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		pkt->opcode = IB_OPCODE_FETCH_ADD;
+		pkt->swap_add = w->atomic.compare_add;
+atomic:
+		pkt->va = w->atomic.remote_addr;
+		pkt->rkey = w->atomic.rkey;
+		pkt->paylen = 0;
+		break;
+	default:
+		pkt->opcode = IB_OPCODE_SEND_ONLY;
+		break;
+	}
+	pkt->opcode += base;
+	pkt->op = shca_op_get(pkt->opcode);
+	if (ud) {
+		pkt->qpn = w->ud.remote_qpn;
+		/* The high-order bit asks for the QP's own ("controlled") Q_Key. */
+		pkt->qkey = (w->ud.remote_qkey & BIT(31)) ? qp->qkey :
+			    w->ud.remote_qkey;
+		pkt->net_type = w->ud.av.net_type;
+		ether_addr_copy(pkt->smac, w->ud.av.smac);
+		pkt->vlan_id = w->ud.av.vlan_id;
+		pkt->sl = w->ud.av.sl;
+	}
+}
+
+/*
+ * The completer: the responder's answer to @w, as the UDP link's
+ * completer takes an ACK or NAK (the same NAK statuses, the same RNR
+ * timer, retries for what nobody answered).
+ */
+static enum shca_exec_res shca_mlink_answer(struct shca_qp *qp,
+					    const struct shca_wqe *w,
+					    const struct shca_mreq *m,
+					    struct ib_wc *wc)
+{
+	u8 kind = m->syndrome & SHCA_AETH_KIND_MASK;
+
+	if (m->local_err) {
+		wc->status = IB_WC_LOC_PROT_ERR;
+		return SHCA_EXEC_DONE;
+	}
+	if (!m->answered)
+		return SHCA_EXEC_RETRY;
+	if (kind == SHCA_AETH_RNR_NAK) {
+		qp->req.rnr_timer = m->syndrome & 0x1f;
+		return SHCA_EXEC_RNR;
+	}
+	if (kind == SHCA_AETH_NAK) {
+		wc->status = shca_nak_status(m->syndrome & 0x1f);
+		return SHCA_EXEC_DONE;
+	}
 	qp->req.accepted = true;
-	return true;
+	switch (w->opcode) {
+	case IB_WR_RDMA_READ:
+		wc->byte_len = shca_wqe_len(w);
+		break;
+	case IB_WR_ATOMIC_CMP_AND_SWP:
+	case IB_WR_ATOMIC_FETCH_AND_ADD:
+		if (shca_mr_copy_held_buf(&qp->held[0], 0, (void *)&m->orig,
+					  sizeof(m->orig), SHCA_COPY_TO_MR))
+			wc->status = IB_WC_LOC_PROT_ERR;
+		else
+			wc->byte_len = sizeof(m->orig);
+		break;
+	}
+	return SHCA_EXEC_DONE;
 }
 
 /*
@@ -473,222 +571,27 @@ not_ours:
 	return NULL;
 }
 
-static enum shca_exec_res shca_exec_send(struct shca_qp *qp,
-					 struct shca_qp *peer,
-					 struct shca_wqe *w, struct ib_wc *wc)
-{
-	struct shca_wqe *r = qp->resp_wqe;
-	struct shca_xfer dst, src;
-	unsigned long flags;
-	bool popped, dst_failed;
-	u64 len = shca_wqe_len(w);
-	int err;
-
-	spin_lock_irqsave(&peer->lock, flags);
-	if (!shca_peer_accepts(peer, qp) || !shca_peer_psn_ok(peer, qp)) {
-		spin_unlock_irqrestore(&peer->lock, flags);
-		return SHCA_EXEC_RETRY;
-	}
-	if (shca_rq_empty(peer)) {
-		qp->req.rnr_timer = peer->min_rnr_timer;
-		spin_unlock_irqrestore(&peer->lock, flags);
-		return SHCA_EXEC_RNR;
-	}
-	popped = shca_peer_take(peer, qp) && shca_rq_pop(peer, r);
-	spin_unlock_irqrestore(&peer->lock, flags);
-	if (!popped)
-		return SHCA_EXEC_RETRY;
-
-	if (len > shca_sge_total(r->sge, r->num_sge)) {
-		shca_exec_recv_done(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
-		shca_resp_error(qp, peer, IB_EVENT_QP_REQ_ERR, false);
-		wc->status = shca_nak_status(SHCA_NAK_INV_REQ);
-		return SHCA_EXEC_DONE;
-	}
-
-	/* The receive WQE's scatter list, written with local rights. */
-	if (r->num_sge == 1 && len) {
-		struct shca_mem_target t = {
-			.pd = peer->ibqp.pd,
-			.key = r->sge[0].lkey,
-			.iova = r->sge[0].addr,
-			.access = IB_ACCESS_LOCAL_WRITE,
-		};
-
-		err = shca_xfer_one(qp, w, peer->sdev, &t, len, false,
-				    &dst_failed);
-	} else {
-		shca_xfer_local(&dst, peer, r, IB_ACCESS_LOCAL_WRITE);
-		shca_xfer_held(&src, qp, w, 0);
-		err = shca_xfer(&dst, &src, len, &dst_failed);
-	}
-	if (!err && w->opcode == IB_WR_SEND_WITH_INV) {
-		dst_failed = true;
-		err = shca_mr_invalidate(peer->sdev, peer->ibqp.pd,
-					 peer->ibqp.qp_num,
-					 w->ex.invalidate_rkey);
-	}
-	if (err) {
-		/* The source can only fail if it changed since the probe. */
-		shca_exec_recv_done(peer, qp, r, w, dst_failed ?
-				   IB_WC_LOC_PROT_ERR : IB_WC_REM_ABORT_ERR, 0);
-		shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, false);
-		wc->status = dst_failed ? shca_nak_status(SHCA_NAK_REM_OP) :
-					  IB_WC_LOC_PROT_ERR;
-		return SHCA_EXEC_DONE;
-	}
-	shca_exec_recv_done(peer, qp, r, w, IB_WC_SUCCESS, len);
-	return SHCA_EXEC_DONE;
-}
-
 /*
- * Common responder checks of RDMA and atomic requests (@op: SHCA_OP_WRITE,
- * _READ or _ATOMIC; @va and @dma_len: an atomic's address, a READ's
- * length): connection and PSN, then what the responder's QP allows
- * (shca_resp_check(), as on the wire), a receive WQE for WRITE with
- * immediate. A refusal moves the responder to the error state, as the
- * NAK it sends would.
+ * An RC or UC request through the memory link: the whole message to the
+ * peer's responder, which moves its bytes once, MR to MR, and answers.
  */
-static enum shca_exec_res shca_peer_check(struct shca_qp *qp,
-					  struct shca_qp *peer, u32 op, u64 va,
-					  u64 dma_len, bool need_recv,
-					  struct ib_wc *wc)
+static enum shca_exec_res shca_exec_msg(struct shca_qp *qp,
+					struct shca_qp *peer,
+					struct shca_wqe *w, struct ib_wc *wc)
 {
-	enum shca_exec_res res = SHCA_EXEC_DONE;
-	unsigned long flags;
-	int nak = 0;
+	struct shca_mreq m = {
+		.qp = qp,
+		.w = w,
+		.npsn = qp->req.npsn,
+		.later = qp->req.in_post,
+	};
+	struct shca_pkt pkt;
 
-	spin_lock_irqsave(&peer->lock, flags);
-	if (!shca_peer_accepts(peer, qp) || !shca_peer_psn_ok(peer, qp))
-		res = SHCA_EXEC_RETRY;
-	else
-		nak = shca_resp_check(peer, op, va, dma_len);
-	if (res == SHCA_EXEC_DONE && !nak) {
-		if (need_recv && shca_rq_empty(peer)) {
-			qp->req.rnr_timer = peer->min_rnr_timer;
-			res = SHCA_EXEC_RNR;
-		} else if (!shca_peer_take(peer, qp)) {
-			res = SHCA_EXEC_RETRY;
-		}
-	}
-	spin_unlock_irqrestore(&peer->lock, flags);
-
-	if (nak) {
-		/* UC: a request the responder refuses is silently dropped. */
-		if (qp->ibqp.qp_type == IB_QPT_UC)
-			return SHCA_EXEC_RETRY;
-		shca_exec_nak(qp, peer, nak, wc);
-	}
-	return res;
-}
-
-static enum shca_exec_res shca_exec_write(struct shca_qp *qp,
-					  struct shca_qp *peer,
-					  struct shca_wqe *w, struct ib_wc *wc)
-{
-	bool imm = w->opcode == IB_WR_RDMA_WRITE_WITH_IMM;
-	struct shca_mem_target rt = shca_peer_target(peer, w->rdma.remote_addr,
-						     w->rdma.rkey,
-						     IB_ACCESS_REMOTE_WRITE);
-	struct shca_wqe *r = qp->resp_wqe;
-	u64 len = shca_wqe_len(w);
-	unsigned long flags;
-	enum shca_exec_res res;
-	bool popped, dst_failed;
-
-	res = shca_peer_check(qp, peer, SHCA_OP_WRITE, 0, 0, imm, wc);
-	/*
-	 * No receive for the immediate data: the range is refused first, as
-	 * on the wire (checked with the first packet, the receive taken with
-	 * the last).
-	 */
-	if (res == SHCA_EXEC_RNR && len && qp->ibqp.qp_type == IB_QPT_RC &&
-	    shca_exec_range_refused(peer, &rt, len)) {
-		shca_exec_nak(qp, peer, SHCA_NAK_REM_ACCESS, wc);
-		return SHCA_EXEC_DONE;
-	}
-	if (res != SHCA_EXEC_DONE || wc->status != IB_WC_SUCCESS)
-		return res;
-
-	if (len && shca_xfer_one(qp, w, peer->sdev, &rt, len, false,
-				 &dst_failed)) {
-		if (dst_failed && qp->ibqp.qp_type == IB_QPT_UC) {
-			/* UC: dropped; the responder does not notice. */
-			return SHCA_EXEC_RETRY;
-		} else if (dst_failed) {
-			shca_exec_nak(qp, peer, SHCA_NAK_REM_ACCESS, wc);
-		} else {
-			wc->status = IB_WC_LOC_PROT_ERR;
-		}
-		return SHCA_EXEC_DONE;
-	}
-	if (!imm)
-		return SHCA_EXEC_DONE;
-
-	spin_lock_irqsave(&peer->lock, flags);
-	popped = shca_peer_same(peer, qp) && shca_rq_pop(peer, r);
-	spin_unlock_irqrestore(&peer->lock, flags);
-	if (!popped)
-		return SHCA_EXEC_RETRY;
-	shca_exec_recv_done(peer, qp, r, w, IB_WC_SUCCESS, len);
-	return SHCA_EXEC_DONE;
-}
-
-static enum shca_exec_res shca_exec_read(struct shca_qp *qp,
-					 struct shca_qp *peer,
-					 struct shca_wqe *w, struct ib_wc *wc)
-{
-	struct shca_mem_target rt = shca_peer_target(peer, w->rdma.remote_addr,
-						     w->rdma.rkey,
-						     IB_ACCESS_REMOTE_READ);
-	u64 len = shca_sge_total(w->sge, w->num_sge);
-	enum shca_exec_res res;
-	bool dst_failed;
-
-	res = shca_peer_check(qp, peer, SHCA_OP_READ, 0, len, false, wc);
-	if (res != SHCA_EXEC_DONE || wc->status != IB_WC_SUCCESS)
-		return res;
-
-	if (len && shca_xfer_one(qp, w, peer->sdev, &rt, len, true,
-				 &dst_failed)) {
-		if (dst_failed)
-			wc->status = IB_WC_LOC_PROT_ERR;
-		else
-			shca_exec_nak(qp, peer, SHCA_NAK_REM_ACCESS, wc);
-		return SHCA_EXEC_DONE;
-	}
-	wc->byte_len = len;
-	return SHCA_EXEC_DONE;
-}
-
-static enum shca_exec_res shca_exec_atomic(struct shca_qp *qp,
-					   struct shca_qp *peer,
-					   struct shca_wqe *w, struct ib_wc *wc)
-{
-	struct shca_mem_target rt = shca_peer_target(peer, w->atomic.remote_addr,
-						     w->atomic.rkey,
-						     IB_ACCESS_REMOTE_ATOMIC);
-	enum shca_exec_res res;
-	u64 old;
-	int err;
-
-	res = shca_peer_check(qp, peer, SHCA_OP_ATOMIC, rt.iova, 0, false, wc);
-	if (res != SHCA_EXEC_DONE || wc->status != IB_WC_SUCCESS)
-		return res;
-
-	err = shca_resp_atomic(peer->sdev, &rt,
-			       w->opcode == IB_WR_ATOMIC_CMP_AND_SWP,
-			       w->atomic.compare_add, w->atomic.swap, &old);
-	if (err) {
-		shca_exec_nak(qp, peer, SHCA_NAK_REM_ACCESS, wc);
-		return SHCA_EXEC_DONE;
-	}
-	if (shca_mr_copy_held_buf(&qp->held[0], 0, &old, sizeof(old),
-				  SHCA_COPY_TO_MR))
-		wc->status = IB_WC_LOC_PROT_ERR;
-	else
-		wc->byte_len = sizeof(old);
-	return SHCA_EXEC_DONE;
+	shca_mlink_msg(qp, w, &pkt, &m);
+	shca_resp_mem_request(peer, &pkt);
+	if (m.span.mr)
+		shca_mr_unhold(&m.span);
+	return shca_mlink_answer(qp, w, &m, wc);
 }
 
 /*
@@ -716,52 +619,24 @@ static struct shca_qp *shca_ud_peer(struct shca_qp *qp,
 }
 
 /*
- * Deliver the datagram @w of @qp to @peer: if the peer is receiving, the
- * Q_Key matches and a receive is posted, the receive gets the GRH area,
- * then the data; else it is dropped and counted at the peer's device.
+ * Deliver the datagram @w of @qp to @peer's responder (a receive takes
+ * it, or it is dropped and counted there), with the GRH a RoCE v2 HCA
+ * writes for the AV it was sent with.
  */
 static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
 			    struct shca_qp *peer, u64 len)
 {
-	struct shca_wqe *r = qp->resp_wqe;
-	struct shca_xfer dst, src, hdr;
+	struct shca_mreq m = { .qp = qp, .w = w, .later = qp->req.in_post };
 	u8 grh[SHCA_GRH_BYTES];
-	unsigned long flags;
-	bool popped = false, dst_failed;
-	u32 qkey;
+	struct shca_pkt pkt;
 
-	/* The high-order bit asks for the QP's own ("controlled") Q_Key. */
-	qkey = (w->ud.remote_qkey & BIT(31)) ? qp->qkey : w->ud.remote_qkey;
-
-	spin_lock_irqsave(&peer->lock, flags);
-	qp->req.peer_epoch = peer->epoch;
-	if (shca_resp_receiving(peer) && peer->qkey == qkey && shca_port_up(peer->sdev) &&
-	    !shca_resp_dgram_too_long(peer, len))
-		popped = shca_rq_pop(peer, r);
-	spin_unlock_irqrestore(&peer->lock, flags);
-	if (!popped) {
+	if (!shca_port_up(peer->sdev)) {
 		atomic_long_inc(&peer->sdev->rx_dropped);
 		return;
 	}
-
-	/* The sender's doing, not the consumer's: the QP goes on. */
-	if (len + SHCA_GRH_BYTES > shca_sge_total(r->sge, r->num_sge)) {
-		shca_exec_recv_done(peer, qp, r, w, IB_WC_LOC_LEN_ERR, 0);
-		return;
-	}
+	shca_mlink_msg(qp, w, &pkt, &m);
 	shca_ud_grh(grh, &w->ud.av, len, w->opcode == IB_WR_SEND_WITH_IMM);
-	/* The receive WQE's scatter list, written with local rights. */
-	shca_xfer_local(&dst, peer, r, IB_ACCESS_LOCAL_WRITE);
-	hdr = (struct shca_xfer){ .inl = grh, .inl_len = SHCA_GRH_BYTES };
-	shca_xfer_held(&src, qp, w, 0);
-	if (shca_xfer(&dst, &hdr, SHCA_GRH_BYTES, &dst_failed) ||
-	    shca_xfer(&dst, &src, len, &dst_failed)) {
-		/* The source was probed: a receive SGE was refused. */
-		shca_exec_recv_done(peer, qp, r, w, IB_WC_LOC_PROT_ERR, 0);
-		shca_resp_error(qp, peer, IB_EVENT_QP_ACCESS_ERR, false);
-		return;
-	}
-	shca_exec_recv_done(peer, qp, r, w, IB_WC_SUCCESS, len + SHCA_GRH_BYTES);
+	shca_resp_datagram(peer, &pkt, grh, qp->resp_wqe);
 }
 
 /*
@@ -851,22 +726,7 @@ static enum shca_exec_res shca_exec_held(struct shca_qp *qp,
 		goto out;
 	}
 
-	switch (w->opcode) {
-	case IB_WR_RDMA_WRITE:
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		res = shca_exec_write(qp, peer, w, wc);
-		break;
-	case IB_WR_RDMA_READ:
-		res = shca_exec_read(qp, peer, w, wc);
-		break;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		res = shca_exec_atomic(qp, peer, w, wc);
-		break;
-	default:
-		res = shca_exec_send(qp, peer, w, wc);
-		break;
-	}
+	res = shca_exec_msg(qp, peer, w, wc);
 out:
 	shca_qp_put(peer);
 	return res;
@@ -1286,14 +1146,18 @@ void shca_qp_post_run(struct shca_qp *qp)
  * @qp: the QP, in the RESET state (nothing new starts executing)
  *
  * Takes SHCA_QP_EXEC_BUSY (a poster executing finishes its WQE and sees
- * the state) and cancels the work item. shca_qp_exec_resume() gives the
- * bit back once the queues are reset; destroy keeps it.
+ * the state) and SHCA_QP_EXEC_RESP (a peer's requester handing the
+ * responder a message finishes it: nothing of it lands after a reset),
+ * and cancels the work item. shca_qp_exec_resume() gives the bits back
+ * once the queues are reset; destroy keeps them.
  *
  * Context: process context; sleeps.
  */
 void shca_qp_exec_stop(struct shca_qp *qp)
 {
 	while (test_and_set_bit_lock(SHCA_QP_EXEC_BUSY, &qp->exec_flags))
+		usleep_range(10, 100);
+	while (test_and_set_bit_lock(SHCA_QP_EXEC_RESP, &qp->exec_flags))
 		usleep_range(10, 100);
 	/* The work item may requeue itself meanwhile; this stops it too. */
 	cancel_delayed_work_sync(&qp->work);
@@ -1305,6 +1169,7 @@ void shca_qp_exec_stop(struct shca_qp *qp)
  */
 void shca_qp_exec_resume(struct shca_qp *qp)
 {
+	clear_bit_unlock(SHCA_QP_EXEC_RESP, &qp->exec_flags);
 	clear_bit_unlock(SHCA_QP_EXEC_BUSY, &qp->exec_flags);
 }
 

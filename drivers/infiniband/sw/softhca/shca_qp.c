@@ -682,11 +682,8 @@ static void shca_qp_apply_attr(struct shca_qp *qp,
 		qp->dest_qpn = attr->dest_qp_num;
 	if (mask & IB_QP_QKEY)
 		qp->qkey = attr->qkey;
-	if (mask & IB_QP_STATE) {
-		if (attr->qp_state == IB_QPS_RESET)
-			qp->epoch++;
+	if (mask & IB_QP_STATE)
 		qp->state = attr->qp_state;
-	}
 }
 
 #if IS_ENABLED(CONFIG_KUNIT)

@@ -1,26 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0
 /**
- * DOC: The responder's rules, for both links
+ * DOC: The responder, for both links
  *
  * What a responder decides does not depend on how the request reached
- * it: in memory, a whole message a peer's requester hands over
- * (shca_exec.c), or RoCE v2 packets from the UDP link (shca_wire.c).
- * The rules both links share live here, once: when a QP takes requests
- * at all, what its attributes allow, how an atomic executes, when a
- * datagram is dropped unseen, how a receive WQE completes and when its
- * error ends the connection, and what each refusal (a NAK code) means
- * to the requester and to the responder.
+ * it, and it is written once: when a QP takes requests at all, what its
+ * attributes allow, the whole range a RETH names, how a SEND fills its
+ * receive WQE and a WRITE its memory, how a READ or an atomic executes,
+ * when a datagram is dropped unseen, how a receive WQE completes and
+ * when its error ends the connection, what each refusal (a NAK code)
+ * means to the requester and to the responder.
  *
  * A request, whichever link carried it, is described by a
- * &struct shca_pkt: the memory link describes a whole message as one
- * ONLY packet (shca_resp_msg()).
+ * &struct shca_pkt. The UDP link hands the responder RoCE v2 packets,
+ * one at a time, from the QP's work item (shca_wire.c): the data is in
+ * the packet, and every answer (ACK, NAK, RNR NAK, READ responses,
+ * atomic ACK) leaves as a packet. The memory link hands it a whole
+ * message as one ONLY packet whose data stays in the requester's memory
+ * (&struct shca_mreq): the responder moves the bytes with the link's copy
+ * functions (shca_mlink_*(): once, MR to MR) and leaves its answer in
+ * the message, which the requester's completer reads back
+ * (shca_resp_mem_request()).
  *
- * The second half of the file is the responder of the UDP link, packet
- * by packet (see the DOC of shca_wire.c): PSN and duplicates, the
- * message in progress and the receive WQE it holds, the READ/atomic
- * replay resources, READ responses in bounded runs, coalesced ACKs. The
- * memory link's own responder steps are still in shca_exec.c; they move
- * here as the one-transport work goes on (issue 30).
+ * The responder state of a QP (&struct shca_wresp) belongs to its work
+ * item on the wire, to the one requester that holds SHCA_QP_EXEC_RESP in
+ * memory; a RESET waits for both (shca_qp_exec_stop()).
+ *
+ * What only the wire has (PSN gaps and duplicates, the READ/atomic
+ * replay resources answering them, READ responses in bounded runs,
+ * coalesced ACKs) is below, after the rules both links use.
  */
 
 #include <linux/etherdevice.h>
@@ -49,56 +56,6 @@ bool shca_resp_receiving(const struct shca_qp *qp)
 
 	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
 	       state == IB_QPS_SQD || state == IB_QPS_SQE;
-}
-
-/**
- * shca_resp_msg() - describe a whole message of a send WQE as one packet
- * @qp: the requester's QP
- * @w: the send WQE (SEND, SEND_WITH_IMM, SEND_WITH_INV or
- *	RDMA_WRITE_WITH_IMM)
- * @pkt: filled: the opcode of an ONLY packet of @qp's transport, the
- *	solicited event bit, the immediate data or the key to invalidate,
- *	the source QP; for a datagram the address fields of its AV
- *
- * The memory link hands the responder whole messages; this is how it
- * tells the responder what the UDP link's packets tell it.
- */
-void shca_resp_msg(const struct shca_qp *qp, const struct shca_wqe *w,
-		   struct shca_pkt *pkt)
-{
-	bool ud = shca_qp_datagram(qp);
-	u8 base = ud ? IB_OPCODE_UD :
-		  qp->ibqp.qp_type == IB_QPT_UC ? IB_OPCODE_UC : IB_OPCODE_RC;
-
-	*pkt = (struct shca_pkt){
-		.se = !!(w->send_flags & IB_SEND_SOLICITED),
-		.src_qp = qp->ibqp.qp_num,
-		.vlan_id = 0xffff,
-	};
-	switch (w->opcode) {
-	case IB_WR_SEND_WITH_IMM:
-		pkt->opcode = base + IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE;
-		pkt->imm = w->ex.imm_data;
-		break;
-	case IB_WR_SEND_WITH_INV:
-		pkt->opcode = base + IB_OPCODE_SEND_ONLY_WITH_INVALIDATE;
-		pkt->ieth = w->ex.invalidate_rkey;
-		break;
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		pkt->opcode = base + IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
-		pkt->imm = w->ex.imm_data;
-		break;
-	default:
-		pkt->opcode = base + IB_OPCODE_SEND_ONLY;
-		break;
-	}
-	pkt->op = shca_op_get(pkt->opcode);
-	if (ud) {
-		pkt->net_type = w->ud.av.net_type;
-		ether_addr_copy(pkt->smac, w->ud.av.smac);
-		pkt->vlan_id = w->ud.av.vlan_id;
-		pkt->sl = w->ud.av.sl;
-	}
 }
 
 /**
@@ -221,7 +178,7 @@ bool shca_resp_dgram_too_long(struct shca_qp *qp, u64 len)
  * shca_resp_recv_done() - complete a receive WQE a request used
  * @qp: the responder
  * @r: the receive WQE, taken from @qp's receive queue or SRQ
- * @pkt: the request's (last) packet, or the message (shca_resp_msg())
+ * @pkt: the request's (last) packet, or the memory link's message
  * @status: IB_WC_SUCCESS or the error of the receive
  * @byte_len: bytes received (with a datagram's GRH area)
  * @later: the requester executes from post_send: the CQ's handlers and
@@ -332,33 +289,37 @@ enum ib_event_type shca_nak_event(u8 code)
 					  IB_EVENT_QP_ACCESS_ERR;
 }
 
-/* ---- the responder of the UDP link -------------------------------------- */
+/* The consumer's handlers of what @pkt causes run later (see shca_mreq). */
+static bool shca_resp_later(const struct shca_pkt *pkt)
+{
+	return pkt->mreq && pkt->mreq->later;
+}
 
-/* READ responses one run of the work item sends. */
-#define SHCA_WIRE_RD_BUDGET	64
-
-/* What the READ being answered needs next (shca_resp_read_more()). */
-enum shca_rd_more {
-	SHCA_RD_DONE,		/* all sent, or given up on (sent no more) */
-	SHCA_RD_MORE,		/* responses left for the next run */
-	SHCA_RD_REFUSED,	/* the memory was refused: NAK */
-};
+/* ---- datagrams ------------------------------------------------------------ */
 
 /**
- * shca_resp_ud_recv() - a datagram for a UD QP or the GSI QP, from the wire
- * @qp: the QP; the caller holds SHCA_QP_EXEC_BUSY
- * @skb: the packet (its IP header goes to the receive's GRH area)
- * @pkt: the packet, decoded
+ * shca_resp_datagram() - a datagram for a UD QP or the GSI QP
+ * @qp: the receiving QP
+ * @pkt: the datagram: its Q_Key, source QP and address fields, and its
+ *	data (at @pkt->payload, or the memory link's message)
+ * @grh: the 40 bytes the receive's GRH area gets
+ * @r: room for the receive WQE the datagram takes (the caller's own)
  *
  * Taken by the next receive WQE if the QP receives, the Q_Key matches
- * and it is not too long (else dropped and counted); the receive gets
- * the GRH area, then the data.
+ * and it is not too long; else dropped and counted at the device. The
+ * receive gets the GRH area, then the data. A receive too short for it
+ * completes with IB_WC_LOC_LEN_ERR and the QP goes on (the sender's
+ * doing, not the consumer's); one whose memory is refused completes with
+ * IB_WC_LOC_PROT_ERR and the QP enters the error state.
+ *
+ * Context: process context (a copy may fault in ODP pages); no QP lock
+ * held.
+ * Return: true if a receive took it, false if it was dropped.
  */
-void shca_resp_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
-		       const struct shca_pkt *pkt)
+bool shca_resp_datagram(struct shca_qp *qp, const struct shca_pkt *pkt,
+			const u8 *grh, struct shca_wqe *r)
 {
-	struct shca_wqe *r = qp->resp_wqe;
-	u8 grh[SHCA_GRH_BYTES] = {};
+	bool later = shca_resp_later(pkt);
 	unsigned long flags;
 	bool popped = false;
 	int err;
@@ -370,40 +331,65 @@ void shca_resp_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
 	spin_unlock_irqrestore(&qp->lock, flags);
 	if (!popped) {
 		atomic_long_inc(&qp->sdev->rx_dropped);
-		shca_wire_drop(qp);
-		return;
+		return false;
 	}
-	shca_wire_rx_count(qp, skb);
+	if (SHCA_GRH_BYTES + (u64)pkt->paylen > shca_wire_wqe_len(r)) {
+		shca_resp_recv_done(qp, r, pkt, IB_WC_LOC_LEN_ERR, 0, later);
+		return true;
+	}
+	err = shca_wire_sg_copy(qp, r, 0, (void *)grh, SHCA_GRH_BYTES,
+				IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
+	if (!err && pkt->mreq)
+		err = shca_mlink_recv(pkt->mreq, qp, r, SHCA_GRH_BYTES,
+				      pkt->paylen);
+	else if (!err && pkt->paylen)
+		err = shca_wire_sg_copy(qp, r, SHCA_GRH_BYTES,
+					(void *)pkt->payload, pkt->paylen,
+					IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
+	if (err) {
+		/* With the receive still counted: a RESET waits for both. */
+		shca_resp_recv_error(qp);
+		shca_resp_recv_done(qp, r, pkt, IB_WC_LOC_PROT_ERR, 0, later);
+		return true;
+	}
+	shca_resp_recv_done(qp, r, pkt, IB_WC_SUCCESS,
+			    SHCA_GRH_BYTES + pkt->paylen, later);
+	return true;
+}
+
+/**
+ * shca_resp_ud_recv() - a datagram for a UD QP or the GSI QP, from the wire
+ * @qp: the QP; the caller holds SHCA_QP_EXEC_BUSY
+ * @skb: the packet (its IP header goes to the receive's GRH area)
+ * @pkt: the packet, decoded
+ */
+void shca_resp_ud_recv(struct shca_qp *qp, struct sk_buff *skb,
+		       const struct shca_pkt *pkt)
+{
+	u8 grh[SHCA_GRH_BYTES] = {};
 
 	/* The GRH area: the IPv6 header, or the IPv4 one in its last bytes. */
 	if (pkt->net_type == RDMA_NETWORK_IPV4)
 		memcpy(grh + 20, ip_hdr(skb), sizeof(struct iphdr));
 	else
 		memcpy(grh, ipv6_hdr(skb), sizeof(struct ipv6hdr));
-	/* The sender's doing, not the consumer's: the QP goes on. */
-	if (SHCA_GRH_BYTES + pkt->paylen > shca_wire_wqe_len(r)) {
-		shca_resp_recv_done(qp, r, pkt, IB_WC_LOC_LEN_ERR, 0, false);
-		return;
-	}
-	err = shca_wire_sg_copy(qp, r, 0, grh, SHCA_GRH_BYTES,
-				IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
-	if (!err && pkt->paylen)
-		err = shca_wire_sg_copy(qp, r, SHCA_GRH_BYTES,
-					(void *)pkt->payload, pkt->paylen,
-					IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
-	if (err) {
-		shca_resp_recv_done(qp, r, pkt, IB_WC_LOC_PROT_ERR, 0, false);
-		goto error;
-	}
-	shca_resp_recv_done(qp, r, pkt, IB_WC_SUCCESS,
-			    SHCA_GRH_BYTES + pkt->paylen, false);
-	return;
-
-error:
-	shca_resp_recv_error(qp);
+	if (shca_resp_datagram(qp, pkt, grh, qp->resp_wqe))
+		shca_wire_rx_count(qp, skb);
+	else
+		shca_wire_drop(qp);
 }
 
-/* ---- RC and UC ---------------------------------------------------------- */
+/* ---- RC and UC: answers --------------------------------------------------- */
+
+/* READ responses one run of the work item sends. */
+#define SHCA_WIRE_RD_BUDGET	64
+
+/* What the READ being answered needs next (shca_resp_read_more()). */
+enum shca_rd_more {
+	SHCA_RD_DONE,		/* all sent, or given up on (sent no more) */
+	SHCA_RD_MORE,		/* responses left for the next run */
+	SHCA_RD_REFUSED,	/* the memory was refused: NAK */
+};
 
 static void shca_resp_send_ctl(struct shca_qp *qp, struct shca_pkt *pkt)
 {
@@ -430,11 +416,31 @@ static void shca_resp_ack(struct shca_qp *qp, u32 psn, u8 syndrome)
 }
 
 /*
- * Refuse the request at @psn with NAK @code; for the errors that end the
- * connection, the responder goes to the error state, with the event the
+ * A refusal with NAK @code (not a PSN sequence error) ends the
+ * connection: the responder enters the error state, with the event the
  * code means (shca_nak_event()) if @notify: not when a receive WQE
- * completed with the error (the completion reports it).
+ * completed with the error (the completion reports it), and not for a
+ * QP that modify_qp reset meanwhile (a request of its last connection).
  */
+static void shca_resp_fail(struct shca_qp *qp, u8 code, bool notify,
+			   bool later)
+{
+	unsigned long flags;
+	bool err;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	shca_qp_set_error(qp);
+	err = qp->state == IB_QPS_ERR;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (!notify || !err)
+		return;
+	if (later)
+		shca_qp_event_later(qp, shca_nak_event(code));
+	else
+		shca_qp_event(qp, shca_nak_event(code));
+}
+
+/* The UDP link: send NAK @code for @psn, and end the connection for it. */
 static void shca_resp_nak(struct shca_qp *qp, u32 psn, u8 code, bool notify)
 {
 	static const u8 sent[] = {
@@ -443,18 +449,46 @@ static void shca_resp_nak(struct shca_qp *qp, u32 psn, u8 code, bool notify)
 		[SHCA_NAK_REM_ACCESS] = SHCA_WS_ACCESS_NAKS_SENT,
 		[SHCA_NAK_REM_OP] = SHCA_WS_OP_NAKS_SENT,
 	};
-	unsigned long flags;
 
 	shca_wstat_inc(qp->sdev, sent[code]);
 	shca_resp_ack(qp, psn, SHCA_AETH_NAK | code);
-	if (code == SHCA_NAK_PSN_SEQ)
-		return;
-	spin_lock_irqsave(&qp->lock, flags);
-	shca_qp_set_error(qp);
-	spin_unlock_irqrestore(&qp->lock, flags);
-	if (notify)
-		shca_qp_event(qp, shca_nak_event(code));
+	if (code != SHCA_NAK_PSN_SEQ)
+		shca_resp_fail(qp, code, notify, false);
 }
+
+/* The memory link: the answer the requester reads back. */
+static void shca_resp_answer(const struct shca_pkt *pkt, u8 syndrome)
+{
+	pkt->mreq->answered = true;
+	pkt->mreq->syndrome = syndrome;
+}
+
+/* Refuse the request @pkt with NAK @code, on either link. */
+static void shca_resp_refuse(struct shca_qp *qp, const struct shca_pkt *pkt,
+			     u8 code, bool notify)
+{
+	if (!pkt->mreq) {
+		shca_resp_nak(qp, pkt->psn, code, notify);
+		return;
+	}
+	shca_resp_answer(pkt, SHCA_AETH_NAK | code);
+	shca_resp_fail(qp, code, notify, pkt->mreq->later);
+}
+
+/* No receive WQE for @pkt: an RNR NAK with the QP's min_rnr_timer. */
+static void shca_resp_rnr(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	u8 syndrome = SHCA_AETH_RNR_NAK | (READ_ONCE(qp->min_rnr_timer) & 0x1f);
+
+	if (pkt->mreq) {
+		shca_resp_answer(pkt, syndrome);
+		return;
+	}
+	shca_wstat_inc(qp->sdev, SHCA_WS_RNR_NAKS_SENT);
+	shca_resp_ack(qp, pkt->psn, syndrome);
+}
+
+/* ---- RC and UC: requests -------------------------------------------------- */
 
 /*
  * The responder's end of a message: the receive WQE it used completes
@@ -468,7 +502,7 @@ static void shca_resp_msg_end(struct shca_qp *qp, const struct shca_pkt *pkt,
 	if (rs->have_wqe) {
 		shca_resp_recv_done(qp, rs->rwqe, pkt, status,
 				    status == IB_WC_SUCCESS ? rs->off : 0,
-				    false);
+				    shca_resp_later(pkt));
 		rs->have_wqe = false;
 	}
 	if (status != IB_WC_SUCCESS)
@@ -485,26 +519,31 @@ static void shca_resp_msg_end(struct shca_qp *qp, const struct shca_pkt *pkt,
  * A multi-packet SEND takes its receive WQE with its first packet; a QP
  * that enters the error state before the last one arrives completes it
  * with IB_WC_WR_FLUSH_ERR, ahead of the WQEs still queued, and a QP on
- * an SRQ counts it done (Last WQE Reached depends on it).
+ * an SRQ counts it done (Last WQE Reached depends on it). A message the
+ * memory link is handing over meanwhile ends its receive itself, and
+ * kicks the QP (the queued receives wait for it: it is in flight).
  */
 void shca_resp_flush_held(struct shca_qp *qp)
 {
 	struct shca_wresp *rs = &qp->wresp;
 	struct ib_wc wc;
 
-	if (!rs->have_wqe)
+	if (test_and_set_bit_lock(SHCA_QP_EXEC_RESP, &qp->exec_flags))
 		return;
-	wc = (struct ib_wc){
-		.wr_id = rs->rwqe->wr_id,
-		.status = IB_WC_WR_FLUSH_ERR,
-		.opcode = IB_WC_RECV,
-		.qp = &qp->ibqp,
-	};
-	rs->have_wqe = false;
-	rs->in_msg = false;
-	rs->off = 0;
-	shca_cq_push(to_shca_cq(qp->ibqp.recv_cq), &wc, false, false);
-	shca_qp_srq_check(qp, true, false);
+	if (rs->have_wqe) {
+		wc = (struct ib_wc){
+			.wr_id = rs->rwqe->wr_id,
+			.status = IB_WC_WR_FLUSH_ERR,
+			.opcode = IB_WC_RECV,
+			.qp = &qp->ibqp,
+		};
+		rs->have_wqe = false;
+		rs->in_msg = false;
+		rs->off = 0;
+		shca_cq_push(to_shca_cq(qp->ibqp.recv_cq), &wc, false, false);
+		shca_qp_srq_check(qp, true, false);
+	}
+	clear_bit_unlock(SHCA_QP_EXEC_RESP, &qp->exec_flags);
 }
 
 /*
@@ -642,6 +681,358 @@ static void shca_resp_atomic_ack(struct shca_qp *qp, const struct shca_rd_res *r
 	shca_resp_send_ctl(qp, &pkt);
 }
 
+/* Execute an atomic request; the rest was checked. */
+static bool shca_resp_atomic_req(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_mem_target t = {
+		.pd = qp->ibqp.pd,
+		.key = pkt->rkey,
+		.iova = pkt->va,
+		.access = IB_ACCESS_REMOTE_ATOMIC,
+		.qpn = qp->ibqp.qp_num,
+	};
+	struct shca_rd_res *res;
+	bool cmp_swap;
+	u64 orig;
+	int err;
+
+	cmp_swap = pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP;
+	err = shca_resp_atomic(qp->sdev, &t, cmp_swap,
+			       cmp_swap ? pkt->compare : pkt->swap_add,
+			       pkt->swap_add, &orig);
+	if (err) {
+		shca_resp_refuse(qp, pkt, SHCA_NAK_REM_ACCESS, true);
+		return false;
+	}
+	qp->wresp.msn++;
+	res = shca_resp_res_new(qp);
+	*res = (struct shca_rd_res){
+		.valid = true,
+		.atomic = true,
+		.psn = pkt->psn,
+		.lpsn = pkt->psn,
+		.orig = orig,
+		.msn = qp->wresp.msn,
+	};
+	qp->rq_psn = shca_psn_add(pkt->psn, 1);
+	if (pkt->mreq)
+		pkt->mreq->orig = orig;
+	else
+		shca_resp_atomic_ack(qp, res);
+	return true;
+}
+
+/*
+ * The whole range a RETH names, checked before a byte moves: a WRITE or
+ * READ that runs past its region is refused with its first packet, not
+ * after it moved some. The memory link keeps what the check held for
+ * its copy (shca_mreq.span).
+ */
+static int shca_resp_check_reth(struct shca_qp *qp, const struct shca_pkt *pkt,
+				int access)
+{
+	struct shca_mem_target t = {
+		.pd = qp->ibqp.pd,
+		.key = pkt->rkey,
+		.iova = pkt->va,
+		.access = access,
+		.qpn = qp->ibqp.qp_num,
+	};
+	struct shca_span span;
+	int err;
+
+	if (!pkt->dma_len)
+		return 0;
+	err = shca_mr_hold(qp->sdev, &t, pkt->dma_len, &span);
+	if (err)
+		return err;
+	if (pkt->mreq)
+		pkt->mreq->span = span;
+	else
+		shca_mr_unhold(&span);
+	return 0;
+}
+
+static bool shca_resp_read_req(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_mreq *m = pkt->mreq;
+	struct shca_rd_res *res;
+	u32 n;
+
+	if (shca_resp_check_reth(qp, pkt, IB_ACCESS_REMOTE_READ)) {
+		shca_resp_refuse(qp, pkt, SHCA_NAK_REM_ACCESS, true);
+		return false;
+	}
+	qp->wresp.msn++;
+	res = shca_resp_res_new(qp);
+	n = m ? m->npsn : pkt->dma_len ?
+	    DIV_ROUND_UP(pkt->dma_len, shca_wire_mtu(qp)) : 1;
+	*res = (struct shca_rd_res){
+		.valid = true,
+		.psn = pkt->psn,
+		.lpsn = shca_psn_add(pkt->psn, n - 1),
+		.va = pkt->va,
+		.rkey = pkt->rkey,
+		.len = pkt->dma_len,
+		.msn = qp->wresp.msn,
+	};
+	qp->rq_psn = shca_psn_add(pkt->psn, n);
+	if (m && pkt->dma_len && shca_mlink_read(m, pkt->dma_len) &&
+	    !m->local_err)
+		goto refused;
+	if (!m && shca_resp_read_respond(qp, res, pkt->psn) == SHCA_RD_REFUSED)
+		goto refused;
+	return true;
+
+refused:
+	res->valid = false;
+	shca_resp_refuse(qp, pkt, SHCA_NAK_REM_ACCESS, true);
+	return false;
+}
+
+/*
+ * The opcode fits the message in progress: a FIRST or ONLY packet starts
+ * one, MIDDLE and LAST continue one of the same kind.
+ */
+static bool shca_resp_seq_ok(const struct shca_wresp *rs, u32 flags)
+{
+	if (flags & SHCA_OP_FIRST)
+		return !rs->in_msg;
+	return rs->in_msg &&
+	       (flags & (SHCA_OP_SEND | SHCA_OP_WRITE)) == rs->kind;
+}
+
+/*
+ * The shape of a SEND or WRITE packet: the kind of message in progress,
+ * and on the wire, packets but the last carry exactly one MTU (the
+ * memory link's ONLY packet carries the whole message).
+ */
+static bool shca_resp_shape_ok(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	u32 flags = pkt->op->flags, mtu;
+
+	if (!shca_resp_seq_ok(&qp->wresp, flags))
+		return false;
+	if (pkt->mreq)
+		return true;
+	mtu = shca_wire_mtu(qp);
+	return pkt->paylen <= mtu &&
+	       ((flags & SHCA_OP_LAST) || pkt->paylen == mtu);
+}
+
+/* The first packet of a WRITE: the responder's rights and the whole range. */
+static bool shca_resp_write_first(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_wresp *rs = &qp->wresp;
+
+	if (shca_resp_check(qp, pkt->op->flags, 0, 0) ||
+	    shca_resp_check_reth(qp, pkt, IB_ACCESS_REMOTE_WRITE)) {
+		if (qp->ibqp.qp_type == IB_QPT_RC)
+			shca_resp_refuse(qp, pkt, SHCA_NAK_REM_ACCESS, true);
+		return false;
+	}
+	rs->va = pkt->va;
+	rs->rkey = pkt->rkey;
+	rs->resid = pkt->dma_len;
+	return true;
+}
+
+/* A SEND's data into the receive WQE it holds. */
+static bool shca_resp_send_data(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC, local;
+	int err;
+
+	if (rs->off + pkt->paylen > shca_wire_wqe_len(rs->rwqe)) {
+		shca_resp_msg_end(qp, pkt, IB_WC_LOC_LEN_ERR);
+		if (rc)
+			shca_resp_refuse(qp, pkt, SHCA_NAK_INV_REQ, false);
+		return false;
+	}
+	if (pkt->mreq)
+		err = shca_mlink_recv(pkt->mreq, qp, rs->rwqe, rs->off,
+				      pkt->paylen);
+	else
+		err = pkt->paylen ?
+		      shca_wire_sg_copy(qp, rs->rwqe, rs->off,
+					(void *)pkt->payload, pkt->paylen,
+					IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR) :
+		      0;
+	if (!err)
+		return true;
+	/* The memory link's source may fail: the requester's memory. */
+	local = pkt->mreq && pkt->mreq->local_err;
+	shca_resp_msg_end(qp, pkt, local ? IB_WC_REM_ABORT_ERR :
+					   IB_WC_LOC_PROT_ERR);
+	if (rc && !local)
+		shca_resp_refuse(qp, pkt, SHCA_NAK_REM_OP, false);
+	return false;
+}
+
+/* A WRITE's data into the range its first packet named. */
+static bool shca_resp_write_data(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	u32 flags = pkt->op->flags;
+	struct shca_mem_target t = {
+		.pd = qp->ibqp.pd,
+		.key = rs->rkey,
+		.iova = rs->va + rs->off,
+		.access = IB_ACCESS_REMOTE_WRITE,
+		.qpn = qp->ibqp.qp_num,
+	};
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+	int err = 0;
+
+	if (pkt->paylen > rs->resid ||
+	    ((flags & SHCA_OP_LAST) && pkt->paylen != rs->resid)) {
+		if (rc)
+			shca_resp_refuse(qp, pkt, SHCA_NAK_INV_REQ, true);
+		rs->in_msg = false;
+		return false;
+	}
+	if (pkt->paylen && pkt->mreq)
+		err = shca_mlink_write(pkt->mreq, pkt->paylen);
+	else if (pkt->paylen)
+		err = shca_mr_copy(qp->sdev, &t, (void *)pkt->payload,
+				   pkt->paylen, SHCA_COPY_TO_MR);
+	if (err) {
+		if (rc && !(pkt->mreq && pkt->mreq->local_err))
+			shca_resp_refuse(qp, pkt, SHCA_NAK_REM_ACCESS, true);
+		rs->in_msg = false;
+		return false;
+	}
+	rs->resid -= pkt->paylen;
+	return true;
+}
+
+/*
+ * A SEND or WRITE packet with the expected PSN. Return false if it was
+ * refused (and NAKed, or dropped on UC).
+ */
+static bool shca_resp_data(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_wresp *rs = &qp->wresp;
+	u32 flags = pkt->op->flags;
+	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
+
+	if (!shca_resp_shape_ok(qp, pkt)) {
+		if (rc)
+			shca_resp_refuse(qp, pkt, SHCA_NAK_INV_REQ, true);
+		rs->in_msg = false;
+		return false;
+	}
+	if (flags & SHCA_OP_FIRST) {
+		rs->kind = flags & (SHCA_OP_SEND | SHCA_OP_WRITE);
+		rs->off = 0;
+		if ((flags & SHCA_OP_WRITE) && !shca_resp_write_first(qp, pkt))
+			return false;
+	}
+	/* A receive WQE: with the first packet of a SEND, with WRITE's IMM. */
+	if (((flags & SHCA_OP_SEND) && (flags & SHCA_OP_FIRST)) ||
+	    ((flags & SHCA_OP_WRITE) && (flags & SHCA_OP_IMM))) {
+		if (!shca_resp_take_recv(qp)) {
+			if (rc)
+				shca_resp_rnr(qp, pkt);
+			return false;
+		}
+	}
+	if ((flags & SHCA_OP_SEND) ? !shca_resp_send_data(qp, pkt) :
+				     !shca_resp_write_data(qp, pkt))
+		return false;
+	rs->off += pkt->paylen;
+	rs->in_msg = true;
+	if (!(flags & SHCA_OP_LAST))
+		return true;
+
+	if ((flags & SHCA_OP_IETH) &&
+	    shca_mr_invalidate(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
+			       pkt->ieth)) {
+		shca_resp_msg_end(qp, pkt, IB_WC_LOC_PROT_ERR);
+		if (rc)
+			shca_resp_refuse(qp, pkt, SHCA_NAK_REM_OP, false);
+		return false;
+	}
+	shca_resp_msg_end(qp, pkt, IB_WC_SUCCESS);
+	return true;
+}
+
+/*
+ * Execute a request with the expected PSN, from either link. Return true
+ * if it was executed (a SEND or WRITE packet taken, a READ answered, an
+ * atomic done); the requester's PSN then advances past it.
+ */
+static bool shca_resp_exec(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	u32 flags = pkt->op->flags;
+	int nak;
+
+	if (!(flags & (SHCA_OP_READ | SHCA_OP_ATOMIC))) {
+		if (!shca_resp_data(qp, pkt))
+			return false;
+		qp->rq_psn = shca_psn_add(pkt->psn,
+					  pkt->mreq ? pkt->mreq->npsn : 1);
+		return true;
+	}
+	nak = qp->wresp.in_msg ? SHCA_NAK_INV_REQ :
+	      shca_resp_check(qp, flags, pkt->va, pkt->dma_len);
+	if (nak) {
+		shca_resp_refuse(qp, pkt, nak, true);
+		return false;
+	}
+	if (flags & SHCA_OP_READ)
+		return shca_resp_read_req(qp, pkt);
+	return shca_resp_atomic_req(qp, pkt);
+}
+
+/**
+ * shca_resp_mem_request() - a whole message from the memory link
+ * @qp: the responder
+ * @pkt: the message, as one ONLY packet of the requester's transport;
+ *	@pkt->mreq is the link's side of it and takes the answer
+ *
+ * The responder takes a message only from its connection's peer, while
+ * it receives, at the PSN it expects (RC; a UC responder takes any new
+ * message), from one requester at a time: SHCA_QP_EXEC_RESP, which a
+ * RESET waits for, so that nothing of an earlier connection lands on a
+ * QP reset and connected again. A QP whose connection runs on the wire
+ * takes requests only from packets. What is not taken is not answered:
+ * the requester retries it as a lost packet.
+ *
+ * The answer is what the UDP link would send: an ACK (with an atomic's
+ * original value), an RNR NAK with the QP's min_rnr_timer, a NAK and its
+ * code; the responder's own side of it (its receive completion, its
+ * error state and event) is done as on the wire.
+ *
+ * Context: process context (a copy may fault in ODP pages) unless the
+ * requester executes from post_send (then nothing here sleeps: the
+ * requester defers what may); no QP lock held.
+ */
+void shca_resp_mem_request(struct shca_qp *qp, const struct shca_pkt *pkt)
+{
+	struct shca_mreq *m = pkt->mreq;
+	unsigned long flags;
+	bool ours;
+
+	if (test_and_set_bit_lock(SHCA_QP_EXEC_RESP, &qp->exec_flags))
+		return;
+	spin_lock_irqsave(&qp->lock, flags);
+	ours = !qp->wire && qp->dest_qpn == pkt->src_qp &&
+	       qp->ibqp.qp_type == m->qp->ibqp.qp_type &&
+	       shca_resp_receiving(qp) &&
+	       (qp->ibqp.qp_type == IB_QPT_UC || qp->rq_psn == pkt->psn);
+	spin_unlock_irqrestore(&qp->lock, flags);
+	if (ours && shca_resp_exec(qp, pkt))
+		shca_resp_answer(pkt, SHCA_AETH_ACK | SHCA_AETH_CREDIT_INVAL);
+	clear_bit_unlock(SHCA_QP_EXEC_RESP, &qp->exec_flags);
+	/* Its work item flushes what the error state leaves. */
+	if (READ_ONCE(qp->state) == IB_QPS_ERR)
+		shca_qp_kick_now(qp);
+}
+
+/* ---- the UDP link's own: gaps, duplicates, coalesced ACKs ------------------ */
+
 /* A request with an earlier PSN: answer it again, execute nothing. */
 static void shca_resp_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt)
 {
@@ -664,227 +1055,6 @@ static void shca_resp_duplicate(struct shca_qp *qp, const struct shca_pkt *pkt)
 	}
 	/* Everything before the expected PSN was executed: say so. */
 	qp->wresp.ack_owed = true;
-}
-
-/* Execute an atomic request; the rest was checked. */
-static void shca_resp_atomic_req(struct shca_qp *qp, const struct shca_pkt *pkt)
-{
-	struct shca_mem_target t = {
-		.pd = qp->ibqp.pd,
-		.key = pkt->rkey,
-		.iova = pkt->va,
-		.access = IB_ACCESS_REMOTE_ATOMIC,
-		.qpn = qp->ibqp.qp_num,
-	};
-	struct shca_rd_res *res;
-	bool cmp_swap;
-	u64 orig;
-	int err;
-
-	cmp_swap = pkt->opcode == IB_OPCODE_RC_COMPARE_SWAP;
-	err = shca_resp_atomic(qp->sdev, &t, cmp_swap,
-			       cmp_swap ? pkt->compare : pkt->swap_add,
-			       pkt->swap_add, &orig);
-	if (err) {
-		shca_resp_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
-		return;
-	}
-	qp->wresp.msn++;
-	res = shca_resp_res_new(qp);
-	*res = (struct shca_rd_res){
-		.valid = true,
-		.atomic = true,
-		.psn = pkt->psn,
-		.lpsn = pkt->psn,
-		.orig = orig,
-		.msn = qp->wresp.msn,
-	};
-	shca_resp_atomic_ack(qp, res);
-	qp->rq_psn = shca_psn_add(pkt->psn, 1);
-}
-
-/*
- * The whole range a RETH names, checked before a byte moves (as the
- * memory link checks it): a WRITE or READ that runs past its region is
- * refused with its first packet, not after it moved some.
- */
-static int shca_resp_check_reth(struct shca_qp *qp, const struct shca_pkt *pkt,
-				int access)
-{
-	struct shca_mem_target t = {
-		.pd = qp->ibqp.pd,
-		.key = pkt->rkey,
-		.iova = pkt->va,
-		.access = access,
-		.qpn = qp->ibqp.qp_num,
-	};
-	struct shca_span span;
-	int err;
-
-	if (!pkt->dma_len)
-		return 0;
-	err = shca_mr_hold(qp->sdev, &t, pkt->dma_len, &span);
-	if (!err)
-		shca_mr_unhold(&span);
-	return err;
-}
-
-static void shca_resp_read_req(struct shca_qp *qp, const struct shca_pkt *pkt)
-{
-	u32 mtu = shca_wire_mtu(qp);
-	struct shca_rd_res *res;
-	u32 n;
-
-	if (shca_resp_check_reth(qp, pkt, IB_ACCESS_REMOTE_READ)) {
-		shca_resp_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
-		return;
-	}
-	qp->wresp.msn++;
-	res = shca_resp_res_new(qp);
-	n = pkt->dma_len ? DIV_ROUND_UP(pkt->dma_len, mtu) : 1;
-	*res = (struct shca_rd_res){
-		.valid = true,
-		.psn = pkt->psn,
-		.lpsn = shca_psn_add(pkt->psn, n - 1),
-		.va = pkt->va,
-		.rkey = pkt->rkey,
-		.len = pkt->dma_len,
-		.msn = qp->wresp.msn,
-	};
-	qp->rq_psn = shca_psn_add(pkt->psn, n);
-	if (shca_resp_read_respond(qp, res, pkt->psn) == SHCA_RD_REFUSED) {
-		res->valid = false;
-		shca_resp_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
-	}
-}
-
-/*
- * The opcode fits the message in progress: a FIRST or ONLY packet starts
- * one, MIDDLE and LAST continue one of the same kind.
- */
-static bool shca_resp_seq_ok(const struct shca_wresp *rs, u32 flags)
-{
-	if (flags & SHCA_OP_FIRST)
-		return !rs->in_msg;
-	return rs->in_msg &&
-	       (flags & (SHCA_OP_SEND | SHCA_OP_WRITE)) == rs->kind;
-}
-
-/*
- * A SEND or WRITE packet with the expected PSN. Return false if it was
- * refused (and NAKed, or dropped on UC).
- */
-static bool shca_resp_data(struct shca_qp *qp, const struct shca_pkt *pkt)
-{
-	struct shca_wresp *rs = &qp->wresp;
-	u32 flags = pkt->op->flags, mtu = shca_wire_mtu(qp);
-	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
-	bool imm = flags & SHCA_OP_IMM;
-	int err;
-
-	/* Packets but the last carry exactly one MTU. */
-	if (!shca_resp_seq_ok(rs, flags) || pkt->paylen > mtu ||
-	    (!(flags & SHCA_OP_LAST) && pkt->paylen != mtu)) {
-		if (rc)
-			shca_resp_nak(qp, pkt->psn, SHCA_NAK_INV_REQ, true);
-		rs->in_msg = false;
-		return false;
-	}
-
-	if (flags & SHCA_OP_FIRST) {
-		rs->kind = flags & (SHCA_OP_SEND | SHCA_OP_WRITE);
-		rs->off = 0;
-		if (flags & SHCA_OP_WRITE) {
-			if (shca_resp_check(qp, flags, 0, 0) ||
-			    shca_resp_check_reth(qp, pkt,
-						 IB_ACCESS_REMOTE_WRITE)) {
-				if (rc)
-					shca_resp_nak(qp, pkt->psn,
-						      SHCA_NAK_REM_ACCESS, true);
-				return false;
-			}
-			rs->va = pkt->va;
-			rs->rkey = pkt->rkey;
-			rs->resid = pkt->dma_len;
-		}
-	}
-	/* A receive WQE: with the first packet of a SEND, with WRITE's IMM. */
-	if (((flags & SHCA_OP_SEND) && (flags & SHCA_OP_FIRST)) ||
-	    ((flags & SHCA_OP_WRITE) && imm)) {
-		if (!shca_resp_take_recv(qp)) {
-			if (rc) {
-				shca_wstat_inc(qp->sdev, SHCA_WS_RNR_NAKS_SENT);
-				shca_resp_ack(qp, pkt->psn, SHCA_AETH_RNR_NAK |
-					      (qp->min_rnr_timer & 0x1f));
-			}
-			return false;
-		}
-	}
-
-	if (flags & SHCA_OP_SEND) {
-		if (rs->off + pkt->paylen > shca_wire_wqe_len(rs->rwqe)) {
-			shca_resp_msg_end(qp, pkt, IB_WC_LOC_LEN_ERR);
-			if (rc)
-				shca_resp_nak(qp, pkt->psn, SHCA_NAK_INV_REQ,
-					      false);
-			return false;
-		}
-		err = pkt->paylen ?
-		      shca_wire_sg_copy(qp, rs->rwqe, rs->off,
-					(void *)pkt->payload, pkt->paylen,
-					IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR) :
-		      0;
-		if (err) {
-			shca_resp_msg_end(qp, pkt, IB_WC_LOC_PROT_ERR);
-			if (rc)
-				shca_resp_nak(qp, pkt->psn, SHCA_NAK_REM_OP,
-					      false);
-			return false;
-		}
-	} else {
-		struct shca_mem_target t = {
-			.pd = qp->ibqp.pd,
-			.key = rs->rkey,
-			.iova = rs->va + rs->off,
-			.access = IB_ACCESS_REMOTE_WRITE,
-			.qpn = qp->ibqp.qp_num,
-		};
-
-		if (pkt->paylen > rs->resid ||
-		    ((flags & SHCA_OP_LAST) && pkt->paylen != rs->resid)) {
-			if (rc)
-				shca_resp_nak(qp, pkt->psn, SHCA_NAK_INV_REQ, true);
-			rs->in_msg = false;
-			return false;
-		}
-		if (pkt->paylen && shca_mr_copy(qp->sdev, &t,
-						(void *)pkt->payload,
-						pkt->paylen, SHCA_COPY_TO_MR)) {
-			if (rc)
-				shca_resp_nak(qp, pkt->psn, SHCA_NAK_REM_ACCESS, true);
-			rs->in_msg = false;
-			return false;
-		}
-		rs->resid -= pkt->paylen;
-	}
-	rs->off += pkt->paylen;
-	rs->in_msg = true;
-
-	if (flags & SHCA_OP_LAST) {
-		enum ib_wc_status status = IB_WC_SUCCESS;
-
-		if ((flags & SHCA_OP_IETH) &&
-		    shca_mr_invalidate(qp->sdev, qp->ibqp.pd, qp->ibqp.qp_num,
-				       pkt->ieth)) {
-			shca_resp_msg_end(qp, pkt, IB_WC_LOC_PROT_ERR);
-			if (rc)
-				shca_resp_nak(qp, pkt->psn, SHCA_NAK_REM_OP,
-					      false);
-			return false;
-		}
-		shca_resp_msg_end(qp, pkt, status);
-	}
-	return true;
 }
 
 /**
@@ -935,22 +1105,8 @@ void shca_resp_request(struct shca_qp *qp, struct sk_buff *skb,
 	shca_wire_rx_count(qp, skb);
 	rs->nak_sent = false;
 
-	if (flags & (SHCA_OP_READ | SHCA_OP_ATOMIC)) {
-		int nak = rs->in_msg ? SHCA_NAK_INV_REQ :
-			  shca_resp_check(qp, flags, pkt->va, pkt->dma_len);
-
-		if (nak)
-			shca_resp_nak(qp, pkt->psn, nak, true);
-		else if (flags & SHCA_OP_READ)
-			shca_resp_read_req(qp, pkt);
-		else
-			shca_resp_atomic_req(qp, pkt);
-		return;
-	}
-	if (!shca_resp_data(qp, pkt))
-		return;
-	qp->rq_psn = shca_psn_add(pkt->psn, 1);
-	if (rc && pkt->ackreq)
+	if (shca_resp_exec(qp, pkt) && rc && pkt->ackreq &&
+	    !(flags & (SHCA_OP_READ | SHCA_OP_ATOMIC)))
 		rs->ack_owed = true;
 }
 
@@ -989,4 +1145,3 @@ void shca_resp_ack_owed(struct shca_qp *qp)
 	shca_resp_ack(qp, shca_psn_add(qp->rq_psn, SHCA_PSN_MASK),
 		      SHCA_AETH_ACK | SHCA_AETH_CREDIT_INVAL);
 }
-

@@ -4,7 +4,8 @@
  * describe requests and responses on both links (shca_pkt.c), PSN
  * arithmetic, the requester and completer (shca_req.c) and the
  * responder (shca_resp.c). The links are below: the memory link
- * (shca_exec.c) and the UDP link (shca_wire.h).
+ * (shca_exec.c), which hands a responder whole messages (struct
+ * shca_mreq), and the UDP link (shca_wire.h).
  */
 #ifndef SHCA_TRANSPORT_H
 #define SHCA_TRANSPORT_H
@@ -127,7 +128,11 @@ struct shca_op {
  * @src_qp: DETH source QP
  * @sl: service level (a datagram the memory link carries; 0 on the wire)
  * @payload: the data the packet carries
- * @paylen: bytes at @payload (without pad and ICRC)
+ * @paylen: bytes at @payload (without pad and ICRC); the memory link:
+ *	bytes of the message
+ * @mreq: the memory link's side of a whole message it hands over (the
+ *	data is there, not at @payload; the answer goes there); NULL for a
+ *	packet of the UDP link
  */
 struct shca_pkt {
 	union ib_gid sgid;
@@ -160,6 +165,36 @@ struct shca_pkt {
 	u8 sl;
 	const u8 *payload;
 	u32 paylen;
+	struct shca_mreq *mreq;
+};
+
+/**
+ * struct shca_mreq - a message the memory link hands a responder whole
+ * @qp: the requester; the local SGEs of @w are held (shca_qp.held)
+ * @w: the requester's send WQE
+ * @npsn: PSNs the message takes at the requester's path MTU
+ * @later: the requester executes from post_send: the completion handlers
+ *	and events the message causes at the responder run later
+ * @span: the responder's memory the request names, held by the
+ *	responder's check of the whole range (shca_resp.c) for the copy;
+ *	dropped by the link
+ * @answered: the responder took the message or refused it: @syndrome
+ *	says how; else nobody took it (the requester retries)
+ * @syndrome: the answer, as an AETH syndrome: ACK, RNR NAK with the
+ *	timer code, or NAK with its code
+ * @local_err: the requester's own memory refused a copy
+ * @orig: an atomic's original remote value
+ */
+struct shca_mreq {
+	struct shca_qp *qp;
+	const struct shca_wqe *w;
+	u32 npsn;
+	bool later;
+	struct shca_span span;
+	bool answered;
+	u8 syndrome;
+	bool local_err;
+	u64 orig;
 };
 
 /* shca_pkt.c */
@@ -200,8 +235,9 @@ bool shca_req_complete(struct shca_qp *qp, const struct shca_wqe *w,
 /* The responder's rules, for both links (shca_resp.c). */
 bool shca_resp_receiving(const struct shca_qp *qp);
 int shca_resp_check(const struct shca_qp *qp, u32 flags, u64 va, u64 dma_len);
-void shca_resp_msg(const struct shca_qp *qp, const struct shca_wqe *w,
-		   struct shca_pkt *pkt);
+void shca_resp_mem_request(struct shca_qp *qp, const struct shca_pkt *pkt);
+bool shca_resp_datagram(struct shca_qp *qp, const struct shca_pkt *pkt,
+			const u8 *grh, struct shca_wqe *r);
 void shca_resp_recv_done(struct shca_qp *qp, const struct shca_wqe *r,
 			 const struct shca_pkt *pkt, enum ib_wc_status status,
 			 u32 byte_len, bool later);
@@ -218,5 +254,14 @@ void shca_resp_run(struct shca_qp *qp);
 void shca_resp_ack_owed(struct shca_qp *qp);
 enum ib_wc_status shca_nak_status(u8 code);
 enum ib_event_type shca_nak_event(u8 code);
+
+/*
+ * The memory link (shca_exec.c): what the responder calls to move the
+ * bytes of a message it takes whole (struct shca_mreq).
+ */
+int shca_mlink_recv(struct shca_mreq *m, struct shca_qp *qp,
+		    const struct shca_wqe *r, u64 off, u64 len);
+int shca_mlink_write(struct shca_mreq *m, u64 len);
+int shca_mlink_read(struct shca_mreq *m, u64 len);
 
 #endif /* SHCA_TRANSPORT_H */

@@ -1485,37 +1485,61 @@ static void shca_qp_error_spares_reset(struct kunit *test)
 static struct shca_qt_fix *shca_qt_epoch_fix;
 static int shca_qt_epoch_chunks;
 static int shca_qt_epoch_err;
+static bool shca_qt_epoch_waited;
+static DECLARE_COMPLETION(shca_qt_epoch_done);
 
-/*
- * After the first chunk of the WRITE: b's MR is invalidated (the next
- * chunk fails at b) and b is reset and connected again.
- */
-static void shca_qt_epoch_stub(struct shca_mr *mr)
+/* Another thread resets b and connects it again (to a, as before). */
+static int shca_qt_epoch_thread(void *arg)
 {
-	struct shca_qt_fix *f = shca_qt_epoch_fix;
+	struct shca_qt_fix *f = arg;
 	struct ib_qp_attr reset = { .qp_state = IB_QPS_RESET };
 	int err;
 
-	if (mr != to_shca_mr(f->b.mr) || ++shca_qt_epoch_chunks != 1)
-		return;
-	err = shca_mr_invalidate(to_shca_dev(f->b.ibdev), f->b.pd, 0,
-				 f->b.mr->rkey);
-	if (!err)
-		err = ib_modify_qp(f->b.qp, &reset, IB_QP_STATE);
+	err = ib_modify_qp(f->b.qp, &reset, IB_QP_STATE);
 	if (!err)
 		err = shca_qt_to_init(f->b.qp);
 	if (!err)
 		err = shca_qt_to_rts(f->b.qp, f->a.ibdev, f->a.qp->qp_num,
 				     &shca_qt_default_conn);
-	shca_qt_epoch_err = err;
+	WRITE_ONCE(shca_qt_epoch_err, err);
+	complete(&shca_qt_epoch_done);
+	return 0;
 }
 
 /*
- * Issue 29 (second review, F3): a request of a connection the responder
- * has since reset and connected again fails at the responder; the
- * requester's completion says so, but the responder's new connection
- * stays in RTS with no event (it saw none of it). Before the fix the
- * failure put the new connection in the error state.
+ * After the first chunk of the WRITE: b's MR is invalidated (the next
+ * chunk fails at b) and another thread resets b. The reset takes b out
+ * of RTS at once, then waits for the message b's responder is taking.
+ */
+static void shca_qt_epoch_stub(struct shca_mr *mr)
+{
+	struct shca_qt_fix *f = shca_qt_epoch_fix;
+	struct task_struct *task;
+	int i;
+
+	if (mr != to_shca_mr(f->b.mr) || ++shca_qt_epoch_chunks != 1)
+		return;
+	if (shca_mr_invalidate(to_shca_dev(f->b.ibdev), f->b.pd, 0,
+			       f->b.mr->rkey))
+		return;
+	task = kthread_run(shca_qt_epoch_thread, f, "shca_qt_reset");
+	if (IS_ERR(task))
+		return;
+	for (i = 0; i < 200 && shca_qt_state(f->b.qp) != IB_QPS_RESET; i++)
+		usleep_range(5000, 6000);
+	msleep(20);
+	/* In RESET, and still waiting for this message to end. */
+	shca_qt_epoch_waited = shca_qt_state(f->b.qp) == IB_QPS_RESET &&
+			       READ_ONCE(shca_qt_epoch_err) == -EINPROGRESS;
+}
+
+/*
+ * Issue 29 (second review, F3), issue 30: a request of a connection the
+ * responder is resetting fails at the responder; the requester's
+ * completion says so, but the reset waits for it (the memory link's
+ * responder is taken, SHCA_QP_EXEC_RESP), and the responder's new
+ * connection stays in RTS with no event (it saw none of it). Before
+ * issue 29 the failure put the new connection in the error state.
  */
 static void shca_qp_error_spares_new_connection(struct kunit *test)
 {
@@ -1537,12 +1561,17 @@ static void shca_qp_error_spares_new_connection(struct kunit *test)
 	shca_qt_epoch_fix = f;
 	shca_qt_epoch_chunks = 0;
 	shca_qt_epoch_err = -EINPROGRESS;
+	shca_qt_epoch_waited = false;
+	reinit_completion(&shca_qt_epoch_done);
 	kunit_activate_static_stub(test, shca_mr_copy_chunk_done,
 				   shca_qt_epoch_stub);
 	KUNIT_ASSERT_EQ(test, shca_qt_post(&f->a, &wr.wr), 0);
 	kunit_deactivate_static_stub(test, shca_mr_copy_chunk_done);
+	KUNIT_ASSERT_TRUE(test, wait_for_completion_timeout(&shca_qt_epoch_done,
+							    5 * HZ));
 	KUNIT_ASSERT_EQ(test, shca_qt_epoch_err, 0);
 	KUNIT_EXPECT_EQ(test, shca_qt_epoch_chunks, 1);
+	KUNIT_EXPECT_TRUE(test, shca_qt_epoch_waited);
 	shca_qt_expect_wc(test, f->a.cq, 2, IB_WC_REM_ACCESS_ERR,
 			  IB_WC_RDMA_WRITE, NULL);
 	msleep(20);
