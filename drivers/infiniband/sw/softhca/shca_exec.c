@@ -21,7 +21,7 @@
  * directly between the two QPs' memory, with the copy functions below
  * (shca_mlink_*()), which the responder calls. The responder leaves its
  * answer in the message, and the completer here takes it as the UDP
- * link's completer takes an ACK or a NAK (shca_mlink_answer()).
+ * link's completer takes an ACK or a NAK (shca_exec_answer()).
  *
  * Errors follow the IBTA classes a hardware RC requester reports: local
  * key/range/rights problems complete with IB_WC_LOC_PROT_ERR before
@@ -43,7 +43,7 @@
  * see shca_qp.c) cannot deliver into the connection that QP had.
  *
  * A run of the work item executes at most SHCA_EXEC_BUDGET WQEs or
- * SHCA_EXEC_BYTES bytes, and bytes move in SHCA_EXEC_CHUNK pieces with a
+ * SHCA_EXEC_BYTES bytes, and bytes move in SHCA_MLINK_CHUNK pieces with a
  * reschedule point between them, so one large request neither hogs a
  * CPU nor keeps other QPs' work items waiting.
  */
@@ -59,8 +59,6 @@
 /* WQEs and bytes one run of a work item executes before yielding. */
 #define SHCA_EXEC_BUDGET	64
 #define SHCA_EXEC_BYTES		SZ_8M
-/* Bytes copied between two reschedule points. */
-#define SHCA_EXEC_CHUNK		SZ_256K
 /*
  * What post_send executes in the poster's context before handing the
  * rest to the work item: WQEs, and bytes (each WQE whole; less than a
@@ -68,7 +66,7 @@
  */
 #define SHCA_POST_EXEC_BUDGET	16
 #define SHCA_POST_EXEC_BYTES	SZ_64K
-static_assert(SHCA_POST_EXEC_BYTES < SHCA_EXEC_CHUNK);
+static_assert(SHCA_POST_EXEC_BYTES < SHCA_MLINK_CHUNK);
 
 struct workqueue_struct *shca_wq;
 
@@ -89,213 +87,6 @@ static bool shca_exec_defer(const struct shca_qp *qp,
 			    const struct shca_qp *peer)
 {
 	return qp->req.in_post && !qp->user && (!peer || peer->user);
-}
-
-/*
- * One side of a transfer: a scatter/gather list of keys on a device, or
- * (source only) inline data, with a cursor. The requester's own SGEs
- * come resolved (@held, one span per SGE); the other side's are resolved
- * piece by piece.
- */
-struct shca_xfer {
-	struct shca_dev *sdev;
-	struct ib_pd *pd;
-	int access;
-	u32 qpn;
-	const struct ib_sge *sge;
-	const struct shca_span *held;
-	u32 num_sge;
-	const u8 *inl;
-	u32 inl_len;
-	u32 i;
-	u64 off;
-};
-
-static u64 shca_sge_total(const struct ib_sge *sge, u32 n)
-{
-	u64 len = 0;
-	u32 i;
-
-	for (i = 0; i < n; i++)
-		len += sge[i].length;
-	return len;
-}
-
-static u64 shca_wqe_len(const struct shca_wqe *w)
-{
-	return w->num_sge ? shca_sge_total(w->sge, w->num_sge) :
-			    w->inline_len;
-}
-
-/* Bytes left in the current element of @x, skipping empty ones. */
-static u64 shca_xfer_left(struct shca_xfer *x)
-{
-	if (x->inl)
-		return x->inl_len - x->off;
-	while (x->i < x->num_sge && x->off == x->sge[x->i].length) {
-		x->i++;
-		x->off = 0;
-	}
-	return x->i < x->num_sge ? x->sge[x->i].length - x->off : 0;
-}
-
-static void shca_xfer_target(const struct shca_xfer *x,
-			     struct shca_mem_target *t)
-{
-	t->pd = x->pd;
-	t->key = x->sge[x->i].lkey;
-	t->iova = x->sge[x->i].addr + x->off;
-	t->access = x->access;
-	t->qpn = x->qpn;
-}
-
-/*
- * Move @len bytes from @src to @dst. On error, *@dst_failed says which
- * side refused; bytes before the failing element may have moved.
- */
-static int shca_xfer(struct shca_xfer *dst, struct shca_xfer *src, u64 len,
-		     bool *dst_failed)
-{
-	struct shca_mem_target dt, st;
-	u64 moved = 0;
-	int err;
-
-	while (len) {
-		u64 s = shca_xfer_left(src), d = shca_xfer_left(dst);
-		u64 n = min3(len, s, d);
-
-		n = min_t(u64, n, SHCA_EXEC_CHUNK);
-
-		if (!n) {
-			*dst_failed = !d;
-			return -ERANGE;
-		}
-		if (src->inl) {
-			*dst_failed = true;
-			shca_xfer_target(dst, &dt);
-			err = shca_mr_copy(dst->sdev, &dt,
-					   (void *)(src->inl + src->off), n,
-					   SHCA_COPY_TO_MR);
-		} else if (src->held) {
-			shca_xfer_target(dst, &dt);
-			err = shca_mr_copy_held(&src->held[src->i], src->off,
-						dst->sdev, &dt, n, false,
-						dst_failed);
-		} else {
-			/* One side is always the requester's own, held. */
-			shca_xfer_target(src, &st);
-			err = shca_mr_copy_held(&dst->held[dst->i], dst->off,
-						src->sdev, &st, n, true,
-						dst_failed);
-		}
-		if (err)
-			return err;
-		src->off += n;
-		dst->off += n;
-		len -= n;
-		/* Never reached from post_send (SHCA_POST_EXEC_BYTES). */
-		moved += n;
-		if (len && moved >= SHCA_EXEC_CHUNK) {
-			moved = 0;
-			cond_resched();
-		}
-	}
-	return 0;
-}
-
-static void shca_xfer_local(struct shca_xfer *x, struct shca_qp *qp,
-			    const struct shca_wqe *w, int access)
-{
-	*x = (struct shca_xfer){
-		.sdev = qp->sdev,
-		.pd = qp->ibqp.pd,
-		.access = access,
-		.sge = w->sge,
-		.num_sge = w->num_sge,
-	};
-	if (!w->num_sge && w->inline_len) {
-		x->inl = (const u8 *)w->sge;
-		x->inl_len = w->inline_len;
-	}
-}
-
-/* The requester's own SGEs of @w, held by shca_hold_local(). */
-static void shca_xfer_held(struct shca_xfer *x, struct shca_qp *qp,
-			   const struct shca_wqe *w, int access)
-{
-	shca_xfer_local(x, qp, w, access);
-	x->held = qp->held;
-}
-
-/*
- * Move @len bytes between the requester's held SGEs of @w (or its inline
- * data) and @other, another QP's memory held whole: into it, or out of
- * it (@to_local). On error, *@dst_failed says which side refused.
- */
-static int shca_xfer_span(struct shca_qp *qp, const struct shca_wqe *w,
-			  struct shca_span *other, u64 len, bool to_local,
-			  bool *dst_failed)
-{
-	u64 off = 0, moved = 0, done, n;
-	u32 i;
-	int err;
-
-	if (!w->num_sge) {
-		/* Inline data, which only a SEND or a WRITE carries. */
-		*dst_failed = true;
-		return shca_mr_copy_held_buf(other, 0, (void *)w->sge, len,
-					     SHCA_COPY_TO_MR);
-	}
-	for (i = 0; i < w->num_sge; i++) {
-		for (done = 0; done < w->sge[i].length; done += n) {
-			n = min_t(u64, w->sge[i].length - done,
-				  SHCA_EXEC_CHUNK);
-			err = to_local ?
-			      shca_mr_copy_spans(&qp->held[i], done, other,
-						 off, n, dst_failed) :
-			      shca_mr_copy_spans(other, off, &qp->held[i],
-						 done, n, dst_failed);
-			if (err)
-				return err;
-			off += n;
-			moved += n;
-			/* Never reached from post_send (SHCA_POST_EXEC_BYTES). */
-			if (off < len && moved >= SHCA_EXEC_CHUNK) {
-				moved = 0;
-				cond_resched();
-			}
-		}
-	}
-	return 0;
-}
-
-/*
- * Move @len bytes between the requester's held SGEs of @w (or its inline
- * data) and one range of another QP's memory, @t: into @t, or out of it
- * (@to_local). The range is resolved and checked whole before a byte
- * moves, and the request moves its bytes under one registration.
- * On error, *@dst_failed says which side refused.
- */
-static int shca_xfer_one(struct shca_qp *qp, const struct shca_wqe *w,
-			 struct shca_dev *sdev, const struct shca_mem_target *t,
-			 u64 len, bool to_local, bool *dst_failed)
-{
-	struct shca_span other;
-	int err;
-
-	/* The common small message: one call of the MR engine. */
-	if (w->num_sge == 1 && len <= SHCA_EXEC_CHUNK)
-		return shca_mr_copy_held(&qp->held[0], 0, sdev, t, len,
-					 to_local, dst_failed);
-
-	err = shca_mr_hold(sdev, t, len, &other);
-	if (err) {
-		*dst_failed = !to_local;
-		return err;
-	}
-	err = shca_xfer_span(qp, w, &other, len, to_local, dst_failed);
-	shca_mr_unhold(&other);
-	return err;
 }
 
 /* Drop the spans shca_hold_local() took for the first @n SGEs of @w. */
@@ -335,183 +126,15 @@ static int shca_hold_local(struct shca_qp *qp, const struct shca_wqe *w,
 	return 0;
 }
 
-/* Move the cursor of @x @off bytes on (a receive's GRH area). */
-static void shca_xfer_seek(struct shca_xfer *x, u64 off)
-{
-	u64 n;
-
-	while (off && shca_xfer_left(x)) {
-		n = min(off, shca_xfer_left(x));
-		x->off += n;
-		off -= n;
-	}
-}
-
-/**
- * shca_mlink_recv() - the memory link: a message's data into a receive WQE
- * @m: the message; the requester's SGEs (or inline data) are the source
- * @qp: the responder, whose receive WQE @r is
- * @r: the receive WQE, written with local rights from byte @off on
- * @off: where in @r the data goes
- * @len: bytes of data
- *
- * Context: see shca_resp_mem_request().
- * Return: 0, or the MR engine's error; @m->local_err says whether the
- * requester's own memory refused it.
- */
-int shca_mlink_recv(struct shca_mreq *m, struct shca_qp *qp,
-		    const struct shca_wqe *r, u64 off, u64 len)
-{
-	struct shca_xfer dst, src;
-	bool dst_failed = false;
-	int err;
-
-	if (!len)
-		return 0;
-	if (r->num_sge == 1 && !off) {
-		struct shca_mem_target t = {
-			.pd = qp->ibqp.pd,
-			.key = r->sge[0].lkey,
-			.iova = r->sge[0].addr,
-			.access = IB_ACCESS_LOCAL_WRITE,
-		};
-
-		err = shca_xfer_one(m->qp, m->w, qp->sdev, &t, len, false,
-				    &dst_failed);
-	} else {
-		shca_xfer_local(&dst, qp, r, IB_ACCESS_LOCAL_WRITE);
-		shca_xfer_seek(&dst, off);
-		shca_xfer_held(&src, m->qp, m->w, 0);
-		err = shca_xfer(&dst, &src, len, &dst_failed);
-	}
-	m->local_err = err && !dst_failed;
-	return err;
-}
-
-/**
- * shca_mlink_write() - the memory link: a WRITE's data into the responder
- * @m: the message; the responder's range is held in @m->span
- * @len: bytes of data
- *
- * Return: 0, or the MR engine's error (@m->local_err: the requester's).
- */
-int shca_mlink_write(struct shca_mreq *m, u64 len)
-{
-	bool dst_failed = false;
-	int err;
-
-	err = shca_xfer_span(m->qp, m->w, &m->span, len, false, &dst_failed);
-	m->local_err = err && !dst_failed;
-	return err;
-}
-
-/**
- * shca_mlink_read() - the memory link: a READ's data to the requester
- * @m: the message; the responder's range is held in @m->span
- * @len: bytes of data
- *
- * Return: 0, or the MR engine's error (@m->local_err: the requester's).
- */
-int shca_mlink_read(struct shca_mreq *m, u64 len)
-{
-	bool dst_failed = false;
-	int err;
-
-	err = shca_xfer_span(m->qp, m->w, &m->span, len, true, &dst_failed);
-	m->local_err = err && dst_failed;
-	return err;
-}
-
-/*
- * Describe @w of @qp as the one ONLY packet of its transport the memory
- * link hands the responder: the BTH (destination, PSN, solicited event),
- * the RETH or AtomicETH, immediate data or the key to invalidate, the
- * message's length; for a datagram the DETH and the address fields of
- * its AV.
- */
-static void shca_mlink_msg(const struct shca_qp *qp, const struct shca_wqe *w,
-			   struct shca_pkt *pkt, struct shca_mreq *m)
-{
-	bool ud = shca_qp_datagram(qp);
-	u8 base = ud ? IB_OPCODE_UD :
-		  qp->ibqp.qp_type == IB_QPT_UC ? IB_OPCODE_UC : IB_OPCODE_RC;
-
-	*pkt = (struct shca_pkt){
-		.se = !!(w->send_flags & IB_SEND_SOLICITED),
-		.qpn = qp->req.dest_qpn,
-		.psn = qp->req.psn,
-		.src_qp = qp->ibqp.qp_num,
-		.vlan_id = 0xffff,
-		.paylen = shca_wqe_len(w),
-		.mreq = m,
-	};
-	switch (w->opcode) {
-	case IB_WR_SEND_WITH_IMM:
-		pkt->opcode = IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE;
-		pkt->imm = w->ex.imm_data;
-		break;
-	case IB_WR_SEND_WITH_INV:
-		pkt->opcode = IB_OPCODE_SEND_ONLY_WITH_INVALIDATE;
-		pkt->ieth = w->ex.invalidate_rkey;
-		break;
-	case IB_WR_RDMA_WRITE_WITH_IMM:
-		pkt->opcode = IB_OPCODE_RDMA_WRITE_ONLY_WITH_IMMEDIATE;
-		pkt->imm = w->ex.imm_data;
-		fallthrough;
-	case IB_WR_RDMA_WRITE:
-		if (w->opcode == IB_WR_RDMA_WRITE)
-			pkt->opcode = IB_OPCODE_RDMA_WRITE_ONLY;
-		pkt->va = w->rdma.remote_addr;
-		pkt->rkey = w->rdma.rkey;
-		pkt->dma_len = pkt->paylen;
-		break;
-	case IB_WR_RDMA_READ:
-		pkt->opcode = IB_OPCODE_RDMA_READ_REQUEST;
-		pkt->va = w->rdma.remote_addr;
-		pkt->rkey = w->rdma.rkey;
-		pkt->dma_len = pkt->paylen;
-		pkt->paylen = 0;
-		break;
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-		pkt->opcode = IB_OPCODE_COMPARE_SWAP;
-		pkt->compare = w->atomic.compare_add;
-		pkt->swap_add = w->atomic.swap;
-		goto atomic;
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		pkt->opcode = IB_OPCODE_FETCH_ADD;
-		pkt->swap_add = w->atomic.compare_add;
-atomic:
-		pkt->va = w->atomic.remote_addr;
-		pkt->rkey = w->atomic.rkey;
-		pkt->paylen = 0;
-		break;
-	default:
-		pkt->opcode = IB_OPCODE_SEND_ONLY;
-		break;
-	}
-	pkt->opcode += base;
-	pkt->op = shca_op_get(pkt->opcode);
-	if (ud) {
-		pkt->qpn = w->ud.remote_qpn;
-		/* The high-order bit asks for the QP's own ("controlled") Q_Key. */
-		pkt->qkey = (w->ud.remote_qkey & BIT(31)) ? qp->qkey :
-			    w->ud.remote_qkey;
-		pkt->net_type = w->ud.av.net_type;
-		ether_addr_copy(pkt->smac, w->ud.av.smac);
-		pkt->vlan_id = w->ud.av.vlan_id;
-		pkt->sl = w->ud.av.sl;
-	}
-}
-
 /*
  * The completer: the responder's answer to @w, as the UDP link's
  * completer takes an ACK or NAK (the same NAK statuses, the same RNR
  * timer, retries for what nobody answered).
  */
-static enum shca_exec_res shca_mlink_answer(struct shca_qp *qp,
-					    const struct shca_wqe *w,
-					    const struct shca_mreq *m,
-					    struct ib_wc *wc)
+static enum shca_exec_res shca_exec_answer(struct shca_qp *qp,
+					   const struct shca_wqe *w,
+					   const struct shca_mreq *m,
+					   struct ib_wc *wc)
 {
 	u8 kind = m->syndrome & SHCA_AETH_KIND_MASK;
 
@@ -585,13 +208,9 @@ static enum shca_exec_res shca_exec_msg(struct shca_qp *qp,
 		.npsn = qp->req.npsn,
 		.later = qp->req.in_post,
 	};
-	struct shca_pkt pkt;
 
-	shca_mlink_msg(qp, w, &pkt, &m);
-	shca_resp_mem_request(peer, &pkt);
-	if (m.span.mr)
-		shca_mr_unhold(&m.span);
-	return shca_mlink_answer(qp, w, &m, wc);
+	shca_mlink_request(peer, &m);
+	return shca_exec_answer(qp, w, &m, wc);
 }
 
 /*
@@ -619,27 +238,6 @@ static struct shca_qp *shca_ud_peer(struct shca_qp *qp,
 }
 
 /*
- * Deliver the datagram @w of @qp to @peer's responder (a receive takes
- * it, or it is dropped and counted there), with the GRH a RoCE v2 HCA
- * writes for the AV it was sent with.
- */
-static void shca_ud_deliver(struct shca_qp *qp, struct shca_wqe *w,
-			    struct shca_qp *peer, u64 len)
-{
-	struct shca_mreq m = { .qp = qp, .w = w, .later = qp->req.in_post };
-	u8 grh[SHCA_GRH_BYTES];
-	struct shca_pkt pkt;
-
-	if (!shca_port_up(peer->sdev)) {
-		atomic_long_inc(&peer->sdev->rx_dropped);
-		return;
-	}
-	shca_mlink_msg(qp, w, &pkt, &m);
-	shca_ud_grh(grh, &w->ud.av, len, w->opcode == IB_WR_SEND_WITH_IMM);
-	shca_resp_datagram(peer, &pkt, grh, qp->resp_wqe);
-}
-
-/*
  * A datagram to a multicast group (QP number 0xffffff, a multicast GID)
  * reaches every UD QP attached to the group on the devices of the
  * sender's namespace, the sender's own QP included (multicast loopback).
@@ -651,7 +249,7 @@ static void shca_ud_multicast(struct shca_qp *qp, struct shca_wqe *w, u64 len)
 
 	n = shca_mcast_get(qp->sdev, &w->ud.av.dgid, peers, ARRAY_SIZE(peers));
 	for (i = 0; i < n; i++) {
-		shca_ud_deliver(qp, w, peers[i], len);
+		shca_mlink_datagram(qp, w, peers[i], len);
 		shca_qp_put(peers[i]);
 	}
 }
@@ -697,7 +295,7 @@ static enum shca_exec_res shca_exec_ud(struct shca_qp *qp,
 		shca_qp_put(peer);
 		return SHCA_EXEC_DEFER;
 	}
-	shca_ud_deliver(qp, w, peer, len);
+	shca_mlink_datagram(qp, w, peer, len);
 	shca_qp_put(peer);
 	return SHCA_EXEC_DONE;
 }

@@ -541,7 +541,7 @@ static void shca_req_read_resp(struct shca_qp *qp, const struct shca_pkt *pkt)
 		}
 		return;
 	}
-	len = shca_wire_wqe_len(w);
+	len = shca_wqe_len(w);
 	if (pkt->paylen > len - rq->rd_off ||
 	    (!(flags & SHCA_OP_LAST) && pkt->paylen != mtu))
 		return;
@@ -676,7 +676,7 @@ static bool shca_req_send_pkt(struct shca_qp *qp, struct shca_wqe *w)
 	struct shca_wreq *rq = &qp->wreq;
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	u32 mtu = shca_wire_mtu(qp), paylen = 0;
-	u64 len = shca_wire_wqe_len(w);
+	u64 len = shca_wqe_len(w);
 	struct shca_pkt pkt = {
 		.qpn = qp->dest_qpn,
 		.psn = rq->psn,
@@ -868,7 +868,7 @@ bool shca_req_send(struct shca_qp *qp)
 				rq->next++;
 				continue;
 			}
-			if (shca_wire_wqe_len(w) > SHCA_MAX_MSG_SZ) {
+			if (shca_wqe_len(w) > SHCA_MAX_MSG_SZ) {
 				w->wire_done = true;
 				w->wire_status = IB_WC_LOC_LEN_ERR;
 				rq->next++;

@@ -333,7 +333,7 @@ bool shca_resp_datagram(struct shca_qp *qp, const struct shca_pkt *pkt,
 		atomic_long_inc(&qp->sdev->rx_dropped);
 		return false;
 	}
-	if (SHCA_GRH_BYTES + (u64)pkt->paylen > shca_wire_wqe_len(r)) {
+	if (SHCA_GRH_BYTES + (u64)pkt->paylen > shca_wqe_len(r)) {
 		shca_resp_recv_done(qp, r, pkt, IB_WC_LOC_LEN_ERR, 0, later);
 		return true;
 	}
@@ -844,7 +844,7 @@ static bool shca_resp_send_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC, local;
 	int err;
 
-	if (rs->off + pkt->paylen > shca_wire_wqe_len(rs->rwqe)) {
+	if (rs->off + pkt->paylen > shca_wqe_len(rs->rwqe)) {
 		shca_resp_msg_end(qp, pkt, IB_WC_LOC_LEN_ERR);
 		if (rc)
 			shca_resp_refuse(qp, pkt, SHCA_NAK_INV_REQ, false);

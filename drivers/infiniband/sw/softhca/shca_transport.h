@@ -4,7 +4,7 @@
  * describe requests and responses on both links (shca_pkt.c), PSN
  * arithmetic, the requester and completer (shca_req.c) and the
  * responder (shca_resp.c). The links are below: the memory link
- * (shca_exec.c), which hands a responder whole messages (struct
+ * (shca_mlink.c), which hands a responder whole messages (struct
  * shca_mreq), and the UDP link (shca_wire.h).
  */
 #ifndef SHCA_TRANSPORT_H
@@ -256,9 +256,15 @@ enum ib_wc_status shca_nak_status(u8 code);
 enum ib_event_type shca_nak_event(u8 code);
 
 /*
- * The memory link (shca_exec.c): what the responder calls to move the
- * bytes of a message it takes whole (struct shca_mreq).
+ * The memory link (shca_mlink.c): what carries a message whole (struct
+ * shca_mreq), and what the responder calls to move its bytes.
  */
+/* Bytes copied between two reschedule points. */
+#define SHCA_MLINK_CHUNK	SZ_256K
+
+void shca_mlink_request(struct shca_qp *peer, struct shca_mreq *m);
+void shca_mlink_datagram(struct shca_qp *qp, const struct shca_wqe *w,
+			 struct shca_qp *peer, u64 len);
 int shca_mlink_recv(struct shca_mreq *m, struct shca_qp *qp,
 		    const struct shca_wqe *r, u64 off, u64 len);
 int shca_mlink_write(struct shca_mreq *m, u64 len);

@@ -17,6 +17,27 @@ struct net_device;
 int shca_verbs_init_device(struct shca_dev *sdev, struct net_device *ndev);
 void shca_verbs_fini_device(struct shca_dev *sdev);
 
+/* shca_uverbs.c: mappings and the driver's own uverbs methods */
+struct softhca_create_qp;
+struct uverbs_attr_bundle;
+extern const struct uapi_definition shca_uapi_defs[];
+int shca_mmap(struct ib_ucontext *ibuc, struct vm_area_struct *vma);
+void shca_mmap_free(struct rdma_user_mmap_entry *rdma_entry);
+int shca_dm_mmap_insert(struct ib_ucontext *ibuc, struct shca_dm *dm,
+			struct uverbs_attr_bundle *attrs);
+int shca_cq_mmap_insert(struct shca_cq *cq, struct ib_udata *udata);
+int shca_create_qp_ucmd(struct ib_udata *udata,
+			struct softhca_create_qp *ucmd);
+int shca_qp_rings_create(struct shca_qp *qp,
+			 const struct softhca_create_qp *ucmd,
+			 struct ib_udata *udata);
+void shca_qp_rings_remove(struct shca_qp *qp);
+
+static inline struct shca_ucontext *to_shca_uc(struct ib_ucontext *ibuc)
+{
+	return container_of(ibuc, struct shca_ucontext, ibuc);
+}
+
 /*
  * The driver's fault-injection point: every allocation softhca makes on
  * its own asks it first. Without KUnit it is constant false; the KUnit
@@ -169,6 +190,7 @@ int shca_srq_post_recv(struct shca_srq *srq, const struct ib_recv_wr *wr,
 bool shca_srq_pop(struct shca_srq *srq, struct shca_wqe *out);
 bool shca_srq_empty(struct shca_srq *srq);
 bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out);
+u64 shca_wqe_len(const struct shca_wqe *w);
 bool shca_rq_empty(struct shca_qp *qp);
 
 /* shca_exec.c: executes work requests */

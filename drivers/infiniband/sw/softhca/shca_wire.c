@@ -135,24 +135,6 @@ int shca_wire_sg_copy(struct shca_qp *qp, const struct shca_wqe *w, u64 off,
 }
 
 /**
- * shca_wire_wqe_len() - the bytes a WQE's scatter list (or inline data) holds
- * @w: the WQE
- *
- * Return: the sum of its SGEs' lengths, or its inline length.
- */
-u64 shca_wire_wqe_len(const struct shca_wqe *w)
-{
-	u64 len = 0;
-	u32 i;
-
-	if (!w->num_sge)
-		return w->inline_len;
-	for (i = 0; i < w->num_sge; i++)
-		len += w->sge[i].length;
-	return len;
-}
-
-/**
  * shca_wire_pkt() - build a packet to send
  * @sdev: the sending device
  * @path: where it goes

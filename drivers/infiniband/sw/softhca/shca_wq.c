@@ -855,3 +855,21 @@ int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 		*bad_wr = wr;
 	return err;
 }
+
+/**
+ * shca_wqe_len() - the bytes a WQE's scatter list (or inline data) holds
+ * @w: the WQE
+ *
+ * Return: the sum of its SGEs' lengths, or its inline length.
+ */
+u64 shca_wqe_len(const struct shca_wqe *w)
+{
+	u64 len = 0;
+	u32 i;
+
+	if (!w->num_sge)
+		return w->inline_len;
+	for (i = 0; i < w->num_sge; i++)
+		len += w->sge[i].length;
+	return len;
+}
