@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * softhca - software RDMA host channel adapter: object types. The MR
- * engine's (MRs, windows, translations, spans) are in shca_mem.h.
+ * softhca - software RDMA host channel adapter: the device and the
+ * objects (PD, CQ, SRQ, AH, WQE, QP). The MR engine's types (MRs,
+ * windows, translations, spans) are in shca_mem.h, the transport's (the
+ * packet formats and the requester's and responder's state a QP embeds)
+ * in shca_transport.h, the UDP link's in shca_wire.h.
  *
  * Layering (see Documentation/overview.rst): shca_verbs.c is the only
  * file that parses ib_* arguments and udata; the engines (shca_mr.c, ...)
@@ -26,9 +29,14 @@
  *   umem_mutex of an ODP umem -> shca_mr.lock (the MMU notifier clears
  *	an ODP MR's pages under both; shca_odp.c)
  *   shca_qp.lock, shca_cq.lock, shca_mr.lock: leaves. The execution
- *	engine holds at most one of them at a time: it takes a peer's QP
- *	lock only with its own released, pushes completions with no QP
- *	lock held, and moves bytes with none held at all.
+ *	engine and the responder hold at most one of them at a time: a
+ *	peer's QP lock only with their own released, completions pushed
+ *	with no QP lock held, bytes moved with none held at all.
+ *
+ * Bits, not locks (taken with a try, or waited for only by modify_qp
+ * and destroy, which hold no lock then): SHCA_QP_EXEC_BUSY (the QP's
+ * executor) and SHCA_QP_EXEC_RESP (the memory link's responder), see
+ * struct shca_qp.exec_flags.
  *
  * Lookups by number or key (QPs, MRs) run under RCU and take a kref; the
  * memory they read (an MR, a QP's struct shca_qp_link) outlives a grace
@@ -56,6 +64,7 @@
 #include "shca_compat.h"
 #include "shca_mem.h"
 #include "shca_queue.h"
+#include "shca_transport.h"
 
 /* Out of tree, Kbuild passes SOFTHCA_VERSION of scripts/versions.env. */
 #ifndef SHCA_DRV_VERSION
@@ -95,7 +104,6 @@
 #define SHCA_MAX_RD_ATOM	128		/* READs/atomics a responder keeps */
 #define SHCA_MAX_INIT_RD_ATOM	128		/* ... a requester has outstanding */
 #define SHCA_MAX_MSG_SZ		BIT(31)		/* bytes per message */
-#define SHCA_PSN_MASK		0xffffff	/* 24-bit packet sequence numbers */
 #define SHCA_GRH_BYTES		40		/* GRH area of a UD receive */
 #define SHCA_MAX_AH		0x10000
 #define SHCA_MAX_SRQ		0x4000
@@ -636,147 +644,6 @@ struct shca_wqe {
 	bool wire_done;
 	u8 wire_status;
 	struct ib_sge sge[];
-};
-
-/**
- * struct shca_wreq - the requester and completer of a QP on the wire
- * @next: send queue counter of the next WQE to send packets of; WQEs from
- *	the queue's head up to it are in flight
- * @off: bytes of that WQE sent (a READ: asked for) so far
- * @psn: the PSN of the next packet to send
- * @una: the oldest PSN not acknowledged
- * @resend: going back over packets sent before, up to @resend_until
- * @resend_until: the PSN sending was at when it went back
- * @resend_next: the @next it was at then
- * @rd_out: READs and atomics in flight (max_rd_atomic)
- * @rd_off: bytes of the READ at the head received so far
- * @rd_gap_psn: the READ response PSN last asked again for a gap
- * @rnr_wait: waiting out an RNR NAK's timer, until @rnr_until
- * @rnr_until: see @rnr_wait
- * @nak_psn: the PSN of the last NAK acted on, if @nak_valid
- * @nak_valid: see @nak_psn
- *
- * Owned by the holder of SHCA_QP_EXEC_BUSY (the QP's work item).
- */
-struct shca_wreq {
-	u32 next;
-	u64 off;
-	u32 psn;
-	u32 una;
-	bool resend;
-	u32 resend_until;
-	u32 resend_next;
-	u32 rd_out;
-	u64 rd_off;
-	u32 rd_gap_psn;
-	bool rnr_wait;
-	unsigned long rnr_until;
-	u32 nak_psn;
-	bool nak_valid;
-};
-
-/**
- * struct shca_rd_res - a READ or atomic request a responder keeps
- * @valid: in use
- * @atomic: an atomic (else a READ)
- * @psn: its PSN
- * @lpsn: the PSN of its last response
- * @va: READ: the address
- * @rkey: READ: the key
- * @len: READ: the length
- * @orig: atomic: the value it returned
- * @msn: the MSN it was answered with
- */
-struct shca_rd_res {
-	bool valid;
-	bool atomic;
-	u32 psn;
-	u32 lpsn;
-	u64 va;
-	u32 rkey;
-	u32 len;
-	u64 orig;
-	u32 msn;
-};
-
-/**
- * struct shca_wresp - the responder's state of an RC or UC QP
- * @rwqe: the receive WQE a SEND in progress fills (RC and UC QPs)
- * @have_wqe: @rwqe holds one
- * @in_msg: a multi-packet message is in progress
- * @kind: its kind: SHCA_OP_SEND or SHCA_OP_WRITE
- * @off: bytes of it received
- * @va: WRITE: the address of its first byte
- * @rkey: WRITE: its key
- * @resid: WRITE: bytes still to come
- * @msn: message sequence number
- * @nak_sent: a PSN sequence error NAK was sent for the expected PSN
- * @ack_owed: an ACK is to be sent after the packets at hand
- * @res: the last READ and atomic requests (max_dest_rd_atomic of them),
- *	allocated by modify_qp for @res_size entries
- * @res_size: entries @res has room for (the largest max_dest_rd_atomic
- *	asked for so far)
- * @res_next: where the next one goes
- * @rd_active: a READ is being answered: its responses leave over several
- *	runs of the work item (SHCA_WIRE_RD_BUDGET each)
- * @rd_slot: its entry in @res (an index: modify_qp may grow @res)
- * @rd_psn: PSN of its next response
- *
- * Owned by the holder of SHCA_QP_EXEC_BUSY on the wire, of
- * SHCA_QP_EXEC_RESP on the memory link (the peer's requester, which hands
- * the responder whole messages); both to whoever stops the QP's
- * execution (shca_qp_exec_stop()).
- */
-struct shca_wresp {
-	struct shca_wqe *rwqe;
-	bool have_wqe;
-	bool in_msg;
-	u32 kind;
-	u64 off;
-	u64 va;
-	u32 rkey;
-	u32 resid;
-	u32 msn;
-	bool nak_sent;
-	bool ack_owed;
-	struct shca_rd_res *res;
-	u32 res_size;
-	u32 res_next;
-	bool rd_active;
-	u32 rd_slot;
-	u32 rd_psn;
-};
-
-/**
- * struct shca_req - the request the work item of a QP is executing
- * @dest_qpn: peer QP number, snapshot of shca_qp.dest_qpn under the lock
- * @dgid: peer GID, snapshot of shca_qp.dgid
- * @psn: PSN of the request, snapshot of shca_qp.sq_psn
- * @npsn: PSNs the request takes: its packets at the path MTU (READ: its
- *	response packets), at least one
- * @accepted: the responder took the request and advanced its PSN
- * @rnr_timer: RNR NAK timer code (IBTA table) the responder answered with
- * @retries: transport retries of this WQE so far (retry_cnt)
- * @rnr_retries: RNR retries of this WQE so far (rnr_retry)
- * @waiting: the WQE waits out a retry delay; read by post_recv of the
- *	peer to cut an RNR wait short
- * @in_post: executing from post_send (see shca_exec.c): the handlers of
- *	the completions and events it causes run later, from work items
- * @started: shca_req_start_posted() started the head WQE in the lock
- *	section that queued it; the poster's shca_sq_run() goes on from there
- */
-struct shca_req {
-	u32 dest_qpn;
-	union ib_gid dgid;
-	u32 psn;
-	u32 npsn;
-	bool accepted;
-	u8 rnr_timer;
-	u8 retries;
-	u8 rnr_retries;
-	bool waiting;
-	bool in_post;
-	bool started;
 };
 
 /**

@@ -2,19 +2,29 @@
 /*
  * softhca - the transport, by role: the IBTA packet formats that
  * describe requests and responses on both links (shca_pkt.c), PSN
- * arithmetic, the requester and completer (shca_req.c) and the
- * responder (shca_resp.c). The links are below: the memory link
+ * arithmetic, the state of the requester and completer (shca_req.c) and
+ * of the responder (shca_resp.c) that each QP embeds, and their
+ * interfaces. The links are below: the memory link
  * (shca_mlink.c), which hands a responder whole messages (struct
  * shca_mreq), and the UDP link (shca_wire.h).
  */
 #ifndef SHCA_TRANSPORT_H
 #define SHCA_TRANSPORT_H
 
+#include <linux/if_ether.h>
 #include <linux/skbuff.h>
+#include <linux/timer.h>
 #include <rdma/ib_hdrs.h>
 #include <rdma/ib_pack.h>
+#include <rdma/ib_verbs.h>
 
-#include "shca.h"
+#include "shca_mem.h"
+
+struct shca_dev;
+struct shca_qp;
+struct shca_wqe;
+
+#define SHCA_PSN_MASK		0xffffff	/* 24-bit packet sequence numbers */
 
 /* Bytes of each header of a RoCE v2 packet after the UDP header. */
 #define SHCA_BTH_BYTES		12
@@ -195,6 +205,149 @@ struct shca_mreq {
 	u8 syndrome;
 	bool local_err;
 	u64 orig;
+};
+
+/* The transport state a QP embeds (struct shca_qp), by role. */
+
+/**
+ * struct shca_wreq - the requester and completer of a QP on the wire
+ * @next: send queue counter of the next WQE to send packets of; WQEs from
+ *	the queue's head up to it are in flight
+ * @off: bytes of that WQE sent (a READ: asked for) so far
+ * @psn: the PSN of the next packet to send
+ * @una: the oldest PSN not acknowledged
+ * @resend: going back over packets sent before, up to @resend_until
+ * @resend_until: the PSN sending was at when it went back
+ * @resend_next: the @next it was at then
+ * @rd_out: READs and atomics in flight (max_rd_atomic)
+ * @rd_off: bytes of the READ at the head received so far
+ * @rd_gap_psn: the READ response PSN last asked again for a gap
+ * @rnr_wait: waiting out an RNR NAK's timer, until @rnr_until
+ * @rnr_until: see @rnr_wait
+ * @nak_psn: the PSN of the last NAK acted on, if @nak_valid
+ * @nak_valid: see @nak_psn
+ *
+ * Owned by the holder of SHCA_QP_EXEC_BUSY (the QP's work item).
+ */
+struct shca_wreq {
+	u32 next;
+	u64 off;
+	u32 psn;
+	u32 una;
+	bool resend;
+	u32 resend_until;
+	u32 resend_next;
+	u32 rd_out;
+	u64 rd_off;
+	u32 rd_gap_psn;
+	bool rnr_wait;
+	unsigned long rnr_until;
+	u32 nak_psn;
+	bool nak_valid;
+};
+
+/**
+ * struct shca_rd_res - a READ or atomic request a responder keeps
+ * @valid: in use
+ * @atomic: an atomic (else a READ)
+ * @psn: its PSN
+ * @lpsn: the PSN of its last response
+ * @va: READ: the address
+ * @rkey: READ: the key
+ * @len: READ: the length
+ * @orig: atomic: the value it returned
+ * @msn: the MSN it was answered with
+ */
+struct shca_rd_res {
+	bool valid;
+	bool atomic;
+	u32 psn;
+	u32 lpsn;
+	u64 va;
+	u32 rkey;
+	u32 len;
+	u64 orig;
+	u32 msn;
+};
+
+/**
+ * struct shca_wresp - the responder's state of an RC or UC QP
+ * @rwqe: the receive WQE a SEND in progress fills (RC and UC QPs)
+ * @have_wqe: @rwqe holds one
+ * @in_msg: a multi-packet message is in progress
+ * @kind: its kind: SHCA_OP_SEND or SHCA_OP_WRITE
+ * @off: bytes of it received
+ * @va: WRITE: the address of its first byte
+ * @rkey: WRITE: its key
+ * @resid: WRITE: bytes still to come
+ * @msn: message sequence number
+ * @nak_sent: a PSN sequence error NAK was sent for the expected PSN
+ * @ack_owed: an ACK is to be sent after the packets at hand
+ * @res: the last READ and atomic requests (max_dest_rd_atomic of them),
+ *	allocated by modify_qp for @res_size entries
+ * @res_size: entries @res has room for (the largest max_dest_rd_atomic
+ *	asked for so far)
+ * @res_next: where the next one goes
+ * @rd_active: a READ is being answered: its responses leave over several
+ *	runs of the work item (SHCA_WIRE_RD_BUDGET each)
+ * @rd_slot: its entry in @res (an index: modify_qp may grow @res)
+ * @rd_psn: PSN of its next response
+ *
+ * Owned by the holder of SHCA_QP_EXEC_BUSY on the wire, of
+ * SHCA_QP_EXEC_RESP on the memory link (the peer's requester, which hands
+ * the responder whole messages); both to whoever stops the QP's
+ * execution (shca_qp_exec_stop()).
+ */
+struct shca_wresp {
+	struct shca_wqe *rwqe;
+	bool have_wqe;
+	bool in_msg;
+	u32 kind;
+	u64 off;
+	u64 va;
+	u32 rkey;
+	u32 resid;
+	u32 msn;
+	bool nak_sent;
+	bool ack_owed;
+	struct shca_rd_res *res;
+	u32 res_size;
+	u32 res_next;
+	bool rd_active;
+	u32 rd_slot;
+	u32 rd_psn;
+};
+
+/**
+ * struct shca_req - the request the work item of a QP is executing
+ * @dest_qpn: peer QP number, snapshot of shca_qp.dest_qpn under the lock
+ * @dgid: peer GID, snapshot of shca_qp.dgid
+ * @psn: PSN of the request, snapshot of shca_qp.sq_psn
+ * @npsn: PSNs the request takes: its packets at the path MTU (READ: its
+ *	response packets), at least one
+ * @accepted: the responder took the request and advanced its PSN
+ * @rnr_timer: RNR NAK timer code (IBTA table) the responder answered with
+ * @retries: transport retries of this WQE so far (retry_cnt)
+ * @rnr_retries: RNR retries of this WQE so far (rnr_retry)
+ * @waiting: the WQE waits out a retry delay; read by post_recv of the
+ *	peer to cut an RNR wait short
+ * @in_post: executing from post_send (see shca_exec.c): the handlers of
+ *	the completions and events it causes run later, from work items
+ * @started: shca_req_start_posted() started the head WQE in the lock
+ *	section that queued it; the poster's shca_sq_run() goes on from there
+ */
+struct shca_req {
+	u32 dest_qpn;
+	union ib_gid dgid;
+	u32 psn;
+	u32 npsn;
+	bool accepted;
+	u8 rnr_timer;
+	u8 retries;
+	u8 rnr_retries;
+	bool waiting;
+	bool in_post;
+	bool started;
 };
 
 /* shca_pkt.c */
