@@ -33,10 +33,10 @@
  *	peer's QP lock only with their own released, completions pushed
  *	with no QP lock held, bytes moved with none held at all.
  *
- * Bits, not locks (taken with a try, or waited for only by modify_qp
- * and destroy, which hold no lock then): SHCA_QP_EXEC_BUSY (the QP's
- * executor) and SHCA_QP_EXEC_RESP (the memory link's responder), see
- * struct shca_qp.exec_flags.
+ * Ownership, not locks (taken with a try, or waited for only by
+ * modify_qp and destroy, which hold no lock then): SHCA_QP_EXEC_BUSY
+ * (the QP's executor, struct shca_qp.exec_flags) and shca_qp.resp_busy
+ * (the memory link's responder, shca_resp_claim()).
  *
  * Lookups by number or key (QPs, MRs) run under RCU and take a kref; the
  * memory they read (an MR, a QP's struct shca_qp_link) outlives a grace
@@ -765,6 +765,10 @@ struct shca_uring {
  * @path: RC and UC: where its packets go
  * @wreq: on the wire: requester and completer state
  * @wresp: responder state (both links)
+ * @resp_busy: the memory link's responder is taken: by a peer's
+ *	requester handing it a message, or by shca_qp_exec_stop(). Set
+ *	under @lock, cleared by its holder with a release store
+ *	(shca_resp_claim(), shca_resp_release())
  */
 struct shca_qp {
 	struct ib_qp ibqp;
@@ -816,21 +820,19 @@ struct shca_qp {
 	struct shca_path path;
 	struct shca_wreq wreq;
 	struct shca_wresp wresp;
+	bool resp_busy;
 };
 
 /*
  * struct shca_qp.exec_flags: SHCA_QP_EXEC_BUSY while someone executes the
  * send queue; SHCA_QP_EXEC_POSTED when a poster found it taken and left
- * its WQEs to the holder (see shca_exec_release()); SHCA_QP_EXEC_RESP
- * while a peer's requester hands the QP's responder a message on the
- * memory link (shca_resp_mem_request()).
+ * its WQEs to the holder (see shca_exec_release()).
  */
 enum {
 	SHCA_QP_EXEC_BUSY,
 	SHCA_QP_EXEC_POSTED,
 	SHCA_QP_EXEC_TIMEOUT,	/* the wire timer ran out (shca_wire.c) */
 	SHCA_QP_EXEC_WREQ_START, /* RTS entered: wreq starts at sq_psn */
-	SHCA_QP_EXEC_RESP,	/* the memory link's responder is taken */
 };
 
 /**

@@ -744,8 +744,8 @@ void shca_qp_post_run(struct shca_qp *qp)
  * @qp: the QP, in the RESET state (nothing new starts executing)
  *
  * Takes SHCA_QP_EXEC_BUSY (a poster executing finishes its WQE and sees
- * the state) and SHCA_QP_EXEC_RESP (a peer's requester handing the
- * responder a message finishes it: nothing of it lands after a reset),
+ * the state) and the memory link's responder (a peer's requester
+ * handing it a message finishes it: nothing of it lands after a reset),
  * and cancels the work item. shca_qp_exec_resume() gives the bits back
  * once the queues are reset; destroy keeps them.
  *
@@ -755,7 +755,7 @@ void shca_qp_exec_stop(struct shca_qp *qp)
 {
 	while (test_and_set_bit_lock(SHCA_QP_EXEC_BUSY, &qp->exec_flags))
 		usleep_range(10, 100);
-	while (test_and_set_bit_lock(SHCA_QP_EXEC_RESP, &qp->exec_flags))
+	while (!shca_resp_claim(qp))
 		usleep_range(10, 100);
 	/* The work item may requeue itself meanwhile; this stops it too. */
 	cancel_delayed_work_sync(&qp->work);
@@ -767,7 +767,7 @@ void shca_qp_exec_stop(struct shca_qp *qp)
  */
 void shca_qp_exec_resume(struct shca_qp *qp)
 {
-	clear_bit_unlock(SHCA_QP_EXEC_RESP, &qp->exec_flags);
+	shca_resp_release(qp);
 	clear_bit_unlock(SHCA_QP_EXEC_BUSY, &qp->exec_flags);
 }
 

@@ -271,36 +271,23 @@ int shca_mlink_recv(struct shca_mreq *m, struct shca_qp *qp,
 }
 
 /**
- * shca_mlink_write() - the memory link: a WRITE's data into the responder
+ * shca_mlink_rdma() - the memory link: a WRITE's or a READ's data
  * @m: the message; the responder's range is held in @m->span
  * @len: bytes of data
+ * @read: a READ: from the responder's range to the requester's SGEs
+ *	(else a WRITE: the other way)
  *
- * Return: 0, or the MR engine's error (@m->local_err: the requester's).
+ * Return: 0, or the MR engine's error; @m->local_err says whether the
+ * requester's own memory refused it (a READ's destination, a WRITE's
+ * source).
  */
-int shca_mlink_write(struct shca_mreq *m, u64 len)
+int shca_mlink_rdma(struct shca_mreq *m, u64 len, bool read)
 {
 	bool dst_failed = false;
 	int err;
 
-	err = shca_xfer_span(m->qp, m->w, &m->span, len, false, &dst_failed);
-	m->local_err = err && !dst_failed;
-	return err;
-}
-
-/**
- * shca_mlink_read() - the memory link: a READ's data to the requester
- * @m: the message; the responder's range is held in @m->span
- * @len: bytes of data
- *
- * Return: 0, or the MR engine's error (@m->local_err: the requester's).
- */
-int shca_mlink_read(struct shca_mreq *m, u64 len)
-{
-	bool dst_failed = false;
-	int err;
-
-	err = shca_xfer_span(m->qp, m->w, &m->span, len, true, &dst_failed);
-	m->local_err = err && dst_failed;
+	err = shca_xfer_span(m->qp, m->w, &m->span, len, read, &dst_failed);
+	m->local_err = err && dst_failed == read;
 	return err;
 }
 

@@ -546,9 +546,9 @@ static void shca_req_read_resp(struct shca_qp *qp, const struct shca_pkt *pkt)
 	    (!(flags & SHCA_OP_LAST) && pkt->paylen != mtu))
 		return;
 	if (pkt->paylen &&
-	    shca_wire_sg_copy(qp, w, rq->rd_off, (void *)pkt->payload,
-			      pkt->paylen, IB_ACCESS_LOCAL_WRITE,
-			      SHCA_COPY_TO_MR)) {
+	    shca_wqe_copy(qp, w, rq->rd_off, (void *)pkt->payload,
+			  pkt->paylen, IB_ACCESS_LOCAL_WRITE,
+			  SHCA_COPY_TO_MR)) {
 		shca_req_fail_head(qp, IB_WC_LOC_PROT_ERR);
 		return;
 	}
@@ -580,9 +580,9 @@ static void shca_req_atomic_resp(struct shca_qp *qp, const struct shca_pkt *pkt)
 	     w->opcode != IB_WR_ATOMIC_FETCH_AND_ADD) || w->psn != pkt->psn)
 		return;
 	shca_req_wc(qp, w, &wc, IB_WC_SUCCESS);
-	if (shca_wire_sg_copy(qp, w, 0, (void *)&pkt->atomic_orig,
-			      sizeof(u64), IB_ACCESS_LOCAL_WRITE,
-			      SHCA_COPY_TO_MR))
+	if (shca_wqe_copy(qp, w, 0, (void *)&pkt->atomic_orig,
+			  sizeof(u64), IB_ACCESS_LOCAL_WRITE,
+			  SHCA_COPY_TO_MR))
 		wc.status = IB_WC_LOC_PROT_ERR;
 	else
 		wc.byte_len = sizeof(u64);
@@ -774,8 +774,8 @@ static bool shca_req_send_pkt(struct shca_qp *qp, struct shca_wqe *w)
 	skb = shca_wire_pkt(qp->sdev, &qp->path, &pkt, paylen, &payload);
 	if (!skb)
 		return false;
-	if (paylen && shca_wire_sg_copy(qp, w, rq->off, payload, paylen, 0,
-					SHCA_COPY_FROM_MR)) {
+	if (paylen && shca_wqe_copy(qp, w, rq->off, payload, paylen, 0,
+				    SHCA_COPY_FROM_MR)) {
 		kfree_skb(skb);
 		/* A local protection error: the WQE completes with it. */
 		w->wire_done = true;

@@ -22,8 +22,8 @@
  * (shca_resp_mem_request()).
  *
  * The responder state of a QP (&struct shca_wresp) belongs to its work
- * item on the wire, to the one requester that holds SHCA_QP_EXEC_RESP in
- * memory; a RESET waits for both (shca_qp_exec_stop()).
+ * item on the wire, to the one requester that took it in memory
+ * (shca_qp.resp_busy); a RESET waits for both (shca_qp_exec_stop()).
  *
  * What only the wire has (PSN gaps and duplicates, the READ/atomic
  * replay resources answering them, READ responses in bounded runs,
@@ -337,15 +337,15 @@ bool shca_resp_datagram(struct shca_qp *qp, const struct shca_pkt *pkt,
 		shca_resp_recv_done(qp, r, pkt, IB_WC_LOC_LEN_ERR, 0, later);
 		return true;
 	}
-	err = shca_wire_sg_copy(qp, r, 0, (void *)grh, SHCA_GRH_BYTES,
-				IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
+	err = shca_wqe_copy(qp, r, 0, (void *)grh, SHCA_GRH_BYTES,
+			    IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
 	if (!err && pkt->mreq)
 		err = shca_mlink_recv(pkt->mreq, qp, r, SHCA_GRH_BYTES,
 				      pkt->paylen);
 	else if (!err && pkt->paylen)
-		err = shca_wire_sg_copy(qp, r, SHCA_GRH_BYTES,
-					(void *)pkt->payload, pkt->paylen,
-					IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
+		err = shca_wqe_copy(qp, r, SHCA_GRH_BYTES,
+				    (void *)pkt->payload, pkt->paylen,
+				    IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR);
 	if (err) {
 		/* With the receive still counted: a RESET waits for both. */
 		shca_resp_recv_error(qp);
@@ -528,7 +528,7 @@ void shca_resp_flush_held(struct shca_qp *qp)
 	struct shca_wresp *rs = &qp->wresp;
 	struct ib_wc wc;
 
-	if (test_and_set_bit_lock(SHCA_QP_EXEC_RESP, &qp->exec_flags))
+	if (!shca_resp_claim(qp))
 		return;
 	if (rs->have_wqe) {
 		wc = (struct ib_wc){
@@ -543,7 +543,7 @@ void shca_resp_flush_held(struct shca_qp *qp)
 		shca_cq_push(to_shca_cq(qp->ibqp.recv_cq), &wc, false, false);
 		shca_qp_srq_check(qp, true, false);
 	}
-	clear_bit_unlock(SHCA_QP_EXEC_RESP, &qp->exec_flags);
+	shca_resp_release(qp);
 }
 
 /*
@@ -777,7 +777,7 @@ static bool shca_resp_read_req(struct shca_qp *qp, const struct shca_pkt *pkt)
 		.msn = qp->wresp.msn,
 	};
 	qp->rq_psn = shca_psn_add(pkt->psn, n);
-	if (m && pkt->dma_len && shca_mlink_read(m, pkt->dma_len) &&
+	if (m && pkt->dma_len && shca_mlink_rdma(m, pkt->dma_len, true) &&
 	    !m->local_err)
 		goto refused;
 	if (!m && shca_resp_read_respond(qp, res, pkt->psn) == SHCA_RD_REFUSED)
@@ -855,9 +855,9 @@ static bool shca_resp_send_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 				      pkt->paylen);
 	else
 		err = pkt->paylen ?
-		      shca_wire_sg_copy(qp, rs->rwqe, rs->off,
-					(void *)pkt->payload, pkt->paylen,
-					IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR) :
+		      shca_wqe_copy(qp, rs->rwqe, rs->off,
+				    (void *)pkt->payload, pkt->paylen,
+				    IB_ACCESS_LOCAL_WRITE, SHCA_COPY_TO_MR) :
 		      0;
 	if (!err)
 		return true;
@@ -893,7 +893,7 @@ static bool shca_resp_write_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 		return false;
 	}
 	if (pkt->paylen && pkt->mreq)
-		err = shca_mlink_write(pkt->mreq, pkt->paylen);
+		err = shca_mlink_rdma(pkt->mreq, pkt->paylen, false);
 	else if (pkt->paylen)
 		err = shca_mr_copy(qp->sdev, &t, (void *)pkt->payload,
 				   pkt->paylen, SHCA_COPY_TO_MR);
@@ -987,6 +987,46 @@ static bool shca_resp_exec(struct shca_qp *qp, const struct shca_pkt *pkt)
 }
 
 /**
+ * shca_resp_claim() - take the memory link's responder of a QP
+ * @qp: the QP
+ *
+ * The responder state of a QP on the memory link belongs to whoever took
+ * it: a peer's requester handing it a message (shca_resp_mem_request(),
+ * which takes it in the lock section that checks the connection), the
+ * QP's work item flushing a receive the responder holds, or
+ * shca_qp_exec_stop(). Taken under the QP's lock, given back without it
+ * (shca_resp_release()): a message costs no atomic operation of its own.
+ *
+ * Context: any context; takes the QP's lock.
+ * Return: true if taken.
+ */
+bool shca_resp_claim(struct shca_qp *qp)
+{
+	unsigned long flags;
+	bool taken;
+
+	spin_lock_irqsave(&qp->lock, flags);
+	/* Pairs with shca_resp_release(): the last holder's writes are seen. */
+	taken = !smp_load_acquire(&qp->resp_busy);
+	if (taken)
+		qp->resp_busy = true;
+	spin_unlock_irqrestore(&qp->lock, flags);
+	return taken;
+}
+
+/**
+ * shca_resp_release() - give back what shca_resp_claim() took
+ * @qp: the QP
+ *
+ * Context: any context.
+ */
+void shca_resp_release(struct shca_qp *qp)
+{
+	/* The responder state written so far, before the next holder's. */
+	smp_store_release(&qp->resp_busy, false);
+}
+
+/**
  * shca_resp_mem_request() - a whole message from the memory link
  * @qp: the responder
  * @pkt: the message, as one ONLY packet of the requester's transport;
@@ -994,7 +1034,7 @@ static bool shca_resp_exec(struct shca_qp *qp, const struct shca_pkt *pkt)
  *
  * The responder takes a message only from its connection's peer, while
  * it receives, at the PSN it expects (RC; a UC responder takes any new
- * message), from one requester at a time: SHCA_QP_EXEC_RESP, which a
+ * message), from one requester at a time (shca_resp_claim()), which a
  * RESET waits for, so that nothing of an earlier connection lands on a
  * QP reset and connected again. A QP whose connection runs on the wire
  * takes requests only from packets. What is not taken is not answered:
@@ -1015,17 +1055,21 @@ void shca_resp_mem_request(struct shca_qp *qp, const struct shca_pkt *pkt)
 	unsigned long flags;
 	bool ours;
 
-	if (test_and_set_bit_lock(SHCA_QP_EXEC_RESP, &qp->exec_flags))
-		return;
 	spin_lock_irqsave(&qp->lock, flags);
-	ours = !qp->wire && qp->dest_qpn == pkt->src_qp &&
+	/* As shca_resp_claim(), in the section that checks the connection. */
+	ours = !smp_load_acquire(&qp->resp_busy) && !qp->wire &&
+	       qp->dest_qpn == pkt->src_qp &&
 	       qp->ibqp.qp_type == m->qp->ibqp.qp_type &&
 	       shca_resp_receiving(qp) &&
 	       (qp->ibqp.qp_type == IB_QPT_UC || qp->rq_psn == pkt->psn);
+	if (ours)
+		qp->resp_busy = true;
 	spin_unlock_irqrestore(&qp->lock, flags);
-	if (ours && shca_resp_exec(qp, pkt))
+	if (!ours)
+		return;
+	if (shca_resp_exec(qp, pkt))
 		shca_resp_answer(pkt, SHCA_AETH_ACK | SHCA_AETH_CREDIT_INVAL);
-	clear_bit_unlock(SHCA_QP_EXEC_RESP, &qp->exec_flags);
+	shca_resp_release(qp);
 	/* Its work item flushes what the error state leaves. */
 	if (READ_ONCE(qp->state) == IB_QPS_ERR)
 		shca_qp_kick_now(qp);

@@ -294,7 +294,7 @@ struct shca_rd_res {
  * @rd_psn: PSN of its next response
  *
  * Owned by the holder of SHCA_QP_EXEC_BUSY on the wire, of
- * SHCA_QP_EXEC_RESP on the memory link (the peer's requester, which hands
+ * shca_qp.resp_busy on the memory link (the peer's requester, which hands
  * the responder whole messages); both to whoever stops the QP's
  * execution (shca_qp_exec_stop()).
  */
@@ -389,6 +389,8 @@ bool shca_req_complete(struct shca_qp *qp, const struct shca_wqe *w,
 bool shca_resp_receiving(const struct shca_qp *qp);
 int shca_resp_check(const struct shca_qp *qp, u32 flags, u64 va, u64 dma_len);
 void shca_resp_mem_request(struct shca_qp *qp, const struct shca_pkt *pkt);
+bool shca_resp_claim(struct shca_qp *qp);
+void shca_resp_release(struct shca_qp *qp);
 bool shca_resp_datagram(struct shca_qp *qp, const struct shca_pkt *pkt,
 			const u8 *grh, struct shca_wqe *r);
 void shca_resp_recv_done(struct shca_qp *qp, const struct shca_wqe *r,
@@ -420,7 +422,6 @@ void shca_mlink_datagram(struct shca_qp *qp, const struct shca_wqe *w,
 			 struct shca_qp *peer, u64 len);
 int shca_mlink_recv(struct shca_mreq *m, struct shca_qp *qp,
 		    const struct shca_wqe *r, u64 off, u64 len);
-int shca_mlink_write(struct shca_mreq *m, u64 len);
-int shca_mlink_read(struct shca_mreq *m, u64 len);
+int shca_mlink_rdma(struct shca_mreq *m, u64 len, bool read);
 
 #endif /* SHCA_TRANSPORT_H */

@@ -89,52 +89,6 @@ u32 shca_wire_mtu(const struct shca_qp *qp)
 }
 
 /**
- * shca_wire_sg_copy() - copy between a buffer and a WQE's scatter list
- * @qp: the QP of the WQE (its PD)
- * @w: the WQE: its SGEs, or its inline data (read only)
- * @off: byte offset into the scatter list
- * @buf: the buffer (a packet's payload)
- * @len: bytes to copy
- * @access: the rights each SGE's key must grant
- * @dir: SHCA_COPY_TO_MR or SHCA_COPY_FROM_MR
- *
- * Context: process context; may fault in ODP pages.
- * Return: 0, -ERANGE past the list, or the MR engine's error.
- */
-int shca_wire_sg_copy(struct shca_qp *qp, const struct shca_wqe *w, u64 off,
-		      void *buf, u32 len, int access, enum shca_copy_dir dir)
-{
-	struct shca_mem_target t = { .pd = qp->ibqp.pd, .access = access };
-	u32 i;
-	int err;
-
-	if (!w->num_sge) {
-		if (off + len > w->inline_len || dir == SHCA_COPY_TO_MR)
-			return -ERANGE;
-		memcpy(buf, (const u8 *)w->sge + off, len);
-		return 0;
-	}
-	for (i = 0; i < w->num_sge && len; i++) {
-		u32 n;
-
-		if (off >= w->sge[i].length) {
-			off -= w->sge[i].length;
-			continue;
-		}
-		n = min_t(u64, len, w->sge[i].length - off);
-		t.key = w->sge[i].lkey;
-		t.iova = w->sge[i].addr + off;
-		err = shca_mr_copy(qp->sdev, &t, buf, n, dir);
-		if (err)
-			return err;
-		buf += n;
-		len -= n;
-		off = 0;
-	}
-	return len ? -ERANGE : 0;
-}
-
-/**
  * shca_wire_pkt() - build a packet to send
  * @sdev: the sending device
  * @path: where it goes

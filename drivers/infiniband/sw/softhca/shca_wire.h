@@ -86,8 +86,6 @@ void shca_wire_reset(struct shca_qp *qp);
 void shca_wire_rxq_purge(struct shca_qp *qp);
 void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next);
 u32 shca_wire_mtu(const struct shca_qp *qp);
-int shca_wire_sg_copy(struct shca_qp *qp, const struct shca_wqe *w, u64 off,
-		      void *buf, u32 len, int access, enum shca_copy_dir dir);
 struct sk_buff *shca_wire_pkt(struct shca_dev *sdev,
 			      const struct shca_path *path,
 			      struct shca_pkt *pkt, u32 paylen, u8 **payload);
