@@ -647,6 +647,24 @@ struct shca_wqe {
 };
 
 /**
+ * shca_wqe_len() - the bytes a WQE's scatter list (or inline data) holds
+ * @w: the WQE
+ *
+ * Return: the sum of its SGEs' lengths, or its inline length.
+ */
+static inline u64 shca_wqe_len(const struct shca_wqe *w)
+{
+	u64 len = 0;
+	u32 i;
+
+	if (!w->num_sge)
+		return w->inline_len;
+	for (i = 0; i < w->num_sge; i++)
+		len += w->sge[i].length;
+	return len;
+}
+
+/**
  * struct shca_qp_link - what a lookup by number finds of a QP
  * @ref: held by the QP (the initial reference, dropped by destroy) and
  *	by each lookup of a peer delivering to it

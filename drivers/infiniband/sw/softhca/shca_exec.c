@@ -334,30 +334,17 @@ static enum shca_exec_res shca_exec_conn(struct shca_qp *qp,
 					 struct shca_wqe *w, struct ib_wc *wc)
 {
 	enum shca_exec_res res;
-	int access = 0;
+	int access;
 
-	switch (w->opcode) {
-	case IB_WR_REG_MR:
-	case IB_WR_REG_MR_INTEGRITY:
-	case IB_WR_LOCAL_INV:
-	case IB_WR_BIND_MW:
+	if (shca_req_is_local(w->opcode)) {
 		shca_req_local(qp, w, wc);
 		return SHCA_EXEC_DONE;
-	case IB_WR_RDMA_READ:
-	case IB_WR_ATOMIC_CMP_AND_SWP:
-	case IB_WR_ATOMIC_FETCH_AND_ADD:
-		access = IB_ACCESS_LOCAL_WRITE;
-		/* No initiator resources granted: nothing may be outstanding. */
-		if (!qp->max_rd_atomic) {
-			wc->status = IB_WC_LOC_QP_OP_ERR;
-			return SHCA_EXEC_DONE;
-		}
-		break;
 	}
-	if (shca_wqe_len(w) > SHCA_MAX_MSG_SZ) {
-		wc->status = IB_WC_LOC_LEN_ERR;
+	wc->status = shca_req_refused(qp, w);
+	if (wc->status != IB_WC_SUCCESS)
 		return SHCA_EXEC_DONE;
-	}
+	/* A READ's or an atomic's own SGEs are written. */
+	access = shca_req_is_rdatomic(w->opcode) ? IB_ACCESS_LOCAL_WRITE : 0;
 	if (shca_hold_local(qp, w, access)) {
 		wc->status = IB_WC_LOC_PROT_ERR;
 		return SHCA_EXEC_DONE;

@@ -272,7 +272,8 @@ int shca_mlink_recv(struct shca_mreq *m, struct shca_qp *qp,
 
 /**
  * shca_mlink_rdma() - the memory link: a WRITE's or a READ's data
- * @m: the message; the responder's range is held in @m->span
+ * @m: the message; the responder's range is held in @m->span, or named
+ *	by @m->rt (checked whole here, before a byte moves)
  * @len: bytes of data
  * @read: a READ: from the responder's range to the requester's SGEs
  *	(else a WRITE: the other way)
@@ -286,7 +287,18 @@ int shca_mlink_rdma(struct shca_mreq *m, u64 len, bool read)
 	bool dst_failed = false;
 	int err;
 
-	err = shca_xfer_span(m->qp, m->w, &m->span, len, read, &dst_failed);
+	if (!m->span.mr)
+		err = shca_xfer_one(m->qp, m->w, m->rsdev, &m->rt, len, read,
+				    &dst_failed);
+	/* The common small message: one SGE, one copy. */
+	else if (m->w->num_sge == 1 && len <= SHCA_MLINK_CHUNK)
+		err = read ? shca_mr_copy_spans(&m->qp->held[0], 0, &m->span,
+						0, len, &dst_failed) :
+			     shca_mr_copy_spans(&m->span, 0, &m->qp->held[0],
+						0, len, &dst_failed);
+	else
+		err = shca_xfer_span(m->qp, m->w, &m->span, len, read,
+				     &dst_failed);
 	m->local_err = err && dst_failed == read;
 	return err;
 }
@@ -298,8 +310,9 @@ int shca_mlink_rdma(struct shca_mreq *m, u64 len, bool read)
  * message's length; for a datagram the DETH and the address fields of
  * its AV.
  */
-static void shca_mlink_msg(const struct shca_qp *qp, const struct shca_wqe *w,
-			   struct shca_pkt *pkt, struct shca_mreq *m)
+static inline void shca_mlink_msg(const struct shca_qp *qp,
+				  const struct shca_wqe *w,
+				  struct shca_pkt *pkt, struct shca_mreq *m)
 {
 	bool ud = shca_qp_datagram(qp);
 	u8 base = ud ? IB_OPCODE_UD :

@@ -229,16 +229,26 @@ enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode)
 /* Packets one run of the work item sends. */
 #define SHCA_WIRE_SEND_BUDGET	256
 
-static bool shca_req_is_rdatomic(u32 opcode)
+/**
+ * shca_req_refused() - what a requester refuses of a WQE before it sends
+ * @qp: the requester
+ * @w: a remote operation, at its turn
+ *
+ * The same on both links: a READ or atomic without initiator resources
+ * (max_rd_atomic 0: nothing may be outstanding) completes with
+ * IB_WC_LOC_QP_OP_ERR, a message longer than SHCA_MAX_MSG_SZ with
+ * IB_WC_LOC_LEN_ERR; nothing of it leaves.
+ *
+ * Return: IB_WC_SUCCESS, or the status to complete @w with.
+ */
+enum ib_wc_status shca_req_refused(const struct shca_qp *qp,
+				   const struct shca_wqe *w)
 {
-	return opcode == IB_WR_RDMA_READ || opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
-	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
-}
-
-static bool shca_req_is_local(u32 opcode)
-{
-	return opcode == IB_WR_REG_MR || opcode == IB_WR_REG_MR_INTEGRITY ||
-	       opcode == IB_WR_LOCAL_INV || opcode == IB_WR_BIND_MW;
+	if (shca_req_is_rdatomic(w->opcode) && !qp->max_rd_atomic)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (shca_wqe_len(w) > SHCA_MAX_MSG_SZ)
+		return IB_WC_LOC_LEN_ERR;
+	return IB_WC_SUCCESS;
 }
 
 /* ---- RC and UC: requester and completer -------------------------------- */
@@ -860,17 +870,9 @@ bool shca_req_send(struct shca_qp *qp)
 			continue;
 		}
 		if (rq->off == 0 && !rq->resend) {
-			w->wire_done = false;
-			if (shca_req_is_rdatomic(w->opcode) &&
-			    !qp->max_rd_atomic) {
-				w->wire_done = true;
-				w->wire_status = IB_WC_LOC_QP_OP_ERR;
-				rq->next++;
-				continue;
-			}
-			if (shca_wqe_len(w) > SHCA_MAX_MSG_SZ) {
-				w->wire_done = true;
-				w->wire_status = IB_WC_LOC_LEN_ERR;
+			w->wire_status = shca_req_refused(qp, w);
+			w->wire_done = w->wire_status != IB_WC_SUCCESS;
+			if (w->wire_done) {
 				rq->next++;
 				continue;
 			}

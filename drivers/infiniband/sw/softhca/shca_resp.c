@@ -58,7 +58,7 @@ bool shca_resp_receiving(const struct shca_qp *qp)
 	       state == IB_QPS_SQD || state == IB_QPS_SQE;
 }
 
-/**
+/*
  * shca_resp_check() - what the responder's QP allows of a request
  * @qp: the responder
  * @flags: the request's opcode flags (SHCA_OP_*; its first packet's)
@@ -75,7 +75,8 @@ bool shca_resp_receiving(const struct shca_qp *qp)
  * holds the QP's lock when the result must agree with a state change).
  * Return: 0, or the NAK code to refuse the request with.
  */
-int shca_resp_check(const struct shca_qp *qp, u32 flags, u64 va, u64 dma_len)
+static int shca_resp_check(const struct shca_qp *qp, u32 flags, u64 va,
+			   u64 dma_len)
 {
 	int need = flags & SHCA_OP_READ ? IB_ACCESS_REMOTE_READ :
 		   flags & SHCA_OP_ATOMIC ? IB_ACCESS_REMOTE_ATOMIC :
@@ -568,9 +569,11 @@ static struct shca_rd_res *shca_resp_res_new(struct shca_qp *qp)
 {
 	struct shca_wresp *rs = &qp->wresp;
 	u32 n = clamp_t(u32, qp->max_dest_rd_atomic, 1, rs->res_size);
+	u32 i = rs->res_next < n ? rs->res_next : 0;
 
 	/* Only with max_dest_rd_atomic set: modify_qp made the room. */
-	return &rs->res[rs->res_next++ % n];
+	rs->res_next = i + 1 < n ? i + 1 : 0;
+	return &rs->res[i];
 }
 
 static struct shca_rd_res *shca_resp_res_find(struct shca_qp *qp, u32 psn)
@@ -726,7 +729,8 @@ static bool shca_resp_atomic_req(struct shca_qp *qp, const struct shca_pkt *pkt)
  * The whole range a RETH names, checked before a byte moves: a WRITE or
  * READ that runs past its region is refused with its first packet, not
  * after it moved some. The memory link keeps what the check held for
- * its copy (shca_mreq.span).
+ * its copy (shca_mreq.span), or checks the range whole with the copy
+ * when no decision comes in between (shca_mreq.rt).
  */
 static int shca_resp_check_reth(struct shca_qp *qp, const struct shca_pkt *pkt,
 				int access)
@@ -743,6 +747,12 @@ static int shca_resp_check_reth(struct shca_qp *qp, const struct shca_pkt *pkt,
 
 	if (!pkt->dma_len)
 		return 0;
+	if (pkt->mreq && !(pkt->op->flags & SHCA_OP_IMM)) {
+		/* Checked whole as it is copied, before a byte moves. */
+		pkt->mreq->rt = t;
+		pkt->mreq->rsdev = qp->sdev;
+		return 0;
+	}
 	err = shca_mr_hold(qp->sdev, &t, pkt->dma_len, &span);
 	if (err)
 		return err;
@@ -875,13 +885,6 @@ static bool shca_resp_write_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 {
 	struct shca_wresp *rs = &qp->wresp;
 	u32 flags = pkt->op->flags;
-	struct shca_mem_target t = {
-		.pd = qp->ibqp.pd,
-		.key = rs->rkey,
-		.iova = rs->va + rs->off,
-		.access = IB_ACCESS_REMOTE_WRITE,
-		.qpn = qp->ibqp.qp_num,
-	};
 	bool rc = qp->ibqp.qp_type == IB_QPT_RC;
 	int err = 0;
 
@@ -892,11 +895,20 @@ static bool shca_resp_write_data(struct shca_qp *qp, const struct shca_pkt *pkt)
 		rs->in_msg = false;
 		return false;
 	}
-	if (pkt->paylen && pkt->mreq)
+	if (pkt->paylen && pkt->mreq) {
 		err = shca_mlink_rdma(pkt->mreq, pkt->paylen, false);
-	else if (pkt->paylen)
+	} else if (pkt->paylen) {
+		struct shca_mem_target t = {
+			.pd = qp->ibqp.pd,
+			.key = rs->rkey,
+			.iova = rs->va + rs->off,
+			.access = IB_ACCESS_REMOTE_WRITE,
+			.qpn = qp->ibqp.qp_num,
+		};
+
 		err = shca_mr_copy(qp->sdev, &t, (void *)pkt->payload,
 				   pkt->paylen, SHCA_COPY_TO_MR);
+	}
 	if (err) {
 		if (rc && !(pkt->mreq && pkt->mreq->local_err))
 			shca_resp_refuse(qp, pkt, SHCA_NAK_REM_ACCESS, true);
@@ -963,7 +975,8 @@ static bool shca_resp_data(struct shca_qp *qp, const struct shca_pkt *pkt)
  * if it was executed (a SEND or WRITE packet taken, a READ answered, an
  * atomic done); the requester's PSN then advances past it.
  */
-static bool shca_resp_exec(struct shca_qp *qp, const struct shca_pkt *pkt)
+static inline bool shca_resp_exec(struct shca_qp *qp,
+				  const struct shca_pkt *pkt)
 {
 	u32 flags = pkt->op->flags;
 	int nak;

@@ -188,6 +188,10 @@ struct shca_pkt {
  * @span: the responder's memory the request names, held by the
  *	responder's check of the whole range (shca_resp.c) for the copy;
  *	dropped by the link
+ * @rt: a WRITE without immediate data or a READ: the responder's memory
+ *	the request names, for the link to check whole as it copies (no
+ *	decision comes between the check and the copy); @span is not held
+ * @rsdev: the device of @rt
  * @answered: the responder took the message or refused it: @syndrome
  *	says how; else nobody took it (the requester retries)
  * @syndrome: the answer, as an AETH syndrome: ACK, RNR NAK with the
@@ -201,6 +205,8 @@ struct shca_mreq {
 	u32 npsn;
 	bool later;
 	struct shca_span span;
+	struct shca_mem_target rt;
+	struct shca_dev *rsdev;
 	bool answered;
 	u8 syndrome;
 	bool local_err;
@@ -366,12 +372,28 @@ const struct shca_op *shca_op_get(u8 opcode);
 int shca_pkt_parse(struct shca_pkt *pkt, const u8 *bth, u32 len);
 u32 shca_pkt_build(u8 *bth, const struct shca_pkt *pkt);
 
+/* The operation is a READ or an atomic: initiator resources, local writes. */
+static inline bool shca_req_is_rdatomic(u32 opcode)
+{
+	return opcode == IB_WR_RDMA_READ || opcode == IB_WR_ATOMIC_CMP_AND_SWP ||
+	       opcode == IB_WR_ATOMIC_FETCH_AND_ADD;
+}
+
+/* The operation executes at the requester (shca_req_local()). */
+static inline bool shca_req_is_local(u32 opcode)
+{
+	return opcode == IB_WR_REG_MR || opcode == IB_WR_REG_MR_INTEGRITY ||
+	       opcode == IB_WR_LOCAL_INV || opcode == IB_WR_BIND_MW;
+}
+
 /* The requester's rules, for both links (shca_req.c). */
 unsigned long shca_ack_timeout(const struct shca_qp *qp);
 unsigned long shca_rnr_delay(u8 code);
 enum ib_wc_status shca_req_retry(struct shca_qp *qp, bool rnr);
 void shca_req_progress(struct shca_qp *qp);
 void shca_req_local(struct shca_qp *qp, struct shca_wqe *w, struct ib_wc *wc);
+enum ib_wc_status shca_req_refused(const struct shca_qp *qp,
+				   const struct shca_wqe *w);
 enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode);
 void shca_req_complete_upto(struct shca_qp *qp, u32 acked, bool acked_valid);
 void shca_req_response(struct shca_qp *qp, struct sk_buff *skb,
@@ -387,7 +409,6 @@ bool shca_req_complete(struct shca_qp *qp, const struct shca_wqe *w,
 
 /* The responder's rules, for both links (shca_resp.c). */
 bool shca_resp_receiving(const struct shca_qp *qp);
-int shca_resp_check(const struct shca_qp *qp, u32 flags, u64 va, u64 dma_len);
 void shca_resp_mem_request(struct shca_qp *qp, const struct shca_pkt *pkt);
 bool shca_resp_claim(struct shca_qp *qp);
 void shca_resp_release(struct shca_qp *qp);

@@ -190,7 +190,6 @@ int shca_srq_post_recv(struct shca_srq *srq, const struct ib_recv_wr *wr,
 bool shca_srq_pop(struct shca_srq *srq, struct shca_wqe *out);
 bool shca_srq_empty(struct shca_srq *srq);
 bool shca_rq_pop(struct shca_qp *qp, struct shca_wqe *out);
-u64 shca_wqe_len(const struct shca_wqe *w);
 int shca_wqe_copy(struct shca_qp *qp, const struct shca_wqe *w, u64 off,
 		  void *buf, u32 len, int access, enum shca_copy_dir dir);
 bool shca_rq_empty(struct shca_qp *qp);

@@ -857,24 +857,6 @@ int shca_qp_post_recv(struct shca_qp *qp, const struct ib_recv_wr *wr,
 }
 
 /**
- * shca_wqe_len() - the bytes a WQE's scatter list (or inline data) holds
- * @w: the WQE
- *
- * Return: the sum of its SGEs' lengths, or its inline length.
- */
-u64 shca_wqe_len(const struct shca_wqe *w)
-{
-	u64 len = 0;
-	u32 i;
-
-	if (!w->num_sge)
-		return w->inline_len;
-	for (i = 0; i < w->num_sge; i++)
-		len += w->sge[i].length;
-	return len;
-}
-
-/**
  * shca_wqe_copy() - copy between a buffer and a WQE's scatter list
  * @qp: the QP of the WQE (its PD)
  * @w: the WQE: its SGEs, or its inline data (read only)
