@@ -208,8 +208,11 @@ static enum shca_exec_res shca_exec_msg(struct shca_qp *qp,
 		.npsn = qp->req.npsn,
 		.later = qp->req.in_post,
 	};
+	struct shca_pkt pkt;
 
-	shca_mlink_request(peer, &m);
+	shca_mlink_msg(qp, w, &pkt, &m);
+	shca_resp_mem_request(peer, &pkt);
+	shca_mlink_end(&m);
 	return shca_exec_answer(qp, w, &m, wc);
 }
 
@@ -238,6 +241,27 @@ static struct shca_qp *shca_ud_peer(struct shca_qp *qp,
 }
 
 /*
+ * Hand the datagram @w of @qp to @peer's responder through the memory
+ * link (a receive takes it, or it is dropped and counted there), with
+ * the GRH a RoCE v2 HCA writes for the AV it was sent with.
+ */
+static void shca_exec_datagram(struct shca_qp *qp, const struct shca_wqe *w,
+			       struct shca_qp *peer, u64 len)
+{
+	struct shca_mreq m = { .qp = qp, .w = w, .later = qp->req.in_post };
+	u8 grh[SHCA_GRH_BYTES];
+	struct shca_pkt pkt;
+
+	if (!shca_port_up(peer->sdev)) {
+		atomic_long_inc(&peer->sdev->rx_dropped);
+		return;
+	}
+	shca_mlink_msg(qp, w, &pkt, &m);
+	shca_ud_grh(grh, &w->ud.av, len, w->opcode == IB_WR_SEND_WITH_IMM);
+	shca_resp_datagram(peer, &pkt, grh, qp->resp_wqe);
+}
+
+/*
  * A datagram to a multicast group (QP number 0xffffff, a multicast GID)
  * reaches every UD QP attached to the group on the devices of the
  * sender's namespace, the sender's own QP included (multicast loopback).
@@ -249,7 +273,7 @@ static void shca_ud_multicast(struct shca_qp *qp, struct shca_wqe *w, u64 len)
 
 	n = shca_mcast_get(qp->sdev, &w->ud.av.dgid, peers, ARRAY_SIZE(peers));
 	for (i = 0; i < n; i++) {
-		shca_mlink_datagram(qp, w, peers[i], len);
+		shca_exec_datagram(qp, w, peers[i], len);
 		shca_qp_put(peers[i]);
 	}
 }
@@ -295,7 +319,7 @@ static enum shca_exec_res shca_exec_ud(struct shca_qp *qp,
 		shca_qp_put(peer);
 		return SHCA_EXEC_DEFER;
 	}
-	shca_mlink_datagram(qp, w, peer, len);
+	shca_exec_datagram(qp, w, peer, len);
 	shca_qp_put(peer);
 	return SHCA_EXEC_DONE;
 }

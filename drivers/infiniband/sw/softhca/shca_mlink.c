@@ -22,7 +22,6 @@
 #include <linux/etherdevice.h>
 #include <linux/sched.h>
 
-#include "shca_qp_priv.h"
 #include "shca_verbs.h"
 #include "shca_transport.h"
 
@@ -303,16 +302,22 @@ int shca_mlink_rdma(struct shca_mreq *m, u64 len, bool read)
 	return err;
 }
 
-/*
- * Describe @w of @qp as the one ONLY packet of its transport the memory
- * link hands the responder: the BTH (destination, PSN, solicited event),
- * the RETH or AtomicETH, immediate data or the key to invalidate, the
- * message's length; for a datagram the DETH and the address fields of
- * its AV.
+/**
+ * shca_mlink_msg() - describe a WQE as the memory link's one packet
+ * @qp: the requester, executing @w
+ * @w: the send WQE; its local SGEs are held
+ * @pkt: filled: the one ONLY packet of @qp's transport the memory link
+ *	hands the responder: the BTH (destination, PSN, solicited event),
+ *	the RETH or AtomicETH, immediate data or the key to invalidate, the
+ *	message's length; for a datagram the DETH and the address fields
+ *	of its AV
+ * @m: the message's memory-link side, which @pkt points to
+ *
+ * The executor hands @pkt to the peer's responder (shca_resp_mem_request(),
+ * shca_resp_datagram()), then calls shca_mlink_end().
  */
-static inline void shca_mlink_msg(const struct shca_qp *qp,
-				  const struct shca_wqe *w,
-				  struct shca_pkt *pkt, struct shca_mreq *m)
+void shca_mlink_msg(const struct shca_qp *qp, const struct shca_wqe *w,
+		    struct shca_pkt *pkt, struct shca_mreq *m)
 {
 	bool ud = shca_qp_datagram(qp);
 	u8 base = ud ? IB_OPCODE_UD :
@@ -386,48 +391,11 @@ atomic:
 }
 
 /**
- * shca_mlink_request() - carry an RC or UC request to the peer's responder
- * @peer: the responder (a reference held)
- * @m: the message: the requester, its WQE (local SGEs held), its PSNs;
- *	filled with the responder's answer
- *
- * The whole message, as one ONLY packet whose data stays in the
- * requester's memory; the responder moves the bytes with the functions
- * above and answers in @m (see shca_resp_mem_request()).
+ * shca_mlink_end() - drop what the responder held of a message's memory
+ * @m: the message, answered
  */
-void shca_mlink_request(struct shca_qp *peer, struct shca_mreq *m)
+void shca_mlink_end(struct shca_mreq *m)
 {
-	struct shca_pkt pkt;
-
-	shca_mlink_msg(m->qp, m->w, &pkt, m);
-	shca_resp_mem_request(peer, &pkt);
 	if (m->span.mr)
 		shca_mr_unhold(&m->span);
-}
-
-/**
- * shca_mlink_datagram() - carry a datagram to a UD QP of this host
- * @qp: the sender, executing @w; its local SGEs are held
- * @w: the UD SEND
- * @peer: the receiving QP (a reference held)
- * @len: bytes of data
- *
- * The receiving QP's responder takes it (a receive WQE gets the GRH a
- * RoCE v2 HCA writes for the AV it was sent with, then the data) or
- * drops it and counts it there, as a network would lose it.
- */
-void shca_mlink_datagram(struct shca_qp *qp, const struct shca_wqe *w,
-			 struct shca_qp *peer, u64 len)
-{
-	struct shca_mreq m = { .qp = qp, .w = w, .later = qp->req.in_post };
-	u8 grh[SHCA_GRH_BYTES];
-	struct shca_pkt pkt;
-
-	if (!shca_port_up(peer->sdev)) {
-		atomic_long_inc(&peer->sdev->rx_dropped);
-		return;
-	}
-	shca_mlink_msg(qp, w, &pkt, &m);
-	shca_ud_grh(grh, &w->ud.av, len, w->opcode == IB_WR_SEND_WITH_IMM);
-	shca_resp_datagram(peer, &pkt, grh, qp->resp_wqe);
 }

@@ -438,9 +438,9 @@ enum ib_event_type shca_nak_event(u8 code);
 /* Bytes copied between two reschedule points. */
 #define SHCA_MLINK_CHUNK	SZ_256K
 
-void shca_mlink_request(struct shca_qp *peer, struct shca_mreq *m);
-void shca_mlink_datagram(struct shca_qp *qp, const struct shca_wqe *w,
-			 struct shca_qp *peer, u64 len);
+void shca_mlink_msg(const struct shca_qp *qp, const struct shca_wqe *w,
+		    struct shca_pkt *pkt, struct shca_mreq *m);
+void shca_mlink_end(struct shca_mreq *m);
 int shca_mlink_recv(struct shca_mreq *m, struct shca_qp *qp,
 		    const struct shca_wqe *r, u64 off, u64 len);
 int shca_mlink_rdma(struct shca_mreq *m, u64 len, bool read);
