@@ -43,9 +43,10 @@ struct shca_mr_fix *shca_kunit_mr_fix(struct kunit *test, const char *name,
 				      const u8 *mac);
 u32 shca_kunit_count_mrs(struct shca_dev *sdev);
 
-/* The MR suites (shca_mr_kunit.c, shca_xlat_kunit.c, shca_mem_kunit.c) */
+/* The MR suites (shca_mr_*_kunit.c, shca_xlat_kunit.c, shca_mem_kunit.c) */
 int shca_kunit_mr_init(struct kunit *test);
 struct ib_mr *shca_kunit_track_mr(struct kunit *test, struct ib_mr *mr);
+void shca_kunit_untrack_dereg(struct kunit *test, struct ib_mr *mr);
 void *shca_kunit_block(struct kunit *test, size_t size);
 u8 *shca_kunit_vbuf(struct kunit *test, size_t size);
 u8 shca_kunit_pattern(unsigned int block, size_t off, u8 salt);
@@ -57,6 +58,8 @@ void shca_kunit_sig_attrs_t10(struct ib_sig_attrs *a);
 void shca_kunit_sig_attrs_plain(struct ib_sig_attrs *a);
 struct ib_mr *shca_kunit_dma_mr(struct kunit *test, struct ib_pd *pd,
 				int access);
+struct ib_mr *shca_kunit_pi_mr(struct kunit *test, struct shca_mr_fix *f,
+			       u8 **data, u8 **meta, u32 *dlen, u32 *mlen);
 
 struct net_device *shca_kunit_netdev(struct kunit *test, const u8 *mac);
 struct net_device *shca_kunit_netdev_in(struct kunit *test, const u8 *mac,

@@ -6,6 +6,7 @@
  * what the receiver sees.
  */
 
+#include <linux/delay.h>
 #include <linux/etherdevice.h>
 #include <linux/ip.h>
 #include <linux/ipv6.h>
@@ -263,6 +264,22 @@ void shca_knet_pump(struct shca_knet *net)
 }
 
 /**
+ * shca_knet_run() - pump the network for a while
+ * @net: the network
+ * @ms: how long, in milliseconds
+ */
+void shca_knet_run(struct shca_knet *net, int ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
+
+	do {
+		shca_knet_pump(net);
+		usleep_range(100, 200);
+	} while (time_before(jiffies, end));
+	shca_knet_pump(net);
+}
+
+/**
  * shca_knet_dump() - tell what the pump saw last, when a test is failing
  * @net: the network
  */
@@ -413,6 +430,19 @@ static void shca_knet_stop(void *p)
 bool shca_knet_active(void)
 {
 	return !!READ_ONCE(shca_knet_cur);
+}
+
+/**
+ * shca_knet_pumped() - the test network, if the test's thread pumps it
+ *
+ * Return: the network between shca_knet_start() and the end of its
+ * test, unless shca_knet_autopump() was called; else NULL.
+ */
+struct shca_knet *shca_knet_pumped(void)
+{
+	struct shca_knet *net = READ_ONCE(shca_knet_cur);
+
+	return net && !READ_ONCE(net->autopump) ? net : NULL;
 }
 
 /**

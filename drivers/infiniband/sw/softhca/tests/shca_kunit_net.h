@@ -6,9 +6,10 @@
  * (shca_net_send_hook), which gives it the headers and ICRC a receiver
  * sees and delivers it to the device that owns its destination GID, as
  * the UDP socket would. Either the test's thread pumps it (and can drop,
- * duplicate or hold back the packets it chooses: the wire suite), or a
- * work item delivers each packet as it comes (suites that run the same
- * cases over both links).
+ * duplicate or hold back the packets it chooses: the wire suites; the
+ * data-path fixture's helpers pump it while they wait, see
+ * shca_knet_pumped()), or a work item delivers each packet as it comes
+ * (suites that run the same cases over both links).
  */
 #ifndef SHCA_KUNIT_NET_H
 #define SHCA_KUNIT_NET_H
@@ -107,6 +108,8 @@ int shca_knet_which(struct shca_knet *net, const union ib_gid *gid);
 void shca_knet_rx(struct shca_knet *net, int to, struct sk_buff *skb,
 		  const struct shca_pkt *pkt);
 void shca_knet_pump(struct shca_knet *net);
+void shca_knet_run(struct shca_knet *net, int ms);
+struct shca_knet *shca_knet_pumped(void);
 void shca_knet_dump(struct shca_knet *net);
 void shca_knet_mark(struct shca_knet *net);
 u64 shca_knet_delta(struct shca_knet *net, int i, enum shca_wire_stat s);

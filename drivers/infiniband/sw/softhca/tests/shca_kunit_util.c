@@ -13,6 +13,7 @@
 #include <linux/etherdevice.h>
 #include <linux/netdevice.h>
 #include <linux/rtnetlink.h>
+#include <linux/scatterlist.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
 #include <kunit/resource.h>
@@ -364,6 +365,16 @@ struct ib_mr *shca_kunit_track_mr(struct kunit *test, struct ib_mr *mr)
 	return mr;
 }
 
+/**
+ * shca_kunit_untrack_dereg() - deregister a tracked MR now
+ * @test: the test
+ * @mr: an MR given to shca_kunit_track_mr()
+ */
+void shca_kunit_untrack_dereg(struct kunit *test, struct ib_mr *mr)
+{
+	kunit_release_action(test, shca_kunit_dereg_mr, mr);
+}
+
 /* Physically contiguous, naturally aligned memory owned by the test. */
 struct shca_block {
 	size_t size;
@@ -526,4 +537,56 @@ struct ib_mr *shca_kunit_dma_mr(struct kunit *test, struct ib_pd *pd,
 	mr->type = IB_MR_TYPE_DMA;
 	atomic_inc(&pd->usecnt);
 	return shca_kunit_track_mr(test, mr);
+}
+
+/**
+ * shca_kunit_pi_mr() - an integrity MR over scattered data and metadata
+ * @test: the test; owns the MR and its memory
+ * @f: the MR suites' fixture
+ * @data: the data's memory (3 pages, a pattern), filled in
+ * @meta: the metadata's memory (a page, a pattern), filled in
+ * @dlen: the data's length (4 blocks of 512 bytes), filled in
+ * @mlen: the metadata's length (4 tuples of 8 bytes), filled in
+ *
+ * The data in 3 pieces with gaps, the metadata in 2; mapped with
+ * ib_map_mr_sg_pi(), not registered.
+ *
+ * Return: the MR.
+ */
+struct ib_mr *shca_kunit_pi_mr(struct kunit *test, struct shca_mr_fix *f,
+			       u8 **data, u8 **meta, u32 *dlen, u32 *mlen)
+{
+	struct scatterlist *dsg, *msg;
+	struct ib_mr *mr;
+	int i;
+
+	*dlen = 4 * 512;
+	*mlen = 4 * 8;
+	*data = shca_kunit_block(test, 3 * PAGE_SIZE);
+	*meta = shca_kunit_block(test, PAGE_SIZE);
+	shca_kunit_fill(*data, 20, 3 * PAGE_SIZE, 0);
+	shca_kunit_fill(*meta, 21, PAGE_SIZE, 0);
+
+	/* Data in 3 pieces with gaps, PI in 2. */
+	dsg = kunit_kcalloc(test, 3, sizeof(*dsg), GFP_KERNEL);
+	msg = kunit_kcalloc(test, 2, sizeof(*msg), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, dsg);
+	KUNIT_ASSERT_NOT_NULL(test, msg);
+	sg_init_table(dsg, 3);
+	sg_set_buf(&dsg[0], *data + 100, 1000);
+	sg_set_buf(&dsg[1], *data + PAGE_SIZE + 7, 548);
+	sg_set_buf(&dsg[2], *data + 2 * PAGE_SIZE, 500);
+	sg_init_table(msg, 2);
+	sg_set_buf(&msg[0], *meta + 3, 16);
+	sg_set_buf(&msg[1], *meta + 64, 16);
+	for (i = 0; i < 2; i++)
+		KUNIT_ASSERT_EQ(test, ib_dma_map_sg(f->ibdev, i ? msg : dsg,
+						    i ? 2 : 3,
+						    DMA_BIDIRECTIONAL),
+				i ? 2 : 3);
+
+	mr = shca_kunit_track_mr(test, ib_alloc_mr_integrity(f->pd, 3, 2));
+	KUNIT_ASSERT_EQ(test, ib_map_mr_sg_pi(mr, dsg, 3, NULL, msg, 2, NULL,
+					      SZ_4K), 0);
+	return mr;
 }
