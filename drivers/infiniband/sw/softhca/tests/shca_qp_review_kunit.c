@@ -307,7 +307,7 @@ static void shca_qt_epoch_stub(struct shca_mr *mr)
  * Issue 29 (second review, F3), issue 30: a request of a connection the
  * responder is resetting fails at the responder; the requester's
  * completion says so, but the reset waits for it (the memory link's
- * responder is taken, SHCA_QP_EXEC_RESP), and the responder's new
+ * responder is taken, shca_qp.resp_busy), and the responder's new
  * connection stays in RTS with no event (it saw none of it). Before
  * issue 29 the failure put the new connection in the error state.
  */
