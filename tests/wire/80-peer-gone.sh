@@ -66,6 +66,9 @@ else
 		-p 18750 -n 100000000 -s 65536 "$PEER_IP"
 	if [ "$(run_rc)" = 124 ]; then
 		wire_watch stop show
+		# a CPU looping in the kernel, a task blocked in it
+		echo l >/proc/sysrq-trigger 2>/dev/null
+		echo w >/proc/sysrq-trigger 2>/dev/null
 	else
 		wire_watch stop
 	fi

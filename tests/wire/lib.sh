@@ -495,10 +495,11 @@ wire_hw_counters() {
 }
 
 # wire_watch start | stop [show]: once a second, in the background, the
-# time, the device's counters and its QPs (rdma res show qp -d: state,
-# PSNs) to a file; "stop" ends it and prints, with "show", what it
-# recorded (for a step that hung: did the requester time out, retransmit,
-# hear from its peer?).
+# time, the device's counters, its QPs (rdma res show qp -dd: state,
+# PSNs and, for softhca, what the requester is at) and where the perftest
+# processes are (state, kernel wait channel) to a file; "stop" ends it
+# and prints, with "show", what it recorded (for a step that hung: did
+# the requester time out, retransmit, hear from its peer?).
 WIRE_WATCH_PID=
 wire_watch() {
 	_wwf=/tmp/wire-watch.$$
@@ -506,8 +507,11 @@ wire_watch() {
 		(
 			while :; do
 				echo "$(date +%s) $(wire_hw_counters)"
-				rdma res show qp link "$WIRE_DEV/1" -d 2>/dev/null |
+				rdma res show qp link "$WIRE_DEV/1" -dd 2>/dev/null |
 					grep -v ' type GSI ' | sed 's/^/    /'
+				for _wwp in $(pidof ib_write_bw ib_read_bw ib_send_bw); do
+					echo "    pid $_wwp state $(cut -d' ' -f3 "/proc/$_wwp/stat" 2>/dev/null) wchan $(cat "/proc/$_wwp/wchan" 2>/dev/null)"
+				done
 				sleep 1
 			done
 		) >"$_wwf" 2>&1 &

@@ -22,6 +22,7 @@
  */
 
 #include <linux/jiffies.h>
+#include <rdma/restrack.h>
 
 #include "shca_verbs.h"
 #include "shca_wire.h"
@@ -967,4 +968,38 @@ u32 shca_req_sq_psn(const struct shca_qp *qp)
 		return qp->sq_psn;
 	return READ_ONCE(rq->resend) ? READ_ONCE(rq->resend_until) :
 				       READ_ONCE(rq->psn);
+}
+
+/**
+ * shca_req_fill_res() - the requester's state, for "rdma res show qp -dd"
+ * @msg: the netlink message
+ * @qp: a connected QP on the wire
+ *
+ * A snapshot taken without the executor's bit (its owner may be moving
+ * it): what a stuck requester waits for, not a consistent state.
+ *
+ * Return: 0, or -EMSGSIZE.
+ */
+int shca_req_fill_res(struct sk_buff *msg, struct shca_qp *qp)
+{
+	/* Racing with the executor, on purpose: see above. */
+	const struct shca_wreq rq = data_race(qp->wreq);
+	/* The same. */
+	u32 retries = data_race(qp->req.retries);
+	u32 head = READ_ONCE(qp->sq.head);
+
+	if (rdma_nl_put_driver_u32(msg, "req-una", rq.una) ||
+	    rdma_nl_put_driver_u32(msg, "req-psn", rq.psn) ||
+	    rdma_nl_put_driver_u32(msg, "req-sent-wqes", rq.next - head) ||
+	    rdma_nl_put_driver_u32(msg, "req-resend", rq.resend) ||
+	    rdma_nl_put_driver_u32(msg, "req-resend-until", rq.resend_until) ||
+	    rdma_nl_put_driver_u32(msg, "req-rd-out", rq.rd_out) ||
+	    rdma_nl_put_driver_u32(msg, "req-retries", retries) ||
+	    rdma_nl_put_driver_u32(msg, "req-rnr-wait", rq.rnr_wait) ||
+	    rdma_nl_put_driver_u32(msg, "req-timer", timer_pending(&qp->wtimer)) ||
+	    rdma_nl_put_driver_u32_hex(msg, "exec-flags",
+				       READ_ONCE(qp->exec_flags)) ||
+	    rdma_nl_put_driver_u32(msg, "rxq", skb_queue_len_lockless(&qp->rxq)))
+		return -EMSGSIZE;
+	return 0;
 }

@@ -402,6 +402,7 @@ bool shca_req_send(struct shca_qp *qp);
 void shca_req_timeout(struct shca_qp *qp);
 void shca_req_timer(struct timer_list *t);
 u32 shca_req_sq_psn(const struct shca_qp *qp);
+int shca_req_fill_res(struct sk_buff *msg, struct shca_qp *qp);
 void shca_req_wc(struct shca_qp *qp, const struct shca_wqe *w,
 		 struct ib_wc *wc, enum ib_wc_status status);
 bool shca_req_complete(struct shca_qp *qp, const struct shca_wqe *w,

@@ -16,6 +16,7 @@
 #include <rdma/ib_cache.h>
 #include <rdma/ib_mad.h>
 #include <rdma/ib_umem.h>
+#include <rdma/restrack.h>
 #include <rdma/softhca-abi.h>
 #include <rdma/uverbs_ioctl.h>
 
@@ -886,6 +887,24 @@ static int shca_query_qp(struct ib_qp *ibqp, struct ib_qp_attr *attr,
 	return 0;
 }
 
+/*
+ * "rdma res show qp -dd": the link a connection runs on, WQEs queued and,
+ * on the UDP link, what its requester is at (shca_req_fill_res()).
+ */
+static int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
+{
+	struct shca_qp *qp = to_shca_qp(ibqp);
+	bool wire = READ_ONCE(qp->wire);
+
+	if (rdma_nl_put_driver_string(msg, "link", wire ? "udp" : "memory") ||
+	    rdma_nl_put_driver_u32(msg, "sq-wqes", READ_ONCE(qp->sq.tail) -
+						  READ_ONCE(qp->sq.head)))
+		return -EMSGSIZE;
+	if (!wire || ibqp->qp_type == IB_QPT_UD || ibqp->qp_type == IB_QPT_GSI)
+		return 0;
+	return shca_req_fill_res(msg, qp);
+}
+
 static int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
 {
 	shca_qp_fini(to_shca_qp(ibqp));
@@ -982,6 +1001,7 @@ static const struct ib_device_ops shca_dev_ops = {
 	.destroy_srq = shca_destroy_srq,
 	.detach_mcast = shca_detach_mcast,
 	.disassociate_ucontext = shca_disassociate_ucontext,
+	.fill_res_qp_entry = shca_fill_res_qp_entry,
 	.get_dev_fw_str = shca_get_dev_fw_str,
 	.get_dma_mr = shca_get_dma_mr,
 	.get_hw_stats = shca_get_hw_stats,

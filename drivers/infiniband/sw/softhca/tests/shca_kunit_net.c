@@ -176,13 +176,33 @@ static void shca_knet_release(struct shca_knet *net, int from)
 		shca_knet_deliver(net, skb);
 }
 
+/* A fate drawn at random (xorshift32: reproducible from the seed). */
+static enum shca_knet_fate shca_knet_chaos(struct shca_knet *net, u32 permille)
+{
+	u32 x = net->rnd ?: 1;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	net->rnd = x;
+	x %= 1000;
+	if (x < permille)
+		return SHCA_KNET_DROP;
+	if (x < 2 * permille)
+		return SHCA_KNET_DUP;
+	if (x < 3 * permille)
+		return SHCA_KNET_HOLD;
+	return SHCA_KNET_DELIVER;
+}
+
 static enum shca_knet_fate shca_knet_fate(struct shca_knet *net, int from)
 {
 	const struct shca_knet_rule *r = &net->rule;
 
 	if ((r->from < 0 || r->from == from) &&
 	    (r->nth < 0 || r->nth == net->count[from]))
-		return r->fate;
+		return r->fate == SHCA_KNET_CHAOS ?
+		       shca_knet_chaos(net, r->permille) : r->fate;
 	return SHCA_KNET_DELIVER;
 }
 

@@ -30,6 +30,7 @@ enum shca_knet_fate {
 	SHCA_KNET_DROP,
 	SHCA_KNET_DUP,		/* delivered twice */
 	SHCA_KNET_HOLD,		/* delivered after the sender's next packet */
+	SHCA_KNET_CHAOS,	/* a rule only: each of the three above, at random */
 };
 
 /**
@@ -38,11 +39,14 @@ enum shca_knet_fate {
  * @from: to packets of device @from (0 or 1), -1 for either
  * @nth: to the @nth packet (counted from 0 since shca_knet_mark()) that
  *	device sends, -1 for every one
+ * @permille: for SHCA_KNET_CHAOS: the chance, in thousandths, that a
+ *	packet is dropped; the same that it is duplicated, and held back
  */
 struct shca_knet_rule {
 	enum shca_knet_fate fate;
 	int from;
 	int nth;
+	u32 permille;
 };
 
 /* A packet the pump saw. */
@@ -69,6 +73,8 @@ struct shca_knet_seen {
  * @held: held back, per sender
  * @rule: what the pump does to which packet
  * @idle: pump rounds without packets
+ * @rnd: state of the random numbers SHCA_KNET_CHAOS draws (a test seeds
+ *	it: the same seed, the same fates)
  * @count: packets each device sent since the mark
  * @fates: fates given since the mark
  * @delivered: packets handed to each device
@@ -90,8 +96,9 @@ struct shca_knet {
 	struct sk_buff_head held[2];
 	struct shca_knet_rule rule;
 	u32 idle;
+	u32 rnd;
 	u32 count[2];
-	u32 fates[4];
+	u32 fates[SHCA_KNET_CHAOS];
 	u32 delivered[2];
 	u32 stray;
 	u32 nseen;

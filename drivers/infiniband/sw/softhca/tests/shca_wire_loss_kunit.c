@@ -595,6 +595,83 @@ static void shca_wire_implied_nak(struct kunit *test)
 	shca_qt_expect_empty(test, f->a.cq);
 }
 
+/* Seeds of the network's random fates, one case each. */
+static const u32 shca_wt_seeds[] = { 1, 2, 3, 5, 8, 13, 21, 34 };
+
+static void shca_wt_seed_desc(const u32 *seed, char *desc)
+{
+	snprintf(desc, KUNIT_PARAM_DESC_SIZE, "seed %u", *seed);
+}
+
+KUNIT_ARRAY_PARAM(shca_wt_seeds, shca_wt_seeds, shca_wt_seed_desc);
+
+/* WRITEs a streams at once, as perftest's ib_write_bw keeps its queue. */
+#define SHCA_WT_STREAM_DEPTH	16
+/* Packets a sends through a lossy network before its peer goes. */
+#define SHCA_WT_STREAM_PKTS	3000
+
+/*
+ * A peer that goes while a streams 64 KiB WRITEs (64 packets: the
+ * requester's window exactly) through a network that drops, duplicates
+ * and reorders 2 % of the packets each way: until then every WRITE
+ * completes, in order; once nothing crosses any more, the requester's ACK
+ * timeouts run out and its next WRITE ends with RETRY_EXC_ERR - whatever
+ * state the losses left the requester in (going back over what it sent,
+ * a NAK pending, a WQE sent in part). A requester that stopped timing out
+ * would wait for ever (wire test 80-peer-gone, softhca to rdma_rxe, in CI).
+ */
+static void shca_wire_gone_after_losses(struct kunit *test)
+{
+	const u32 *seed = test->param_value;
+	struct shca_qt_fix *f = test->priv;
+	struct ib_sge sge = shca_qt_sge(&f->a, 0, SHCA_QT_BUF);
+	struct ib_rdma_wr wr = {
+		.wr = { .opcode = IB_WR_RDMA_WRITE,
+			.send_flags = IB_SEND_SIGNALED, .sg_list = &sge,
+			.num_sge = 1 },
+	};
+	unsigned long end = jiffies + 60 * HZ;
+	u64 posted = 0, done = 0;
+	bool gone = false;
+	struct ib_wc wc;
+
+	shca_wt_connect(f, &shca_wt_lossy);
+	wr.rkey = shca_qt_reg(test, &f->b, SHCA_QT_RW);
+	wr.remote_addr = f->b.mr->iova;
+	f->net->rnd = *seed;
+	f->net->rule = (struct shca_knet_rule){ SHCA_KNET_CHAOS, -1, -1, 20 };
+	shca_knet_mark(f->net);
+	for (;;) {
+		while (!gone && posted - done < SHCA_WT_STREAM_DEPTH) {
+			wr.wr.wr_id = ++posted;
+			KUNIT_ASSERT_EQ(test, shca_qt_post_qp(f->a.qp, &wr.wr), 0);
+		}
+		if (!shca_qt_poll(f->a.cq, &wc, 100)) {
+			if (time_after(jiffies, end))
+				break;
+			continue;
+		}
+		if (wc.status != IB_WC_SUCCESS)
+			break;
+		KUNIT_ASSERT_EQ(test, wc.wr_id, done + 1);
+		done++;
+		if (!gone && f->net->count[0] >= SHCA_WT_STREAM_PKTS) {
+			f->net->rule = (struct shca_knet_rule){
+				SHCA_KNET_DROP, -1, -1 };
+			gone = true;
+		}
+	}
+	if (wc.status == IB_WC_SUCCESS || !gone)
+		shca_knet_dump(f->net);
+	KUNIT_ASSERT_TRUE_MSG(test, gone, "a failed before its peer went");
+	KUNIT_ASSERT_NE_MSG(test, wc.status, IB_WC_SUCCESS,
+			    "a's requester waits for ever for its gone peer");
+	KUNIT_EXPECT_EQ(test, wc.status, IB_WC_RETRY_EXC_ERR);
+	KUNIT_EXPECT_EQ(test, wc.wr_id, done + 1);
+	KUNIT_EXPECT_EQ(test, shca_qt_state(f->a.qp), IB_QPS_ERR);
+	KUNIT_EXPECT_GT(test, done, 2);
+}
+
 static struct kunit_case shca_wire_loss_cases[] = {
 	KUNIT_CASE_PARAM(shca_wire_loss, shca_wt_losses_gen_params),
 	KUNIT_CASE_PARAM(shca_wire_dup, shca_wt_ops_gen_params),
@@ -605,6 +682,8 @@ static struct kunit_case shca_wire_loss_cases[] = {
 	KUNIT_CASE(shca_wire_infinite_timeout),
 	KUNIT_CASE_PARAM(shca_wire_late_answer, shca_wt_lates_gen_params),
 	KUNIT_CASE_PARAM(shca_wire_implied_nak, shca_wt_implied_gen_params),
+	KUNIT_CASE_PARAM(shca_wire_gone_after_losses,
+			 shca_wt_seeds_gen_params),
 	{}
 };
 
