@@ -30,6 +30,10 @@
 #   make bench-wire      the wire benchmark only: softhca <-> softhca vs rxe <->
 #                        rxe across two QEMU guests (perftest, nvme-rdma);
 #                        tests/bench/run.sh --only wire, about 15-20 minutes
+#   make bench-ab AB=REV two builds of softhca in one boot, ABBA: the kernel
+#                        data-path cells with build REV and with the working
+#                        tree's (tests/bench/ab.sh; AB_ARGS='--rounds 8
+#                        --cells WRITE:64,READ:64'), about 8 minutes
 
 include $(dir $(lastword $(MAKEFILE_LIST)))scripts/versions.env
 
@@ -46,7 +50,7 @@ SOURCES := $(shell find $(DRIVER) -name '*.[ch]' ! -name '*.mod.c' \
 	! -name shca_conftest.h) \
 	$(wildcard include/uapi/rdma/*.h)
 
-.PHONY: all modules provider vm-programs install clean check test run kunit kunit-san vm vm-kasan wire bench bench-wire deps deb pkgtest
+.PHONY: all modules provider vm-programs install clean check test run kunit kunit-san vm vm-kasan wire bench bench-ab bench-wire deps deb pkgtest
 
 all: modules provider
 
@@ -145,6 +149,12 @@ bench:
 	scripts/deps.sh vm build bench
 	$(MAKE) modules vm-programs KDIR=$(DEBIAN_KDIR)
 	tests/bench/run.sh $(BENCH_ARGS)
+
+bench-ab:
+	@test -n "$(AB)" || { echo "make bench-ab AB=REV (a git revision or a softhca.ko)"; exit 2; }
+	scripts/deps.sh vm build bench
+	$(MAKE) modules KDIR=$(DEBIAN_KDIR)
+	tests/bench/ab.sh $(AB_ARGS) $(AB)
 
 bench-wire:
 	scripts/deps.sh wire build bench

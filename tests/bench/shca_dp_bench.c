@@ -8,7 +8,8 @@
  *
  *   insmod shca_dp_bench.ko pairs=softhca0:softhca1,rxe0:rxe1 cell_ms=300 reps=3
  *
- * (cell=WRITE:64 and the like: that cell only, without the memcpy rows).
+ * (cell=WRITE:64 and the like, or a comma-separated list of them: those
+ * cells only, without the memcpy rows).
  *
  * For each pair "A:B" one RC QP on A is connected to one on B (RoCE v2,
  * the IPv4-mapped GID of each device when it has one) and, for 64 B,
@@ -92,7 +93,7 @@ MODULE_PARM_DESC(reps, "measurements of every cell (pairs in ABBA order)");
 
 static char *cell = "";
 module_param(cell, charp, 0444);
-MODULE_PARM_DESC(cell, "run only this cell, NAME:SIZE (WRITE:64, SEND-lat:4096, ...); default every cell");
+MODULE_PARM_DESC(cell, "run only these cells, NAME:SIZE[,NAME:SIZE...] (WRITE:64, SEND-lat:4096, ...); default every cell");
 
 static int budget_s = 300;
 module_param(budget_s, int, 0444);
@@ -731,16 +732,27 @@ static const char *dp_cell_name(unsigned int c)
 	return lat[(c - DP_NBW) / DP_NSIZES];
 }
 
-/* Whether cell @c is the one the cell= parameter names (or it names none). */
+/* Whether the cell= parameter names cell @c (or names none). */
 static bool dp_cell_wanted(unsigned int c)
 {
+	const char *p = cell;
 	char name[32];
+	size_t n;
 
 	if (!*cell)
 		return true;
-	snprintf(name, sizeof(name), "%s:%u", dp_cell_name(c),
-		 dp_sizes[c % DP_NSIZES]);
-	return sysfs_streq(name, cell);
+	n = snprintf(name, sizeof(name), "%s:%u", dp_cell_name(c),
+		     dp_sizes[c % DP_NSIZES]);
+	while (*p) {
+		size_t len = strcspn(p, ",\n");
+
+		if (len == n && !strncmp(p, name, n))
+			return true;
+		p += len;
+		if (*p)
+			p++;
+	}
+	return false;
 }
 
 static struct dp_pair dp_pairs[DP_MAX_PAIRS];
