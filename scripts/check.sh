@@ -3,8 +3,9 @@
 #
 # Tier 1: build and static checks of the kernel sources.
 #   scripts/check.sh [FILE...]      (default: every driver .c/.h)
-# Each check is one test: build (W=1), sparse, checkpatch --strict,
-# kernel-doc; build (W=1) and sparse again for Debian 12's 6.1 kernel
+# Each check is one test: build (W=1), layers (no cycle in the calls
+# between the driver's files, scripts/layers.sh), sparse, checkpatch
+# --strict, kernel-doc; build (W=1) and sparse again for Debian 12's 6.1 kernel
 # (DEBIAN_KVER_61, in build/kernel-KVER/: the compile probes pick the
 # other interfaces). Ends with one line "static: N passed, N failed".
 set -uo pipefail
@@ -62,6 +63,10 @@ st=$?
 grep -E 'warning:|error:' "$out/build" > "$out/build.w" && st=1
 [ $st -eq 0 ] || cat "$out/build.w" >> "$out/build"
 result build-W1 $st "$out/build"
+
+# 1b. Layers: no cycle in the calls between the driver's files.
+scripts/layers.sh > "$out/layers" 2>&1
+result layers $? "$out/layers"
 
 # 2. sparse on every file (C=2 checks without rebuilding).
 make "${kbuild[@]}" C=2 CHECK="sparse -Wno-unknown-attribute" modules > "$out/sparse" 2>&1

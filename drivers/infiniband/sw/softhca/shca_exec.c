@@ -68,8 +68,6 @@
 #define SHCA_POST_EXEC_BYTES	SZ_64K
 static_assert(SHCA_POST_EXEC_BYTES < SHCA_MLINK_CHUNK);
 
-struct workqueue_struct *shca_wq;
-
 enum shca_exec_res {
 	SHCA_EXEC_DONE,		/* complete the WQE with wc->status */
 	SHCA_EXEC_RNR,		/* the peer has no receive WQE: retry */
@@ -813,24 +811,4 @@ void shca_qp_work(struct work_struct *work)
 	if (!qp->wire || READ_ONCE(qp->state) == IB_QPS_ERR)
 		more |= shca_sq_run(qp, false);
 	shca_exec_release(qp, more);
-}
-
-/**
- * shca_exec_init() - create the workqueue QPs execute on
- *
- * Return: 0 or -ENOMEM.
- */
-int shca_exec_init(void)
-{
-	/* Storage ULPs may need their QPs to progress to reclaim memory. */
-	shca_wq = alloc_workqueue("softhca", WQ_UNBOUND | WQ_MEM_RECLAIM, 0);
-	return shca_wq ? 0 : -ENOMEM;
-}
-
-/**
- * shca_exec_fini() - destroy the workqueue; every QP is gone
- */
-void shca_exec_fini(void)
-{
-	destroy_workqueue(shca_wq);
 }

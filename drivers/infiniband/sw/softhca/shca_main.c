@@ -326,10 +326,10 @@ static int __init shca_init(void)
 	if (err)
 		return err;
 	shca_qp_table_init();
-	err = shca_exec_init();
+	err = shca_qpc_init();
 	if (err)
 		goto err_qp_table;
-	err = shca_net_init();
+	err = shca_net_init(shca_wire_rx);
 	if (err)
 		goto err_exec;
 	err = register_netdevice_notifier(&shca_netdev_notifier);
@@ -343,7 +343,7 @@ static int __init shca_init(void)
 err_net:
 	shca_net_fini();
 err_exec:
-	shca_exec_fini();
+	shca_qpc_fini();
 err_qp_table:
 	shca_qp_table_fini();
 	shca_mr_cache_fini();
@@ -358,7 +358,7 @@ static void __exit shca_exit(void)
 	debugfs_remove(shca_debugfs);
 	unregister_netdevice_notifier(&shca_netdev_notifier);
 	shca_net_fini();
-	shca_exec_fini();
+	shca_qpc_fini();
 	shca_qp_table_fini();
 	shca_mr_cache_fini();
 }

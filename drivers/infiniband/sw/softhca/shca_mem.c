@@ -27,7 +27,9 @@
 #include <linux/minmax.h>
 #include <linux/overflow.h>
 #include <linux/sizes.h>
+#include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/workqueue.h>
 
 #include "shca_mem.h"
 #include "shca_verbs.h"
@@ -822,3 +824,130 @@ int shca_mr_copy_spans(const struct shca_span *dst, u64 dst_off,
 	return shca_span_copy_span(&d, &s, len, dst_failed);
 }
 EXPORT_SYMBOL_IF_KUNIT(shca_mr_copy_spans);
+
+#if SHCA_ODP
+
+/* ---- ibv_advise_mr(): the keys resolved, the ranges faulted in ---------- */
+
+/**
+ * struct shca_prefetch - an asynchronous ibv_advise_mr() prefetch
+ * @work: runs it
+ * @write: fault with write permission
+ * @fault: fault pages in (else take only those that are there)
+ * @n: entries of @range
+ * @range: the MRs (a reference held on each) and their ranges
+ */
+struct shca_prefetch {
+	struct work_struct work;
+	bool write;
+	bool fault;
+	u32 n;
+	struct {
+		struct shca_mr *mr;
+		u64 va;
+		u64 len;
+	} range[];
+};
+
+static void shca_prefetch_work(struct work_struct *work)
+{
+	struct shca_prefetch *p = container_of(work, struct shca_prefetch,
+					       work);
+	u32 i;
+
+	for (i = 0; i < p->n; i++) {
+		/* Advice: a range that cannot be faulted is not an error. */
+		shca_odp_fault(p->range[i].mr, p->range[i].va, p->range[i].len,
+			       p->write, p->fault);
+		shca_mr_put(p->range[i].mr);
+	}
+	kfree(p);
+}
+
+/**
+ * shca_mr_advise() - ibv_advise_mr(): prefetch ranges of ODP MRs
+ * @sdev: the device
+ * @pd: the PD the keys must belong to
+ * @advice: IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH (read), _PREFETCH_WRITE,
+ *	or _PREFETCH_NO_FAULT (take pages that are mapped, fault nothing)
+ * @sync: IB_UVERBS_ADVISE_MR_FLAG_FLUSH: done before returning, with the
+ *	first error; else queued, keys checked now
+ * @sge: the ranges: lkey, address, length
+ * @n: entries of @sge
+ *
+ * Context: process context.
+ * Return: 0; -EOPNOTSUPP for another advice; -ENOKEY for a key that
+ * names no MR; -EACCES for an MR of another PD; -EINVAL for an MR that
+ * is not an ODP MR; -EPERM for PREFETCH_WRITE of an MR without local
+ * write; -ERANGE for a range outside the MR; -ENOMEM; with @sync, an
+ * error of the fault (-EFAULT for memory that is not mapped).
+ */
+int shca_mr_advise(struct shca_dev *sdev, struct ib_pd *pd, u32 advice,
+		   bool sync, const struct ib_sge *sge, u32 n)
+{
+	bool write = advice == IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE;
+	bool fault = advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT;
+	struct shca_prefetch *p;
+	int err = 0;
+	u32 i;
+
+	if (advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH &&
+	    advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_WRITE &&
+	    advice != IB_UVERBS_ADVISE_MR_ADVICE_PREFETCH_NO_FAULT)
+		return -EOPNOTSUPP;
+	p = shca_inject_fault() ? NULL :
+	    kzalloc(struct_size(p, range, n), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	p->write = write;
+	p->fault = fault;
+	for (i = 0; i < n && !err; i++) {
+		struct shca_mr *mr = shca_mr_get(sdev, sge[i].lkey);
+		unsigned long flags;
+		u64 off;
+
+		if (!mr) {
+			err = -ENOKEY;
+			break;
+		}
+		spin_lock_irqsave(&mr->lock, flags);
+		off = sge[i].addr - mr->iova;
+		if (mr->key != sge[i].lkey || mr->mw_type)
+			err = -ENOKEY;
+		else if (mr->ibmr.pd != pd)
+			err = -EACCES;
+		else if (!mr->odp)
+			err = -EINVAL;
+		else if (write && !(mr->access & IB_ACCESS_LOCAL_WRITE))
+			err = -EPERM;
+		else if (sge[i].addr < mr->iova || off > mr->length ||
+			 sge[i].length > mr->length - off)
+			err = -ERANGE;
+		spin_unlock_irqrestore(&mr->lock, flags);
+		if (err) {
+			shca_mr_put(mr);
+			break;
+		}
+		p->range[p->n].mr = mr;
+		p->range[p->n].va = mr->cur->data.base + off;
+		p->range[p->n].len = sge[i].length;
+		p->n++;
+	}
+	if (err || sync) {
+		for (i = 0; i < p->n; i++) {
+			if (!err)
+				err = shca_odp_fault(p->range[i].mr,
+						     p->range[i].va,
+						     p->range[i].len, write,
+						     fault);
+			shca_mr_put(p->range[i].mr);
+		}
+		kfree(p);
+		return err;
+	}
+	INIT_WORK(&p->work, shca_prefetch_work);
+	queue_work(shca_wq, &p->work);
+	return 0;
+}
+
+#endif /* SHCA_ODP */

@@ -105,6 +105,13 @@ struct shca_net {
 
 static unsigned int shca_net_id;
 
+/*
+ * Where a checked packet goes up (shca_wire_rx(), the UDP link's
+ * executor, which registers it in shca_net_init()): the socket below
+ * knows nothing of QPs.
+ */
+static shca_net_rx_t shca_net_rx __read_mostly;
+
 static struct shca_net *shca_net(const struct net *net)
 {
 	return net_generic(net, shca_net_id);
@@ -258,7 +265,7 @@ static int shca_net_encap_rcv(struct sock *sk, struct sk_buff *skb)
 		shca_wstat_inc(sdev, SHCA_WS_ICRC_ERRORS);
 		goto drop;
 	}
-	shca_wire_rx(sdev, skb, &pkt);
+	shca_net_rx(sdev, skb, &pkt);
 	return 0;
 
 drop:
@@ -455,6 +462,36 @@ struct sk_buff *shca_net_alloc(struct shca_dev *sdev,
 		return NULL;
 	skb_reserve(skb, head);
 	*bth = skb_put(skb, len);
+	return skb;
+}
+
+/**
+ * shca_net_pkt() - build a packet to send
+ * @sdev: the sending device
+ * @path: where it goes
+ * @pkt: its headers (pad is set here)
+ * @paylen: bytes of payload the caller fills in
+ * @payload: set to where the payload goes
+ *
+ * The headers of @pkt, then @paylen bytes at *@payload, padded to four
+ * bytes (the ICRC is computed when it is sent).
+ *
+ * Return: the packet, or NULL without memory.
+ */
+struct sk_buff *shca_net_pkt(struct shca_dev *sdev, const struct shca_path *path,
+			     struct shca_pkt *pkt, u32 paylen, u8 **payload)
+{
+	u32 hdr = pkt->op->hdr_len, pad = -paylen & 3;
+	struct sk_buff *skb;
+	u8 *bth;
+
+	skb = shca_net_alloc(sdev, path, hdr + paylen + pad, &bth);
+	if (!skb)
+		return NULL;
+	pkt->pad = pad;
+	shca_pkt_build(bth, pkt);
+	*payload = bth + hdr;
+	memset(bth + hdr + paylen, 0, pad);
 	return skb;
 }
 
@@ -671,11 +708,13 @@ static struct pernet_operations shca_net_ops = {
 
 /**
  * shca_net_init() - set up softhca's state in every network namespace
+ * @rx: what takes the packets received (shca_wire_rx())
  *
  * Return: 0 or a negative errno.
  */
-int shca_net_init(void)
+int shca_net_init(shca_net_rx_t rx)
 {
+	shca_net_rx = rx;
 	return register_pernet_subsys(&shca_net_ops);
 }
 

@@ -782,7 +782,7 @@ static bool shca_req_send_pkt(struct shca_qp *qp, struct shca_wqe *w)
 	pkt.op = shca_op_get(pkt.opcode);
 	if (WARN_ON_ONCE(!pkt.op))
 		return false;
-	skb = shca_wire_pkt(qp->sdev, &qp->path, &pkt, paylen, &payload);
+	skb = shca_net_pkt(qp->sdev, &qp->path, &pkt, paylen, &payload);
 	if (!skb)
 		return false;
 	if (paylen && shca_wqe_copy(qp, w, rq->off, payload, paylen, 0,

@@ -398,7 +398,7 @@ static void shca_resp_send_ctl(struct shca_qp *qp, struct shca_pkt *pkt)
 	u8 *payload;
 
 	pkt->op = shca_op_get(pkt->opcode);
-	skb = shca_wire_pkt(qp->sdev, &qp->path, pkt, 0, &payload);
+	skb = shca_net_pkt(qp->sdev, &qp->path, pkt, 0, &payload);
 	if (skb)
 		shca_net_send(qp->sdev, &qp->path, skb);
 }
@@ -637,7 +637,7 @@ static enum shca_rd_more shca_resp_read_more(struct shca_qp *qp)
 		pkt.psn = shca_psn_add(res->psn, i);
 		pkt.aeth = (u32)(SHCA_AETH_ACK | SHCA_AETH_CREDIT_INVAL) << 24 |
 			   (rs->msn & IB_MSN_MASK);
-		skb = shca_wire_pkt(qp->sdev, &qp->path, &pkt, len, &payload);
+		skb = shca_net_pkt(qp->sdev, &qp->path, &pkt, len, &payload);
 		if (!skb)
 			break;	/* the requester asks again */
 		t.iova = res->va + off;

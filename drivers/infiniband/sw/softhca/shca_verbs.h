@@ -136,6 +136,9 @@ void shca_qpn_set_next(u32 qpn);
 int shca_qp_init(struct shca_qp *qp, struct shca_dev *sdev,
 		 struct ib_qp_init_attr *init, bool user);
 void shca_qp_fini(struct shca_qp *qp);
+int shca_qpc_publish(struct shca_qp *qp, bool gsi);
+void shca_qpc_unpublish(struct shca_qp *qp);
+void shca_qpc_release_number(struct shca_qp *qp);
 struct shca_qp *shca_qp_get(u32 qpn);
 struct shca_qp *shca_gsi_get(const struct shca_dev *from,
 			     const union ib_gid *dgid);
@@ -196,8 +199,8 @@ bool shca_rq_empty(struct shca_qp *qp);
 
 /* shca_exec.c: executes work requests */
 extern struct workqueue_struct *shca_wq;
-int shca_exec_init(void);
-void shca_exec_fini(void);
+int shca_qpc_init(void);
+void shca_qpc_fini(void);
 void shca_qp_work(struct work_struct *work);
 void shca_qp_post_exec(struct shca_qp *qp);
 bool shca_qp_post_claim(struct shca_qp *qp);

@@ -77,47 +77,6 @@
 #define SHCA_WIRE_RXQ_BYTES	SZ_4M
 /* Packets one run of the work item receives. */
 #define SHCA_WIRE_BUDGET	256
-/**
- * shca_wire_mtu() - the path MTU of a connection on the wire
- * @qp: the QP (see shca_wire_start())
- *
- * Return: the payload bytes of every packet of a message but its last.
- */
-u32 shca_wire_mtu(const struct shca_qp *qp)
-{
-	return qp->path.mtu;
-}
-
-/**
- * shca_wire_pkt() - build a packet to send
- * @sdev: the sending device
- * @path: where it goes
- * @pkt: its headers (pad is set here)
- * @paylen: bytes of payload the caller fills in
- * @payload: set to where the payload goes
- *
- * The headers of @pkt, then @paylen bytes at *@payload, padded to four
- * bytes (the ICRC is computed when it is sent).
- *
- * Return: the packet, or NULL without memory.
- */
-struct sk_buff *shca_wire_pkt(struct shca_dev *sdev,
-			      const struct shca_path *path,
-			      struct shca_pkt *pkt, u32 paylen, u8 **payload)
-{
-	u32 hdr = pkt->op->hdr_len, pad = -paylen & 3;
-	struct sk_buff *skb;
-	u8 *bth;
-
-	skb = shca_net_alloc(sdev, path, hdr + paylen + pad, &bth);
-	if (!skb)
-		return NULL;
-	pkt->pad = pad;
-	shca_pkt_build(bth, pkt);
-	*payload = bth + hdr;
-	memset(bth + hdr + paylen, 0, pad);
-	return skb;
-}
 
 /* ---- received packets --------------------------------------------------- */
 
@@ -314,26 +273,6 @@ drop:
 EXPORT_SYMBOL_IF_KUNIT(shca_wire_rx);
 
 /**
- * shca_wire_rx_count() - count a packet the QP took
- * @qp: the QP
- * @skb: the packet
- */
-void shca_wire_rx_count(struct shca_qp *qp, const struct sk_buff *skb)
-{
-	shca_wstat_inc(qp->sdev, SHCA_WS_RX_PKTS);
-	shca_wstat_add(qp->sdev, SHCA_WS_RX_BYTES, skb->len);
-}
-
-/**
- * shca_wire_drop() - count a packet the QP dropped
- * @qp: the QP
- */
-void shca_wire_drop(struct shca_qp *qp)
-{
-	shca_wstat_inc(qp->sdev, SHCA_WS_RX_DROPPED);
-}
-
-/**
  * shca_wire_ud_send() - send a datagram on the wire
  * @qp: the UD or GSI QP; its work item or poster executes @w
  * @w: the send WQE; its local SGEs are held in @qp->held
@@ -366,7 +305,7 @@ int shca_wire_ud_send(struct shca_qp *qp, const struct shca_wqe *w, u32 len)
 	path.sport = path.av.flow_label ?
 		     rdma_flow_label_to_udp_sport(path.av.flow_label) :
 		     shca_net_sport(qp->ibqp.qp_num, w->ud.remote_qpn);
-	skb = shca_wire_pkt(qp->sdev, &path, &pkt, len, &payload);
+	skb = shca_net_pkt(qp->sdev, &path, &pkt, len, &payload);
 	if (!skb)
 		return -ENOMEM;
 	if (!w->num_sge) {

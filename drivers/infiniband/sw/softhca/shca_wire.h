@@ -60,7 +60,9 @@ static inline void shca_wstat_inc(struct shca_dev *sdev, enum shca_wire_stat s)
 
 /* shca_net.c */
 extern bool shca_force_wire;
-int shca_net_init(void);
+typedef void (*shca_net_rx_t)(struct shca_dev *sdev, struct sk_buff *skb,
+			      const struct shca_pkt *pkt);
+int shca_net_init(shca_net_rx_t rx);
 void shca_net_fini(void);
 int shca_net_attach(struct shca_dev *sdev);
 void shca_net_detach(struct shca_dev *sdev);
@@ -69,6 +71,8 @@ struct sk_buff *shca_net_alloc(struct shca_dev *sdev, const struct shca_path *pa
 			       u32 len, u8 **bth);
 int shca_net_send(struct shca_dev *sdev, const struct shca_path *path,
 		  struct sk_buff *skb);
+struct sk_buff *shca_net_pkt(struct shca_dev *sdev, const struct shca_path *path,
+			     struct shca_pkt *pkt, u32 paylen, u8 **payload);
 #if IS_ENABLED(CONFIG_KUNIT)
 extern typeof(shca_net_send) *shca_net_send_hook;
 #endif
@@ -85,11 +89,28 @@ bool shca_wire_run(struct shca_qp *qp);
 void shca_wire_reset(struct shca_qp *qp);
 void shca_wire_rxq_purge(struct shca_qp *qp);
 void shca_wire_start(struct shca_qp *qp, enum ib_qp_state next);
-u32 shca_wire_mtu(const struct shca_qp *qp);
-struct sk_buff *shca_wire_pkt(struct shca_dev *sdev,
-			      const struct shca_path *path,
-			      struct shca_pkt *pkt, u32 paylen, u8 **payload);
-void shca_wire_rx_count(struct shca_qp *qp, const struct sk_buff *skb);
-void shca_wire_drop(struct shca_qp *qp);
+
+/*
+ * What the roles use of the UDP link besides shca_net_pkt() and
+ * shca_net_send(): the path MTU (the payload bytes of every packet of a
+ * message but its last; see shca_wire_start()) and the counters of the
+ * packets a QP took or dropped.
+ */
+static inline u32 shca_wire_mtu(const struct shca_qp *qp)
+{
+	return qp->path.mtu;
+}
+
+static inline void shca_wire_rx_count(struct shca_qp *qp,
+				      const struct sk_buff *skb)
+{
+	shca_wstat_inc(qp->sdev, SHCA_WS_RX_PKTS);
+	shca_wstat_add(qp->sdev, SHCA_WS_RX_BYTES, skb->len);
+}
+
+static inline void shca_wire_drop(struct shca_qp *qp)
+{
+	shca_wstat_inc(qp->sdev, SHCA_WS_RX_DROPPED);
+}
 
 #endif /* SHCA_WIRE_H */
