@@ -14,7 +14,10 @@
 # Prints every measurement as it comes, "ab-rec: LABEL ROUND RECORD" with
 # RECORD as shca_dp_bench logs it (bw|lat|err ...), then the table
 # between "=== AB-BENCH-TABLE" and "=== AB-BENCH-TABLE-END" ("ab-table: "
-# lines): per cell the median of each build, its spread, and B / A.
+# lines): per cell the median of each build, its spread, B / A of the
+# medians, and "paired": the median and spread of the rounds' own B / A
+# (each round runs the two builds back to back, so a host whose speed
+# drifts moves both; the better number on a busy host).
 #
 # Environment: AB_ROUNDS (default 6), AB_CELLS (default
 # WRITE:64,READ:64,SEND:64,WRITE-lat:64,WRITE:4096,WRITE:1048576), AB_MS
@@ -103,7 +106,7 @@ while [ $r -le "$ROUNDS" ]; do
 done
 
 # LABEL ROUND bw PAIR OP SIZE REP MSGS NS | LABEL ROUND lat PAIR OP SIZE REP RTS NS
-awk -v la="$LABEL_A" -v lb="$LABEL_B" "$BENCH_AWK"'
+awk -v la="$LABEL_A" -v lb="$LABEL_B" -v rounds="$ROUNDS" "$BENCH_AWK"'
 $3 == "bw" || $3 == "lat" {
 	cell = ($3 == "lat" ? $5 "-lat" : $5) " " $6
 	if (!(cell in seen)) { seen[cell] = 1; order[++nc] = cell }
@@ -113,17 +116,24 @@ $3 == "bw" || $3 == "lat" {
 		v = $9 / $8 / 2 / 1000		# one way, microseconds
 	unit[cell] = $3 == "bw" ? "Mmsg/s" : "us"
 	val[$1, cell] = val[$1, cell] (val[$1, cell] == "" ? "" : " ") v
+	by[$1, cell, $2] = v
 	next
 }
 $3 == "err" { notes[++nn] = $0 }
 END {
-	printf "%-18s %-7s %16s %16s %7s\n", "cell", "unit", la, lb, "ratio"
+	printf "%-18s %-7s %16s %16s %7s %15s\n", "cell", "unit", la, lb, "ratio",
+		"paired"
 	for (i = 1; i <= nc; i++) {
 		c = order[i]
 		a = val[la, c]; b = val[lb, c]
 		ratio = median(a) > 0 ? sprintf("%.3f", median(b) / median(a)) : "-"
-		printf "%-18s %-7s %16s %16s %7s\n", c, unit[c], mcell(a, 9, ""),
-			mcell(b, 9, ""), ratio
+		# each round: the two builds back to back, B / A
+		pr = ""
+		for (r = 1; r <= rounds; r++)
+			if (by[la, c, r] > 0 && by[lb, c, r] != "")
+				pr = pr (pr == "" ? "" : " ") by[lb, c, r] / by[la, c, r]
+		printf "%-18s %-7s %16s %16s %7s %15s\n", c, unit[c], mcell(a, 9, ""),
+			mcell(b, 9, ""), ratio, pr == "" ? "-" : mcell(pr, 9, "")
 		if (noisy(a)) nl[++nnl] = la " " c ": " runs(a)
 		if (noisy(b)) nl[++nnl] = lb " " c ": " runs(b)
 	}

@@ -146,7 +146,7 @@ sed -n '/^=== AB-BENCH-TABLE$/,/^=== AB-BENCH-TABLE-END$/p' "$CONSOLE" |
 mkdir -p "$(dirname "$OUT")"
 {
 	echo "# softhca A/B, kernel verbs softhca0 -> softhca1, one boot, $ROUNDS ABBA rounds of $MS ms; $(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "# A = $LABEL_A ($(basename "$KO_A")), B = $LABEL_B ($(basename "$KO_B")); ratio = B / A of the medians; spread = (max - min) / median"
+	echo "# A = $LABEL_A ($(basename "$KO_A")), B = $LABEL_B ($(basename "$KO_B")); ratio = B / A of the medians; paired = median (spread) of each round's B / A; spread = (max - min) / median"
 	cat "$TMP/table"
 } | tee "$OUT"
 note "saved to ${OUT#"$ROOT"/}"

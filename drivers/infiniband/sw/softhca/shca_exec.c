@@ -200,13 +200,9 @@ static enum shca_exec_res shca_exec_msg(struct shca_qp *qp,
 					struct shca_qp *peer,
 					struct shca_wqe *w, struct ib_wc *wc)
 {
-	struct shca_mreq m = {
-		.qp = qp,
-		.w = w,
-		.npsn = qp->req.npsn,
-		.later = qp->req.in_post,
-	};
-	struct shca_pkt pkt;
+	/* Written whole by shca_mlink_msg(): not zeroed twice per message. */
+	struct shca_mreq m __uninitialized;
+	struct shca_pkt pkt __uninitialized;
 
 	shca_mlink_msg(qp, w, &pkt, &m);
 	shca_resp_mem_request(peer, &pkt);
@@ -246,9 +242,9 @@ static struct shca_qp *shca_ud_peer(struct shca_qp *qp,
 static void shca_exec_datagram(struct shca_qp *qp, const struct shca_wqe *w,
 			       struct shca_qp *peer, u64 len)
 {
-	struct shca_mreq m = { .qp = qp, .w = w, .later = qp->req.in_post };
+	struct shca_mreq m __uninitialized;
+	struct shca_pkt pkt __uninitialized;
 	u8 grh[SHCA_GRH_BYTES];
-	struct shca_pkt pkt;
 
 	if (!shca_port_up(peer->sdev)) {
 		atomic_long_inc(&peer->sdev->rx_dropped);
@@ -508,7 +504,8 @@ static bool shca_sq_run(struct shca_qp *qp, bool in_post)
 	unsigned long flags;
 	enum ib_qp_state state;
 	struct shca_wqe *w;
-	struct ib_wc wc;
+	/* Written whole by shca_req_wc() before it is read. */
+	struct ib_wc wc __uninitialized;
 	u64 bytes = 0, len;
 
 	qp->req.in_post = in_post;

@@ -774,28 +774,36 @@ static bool shca_resp_read_req(struct shca_qp *qp, const struct shca_pkt *pkt)
 		return false;
 	}
 	qp->wresp.msn++;
+	if (m) {
+		/*
+		 * The memory link answers once and never hands a duplicate
+		 * over: no replay resource to keep.
+		 */
+		qp->rq_psn = shca_psn_add(pkt->psn, m->npsn);
+		if (pkt->dma_len && shca_mlink_rdma(m, pkt->dma_len, true) &&
+		    !m->local_err)
+			goto refused;
+		return true;
+	}
 	res = shca_resp_res_new(qp);
-	n = m ? m->npsn : pkt->dma_len ?
-	    DIV_ROUND_UP(pkt->dma_len, shca_wire_mtu(qp)) : 1;
-	*res = (struct shca_rd_res){
-		.valid = true,
-		.psn = pkt->psn,
-		.lpsn = shca_psn_add(pkt->psn, n - 1),
-		.va = pkt->va,
-		.rkey = pkt->rkey,
-		.len = pkt->dma_len,
-		.msn = qp->wresp.msn,
-	};
+	n = pkt->dma_len ? DIV_ROUND_UP(pkt->dma_len, shca_wire_mtu(qp)) : 1;
+	res->valid = true;
+	res->atomic = false;
+	res->psn = pkt->psn;
+	res->lpsn = shca_psn_add(pkt->psn, n - 1);
+	res->va = pkt->va;
+	res->rkey = pkt->rkey;
+	res->len = pkt->dma_len;
+	res->orig = 0;
+	res->msn = qp->wresp.msn;
 	qp->rq_psn = shca_psn_add(pkt->psn, n);
-	if (m && pkt->dma_len && shca_mlink_rdma(m, pkt->dma_len, true) &&
-	    !m->local_err)
+	if (shca_resp_read_respond(qp, res, pkt->psn) == SHCA_RD_REFUSED) {
+		res->valid = false;
 		goto refused;
-	if (!m && shca_resp_read_respond(qp, res, pkt->psn) == SHCA_RD_REFUSED)
-		goto refused;
+	}
 	return true;
 
 refused:
-	res->valid = false;
 	shca_resp_refuse(qp, pkt, SHCA_NAK_REM_ACCESS, true);
 	return false;
 }

@@ -144,6 +144,7 @@ struct shca_op {
  *	data is there, not at @payload; the answer goes there); NULL for a
  *	packet of the UDP link
  */
+/* A new member: clear it in shca_mlink_pkt_clear() too; @mreq stays last. */
 struct shca_pkt {
 	union ib_gid sgid;
 	union ib_gid dgid;
@@ -191,7 +192,7 @@ struct shca_pkt {
  * @rt: a WRITE without immediate data or a READ: the responder's memory
  *	the request names, for the link to check whole as it copies (no
  *	decision comes between the check and the copy); @span is not held
- * @rsdev: the device of @rt
+ * @rsdev: the device of @rt; @rt means something only once it is set
  * @answered: the responder took the message or refused it: @syndrome
  *	says how; else nobody took it (the requester retries)
  * @syndrome: the answer, as an AETH syndrome: ACK, RNR NAK with the
@@ -439,7 +440,7 @@ enum ib_event_type shca_nak_event(u8 code);
 /* Bytes copied between two reschedule points. */
 #define SHCA_MLINK_CHUNK	SZ_256K
 
-void shca_mlink_msg(const struct shca_qp *qp, const struct shca_wqe *w,
+void shca_mlink_msg(struct shca_qp *qp, const struct shca_wqe *w,
 		    struct shca_pkt *pkt, struct shca_mreq *m);
 void shca_mlink_end(struct shca_mreq *m);
 int shca_mlink_recv(struct shca_mreq *m, struct shca_qp *qp,
