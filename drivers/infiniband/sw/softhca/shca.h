@@ -46,6 +46,7 @@
 #define SHCA_H
 
 #include <linux/completion.h>
+#include <linux/etherdevice.h>
 #include <linux/genalloc.h>
 #include <linux/kref.h>
 #include <linux/list.h>
@@ -860,6 +861,46 @@ enum {
  * Return: true for UD QPs and the GSI QP (QP1, which is a UD QP with a
  * fixed number and Q_Key).
  */
+/**
+ * shca_wc_init() - start a work completion
+ * @wc: the completion; every member is set
+ * @wr_id: its work request id
+ * @status: its status
+ * @opcode: its opcode
+ * @qp: its QP
+ *
+ * One store per member, the others zero: a compound literal of struct
+ * ib_wc is a string store, which an emulated CPU (QEMU TCG, where softhca
+ * is tested and benchmarked) executes a word per step, and this runs for
+ * every completion. Should struct ib_wc grow past the members listed
+ * here, it is zeroed whole first.
+ */
+static inline void shca_wc_init(struct ib_wc *wc, u64 wr_id,
+				enum ib_wc_status status,
+				enum ib_wc_opcode opcode, struct ib_qp *qp)
+{
+	if (sizeof(*wc) != ALIGN(offsetofend(struct ib_wc, network_hdr_type),
+				 __alignof__(struct ib_wc)))
+		memset(wc, 0, sizeof(*wc));
+	wc->wr_id = wr_id;
+	wc->status = status;
+	wc->opcode = opcode;
+	wc->vendor_err = 0;
+	wc->byte_len = 0;
+	wc->qp = qp;
+	wc->ex.imm_data = 0;
+	wc->src_qp = 0;
+	wc->slid = 0;
+	wc->wc_flags = 0;
+	wc->pkey_index = 0;
+	wc->sl = 0;
+	wc->dlid_path_bits = 0;
+	wc->port_num = 0;
+	eth_zero_addr(wc->smac);
+	wc->vlan_id = 0;
+	wc->network_hdr_type = 0;
+}
+
 static inline bool shca_qp_datagram(const struct shca_qp *qp)
 {
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;

@@ -434,7 +434,7 @@ static void shca_qp_flush(struct shca_qp *qp)
 {
 	struct shca_wqe *w;
 	unsigned long flags;
-	struct ib_wc wc;
+	struct ib_wc wc __uninitialized;
 	bool send;
 
 	/* A receive a SEND on the wire began filling goes first. */
@@ -450,12 +450,9 @@ static void shca_qp_flush(struct shca_qp *qp)
 			shca_qp_srq_check(qp, false, false);
 			return;
 		}
-		wc = (struct ib_wc){
-			.wr_id = w->wr_id,
-			.status = IB_WC_WR_FLUSH_ERR,
-			.opcode = send ? shca_wc_opcode(w->opcode) : IB_WC_RECV,
-			.qp = &qp->ibqp,
-		};
+		shca_wc_init(&wc, w->wr_id, IB_WC_WR_FLUSH_ERR,
+			     send ? shca_wc_opcode(w->opcode) : IB_WC_RECV,
+			     &qp->ibqp);
 		if (send)
 			qp->sq.head++;
 		else

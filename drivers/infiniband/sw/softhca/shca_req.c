@@ -108,12 +108,8 @@ void shca_req_progress(struct shca_qp *qp)
 void shca_req_wc(struct shca_qp *qp, const struct shca_wqe *w,
 		 struct ib_wc *wc, enum ib_wc_status status)
 {
-	*wc = (struct ib_wc){
-		.wr_id = w->wr_id,
-		.status = status,
-		.opcode = shca_wc_opcode(w->opcode),
-		.qp = &qp->ibqp,
-	};
+	shca_wc_init(wc, w->wr_id, status, shca_wc_opcode(w->opcode),
+		     &qp->ibqp);
 }
 
 /**
@@ -345,7 +341,7 @@ void shca_req_complete_upto(struct shca_qp *qp, u32 acked, bool acked_valid)
 	struct shca_wreq *rq = &qp->wreq;
 	u32 end = shca_req_sent_end(rq);
 	struct shca_wqe *w;
-	struct ib_wc wc;
+	struct ib_wc wc __uninitialized;	/* shca_req_wc() */
 
 	while (qp->sq.head != end) {
 		w = shca_req_sq_wqe(qp, qp->sq.head);
@@ -446,7 +442,7 @@ static void shca_req_ack_timer(struct shca_qp *qp, bool restart)
 static void shca_req_fail_head(struct shca_qp *qp, enum ib_wc_status status)
 {
 	struct shca_wqe *w;
-	struct ib_wc wc;
+	struct ib_wc wc __uninitialized;	/* shca_req_wc() */
 
 	/*
 	 * Sent, even if the requester is going back over it, or only in
@@ -522,7 +518,7 @@ static void shca_req_read_resp(struct shca_qp *qp, const struct shca_pkt *pkt)
 	struct shca_wreq *rq = &qp->wreq;
 	u32 flags = pkt->op->flags, mtu = shca_wire_mtu(qp), expect;
 	struct shca_wqe *w;
-	struct ib_wc wc;
+	struct ib_wc wc __uninitialized;	/* shca_req_wc() */
 	u64 len;
 
 	/*
@@ -580,7 +576,7 @@ static void shca_req_atomic_resp(struct shca_qp *qp, const struct shca_pkt *pkt)
 {
 	struct shca_wreq *rq = &qp->wreq;
 	struct shca_wqe *w;
-	struct ib_wc wc;
+	struct ib_wc wc __uninitialized;	/* shca_req_wc() */
 
 	shca_req_complete_upto(qp, shca_psn_add(pkt->psn, SHCA_PSN_MASK),
 			       true);
@@ -838,7 +834,7 @@ bool shca_req_send(struct shca_qp *qp)
 	int budget = SHCA_WIRE_SEND_BUDGET;
 	unsigned long flags;
 	struct shca_wqe *w;
-	struct ib_wc wc;
+	struct ib_wc wc __uninitialized;	/* its status only */
 	bool ready;
 
 	while (budget--) {

@@ -199,17 +199,15 @@ void shca_resp_recv_done(struct shca_qp *qp, const struct shca_wqe *r,
 			 u32 byte_len, bool later)
 {
 	u32 flags = pkt->op->flags;
-	struct ib_wc wc = {
-		.wr_id = r->wr_id,
-		.status = status,
-		.opcode = flags & SHCA_OP_WRITE ? IB_WC_RECV_RDMA_WITH_IMM :
-						  IB_WC_RECV,
-		.byte_len = byte_len,
-		.qp = &qp->ibqp,
-		.src_qp = shca_qp_datagram(qp) ? pkt->src_qp :
-						 READ_ONCE(qp->dest_qpn),
-		.port_num = SHCA_PORT,
-	};
+	struct ib_wc wc __uninitialized;
+
+	shca_wc_init(&wc, r->wr_id, status,
+		     flags & SHCA_OP_WRITE ? IB_WC_RECV_RDMA_WITH_IMM :
+					     IB_WC_RECV, &qp->ibqp);
+	wc.byte_len = byte_len;
+	wc.src_qp = shca_qp_datagram(qp) ? pkt->src_qp :
+					   READ_ONCE(qp->dest_qpn);
+	wc.port_num = SHCA_PORT;
 
 	if (shca_qp_datagram(qp)) {
 		wc.sl = pkt->sl;
@@ -527,17 +525,13 @@ static void shca_resp_msg_end(struct shca_qp *qp, const struct shca_pkt *pkt,
 void shca_resp_flush_held(struct shca_qp *qp)
 {
 	struct shca_wresp *rs = &qp->wresp;
-	struct ib_wc wc;
+	struct ib_wc wc __uninitialized;
 
 	if (!shca_resp_claim(qp))
 		return;
 	if (rs->have_wqe) {
-		wc = (struct ib_wc){
-			.wr_id = rs->rwqe->wr_id,
-			.status = IB_WC_WR_FLUSH_ERR,
-			.opcode = IB_WC_RECV,
-			.qp = &qp->ibqp,
-		};
+		shca_wc_init(&wc, rs->rwqe->wr_id, IB_WC_WR_FLUSH_ERR,
+			     IB_WC_RECV, &qp->ibqp);
 		rs->have_wqe = false;
 		rs->in_msg = false;
 		rs->off = 0;
