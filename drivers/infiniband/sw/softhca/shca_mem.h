@@ -22,6 +22,8 @@
 #include <linux/xarray.h>
 #include <rdma/ib_verbs.h>
 
+#include "shca_compat.h"
+
 struct dma_buf;
 struct ib_umem;
 struct scatterlist;
@@ -503,5 +505,58 @@ u64 shca_map_len(const struct shca_map *m);
 /* shca_mw.c */
 int shca_mw_check_target(struct shca_mr *win, const struct shca_mem_target *t,
 			 u64 len, struct shca_span *span);
+
+struct dentry;
+struct ib_sig_err;
+struct ib_t10_dif_domain;
+struct shca_dm;
+struct shca_sig_bufs;
+struct shca_sig_stream;
+struct t10_pi_tuple;
+
+/* shca_odp.c: on-demand paging */
+#if SHCA_ODP
+void *shca_odp_ptr(const struct shca_odp *odp, u64 va, bool write,
+		   u64 *contig);
+bool shca_odp_ready(const struct shca_odp *odp, u64 va, u64 len, bool write);
+int shca_odp_fault(struct shca_mr *mr, u64 va, u64 len, bool write,
+		   bool fault);
+int shca_odp_retry(struct shca_mr *mr, u64 va, u64 len, bool write,
+		   unsigned int *tries);
+int shca_odp_init(struct shca_mr *mr, u64 start, u64 length, int access);
+#if IS_ENABLED(CONFIG_KUNIT)
+void shca_odp_umem_made(struct ib_umem_odp *umem);
+#endif
+void shca_odp_fini(struct shca_mr *mr);
+int shca_mr_advise(struct shca_dev *sdev, struct ib_pd *pd, u32 advice,
+		   bool sync, const struct ib_sge *sge, u32 n);
+#endif
+
+/* shca_sig.c: the T10-DIF engine */
+u16 shca_sig_guard(const struct ib_t10_dif_domain *dif, const void *buf,
+		   size_t len);
+void shca_sig_gen_pi(const struct ib_t10_dif_domain *dif, u32 block,
+		     const void *data, struct t10_pi_tuple *pi);
+bool shca_sig_check_pi(const struct ib_t10_dif_domain *dif, u8 check_mask,
+		       u32 block, const void *data,
+		       const struct t10_pi_tuple *pi, struct ib_sig_err *err);
+int shca_sig_attrs_check(const struct ib_sig_attrs *attrs);
+u64 shca_sig_wire_len(const struct ib_sig_attrs *attrs, u64 data_len);
+int shca_sig_stream_init(struct shca_sig_stream *st,
+			 const struct ib_sig_attrs *attrs, bool to_wire,
+			 u32 first_block);
+void shca_sig_stream_xfer(struct shca_sig_stream *st,
+			  struct shca_sig_bufs *b);
+bool shca_sig_stream_idle(const struct shca_sig_stream *st);
+bool shca_sig_stream_error(const struct shca_sig_stream *st,
+			   struct ib_sig_err *err);
+void shca_sig_debugfs_init(struct dentry *dir);
+
+/* shca_dm.c: the device-memory arena */
+int shca_dm_arena_init(struct shca_dev *sdev);
+void shca_dm_arena_destroy(struct shca_dev *sdev);
+int shca_dm_alloc(struct shca_dev *sdev, struct shca_dm *dm, u64 length,
+		  u32 log_align, bool user);
+void shca_dm_free(struct shca_dev *sdev, unsigned long addr, u64 alloc_size);
 
 #endif /* SHCA_MEM_H */
