@@ -153,7 +153,7 @@ bench:
 bench-ab:
 	@test -n "$(AB)" || { echo "make bench-ab AB=REV (a git revision or a softhca.ko)"; exit 2; }
 	scripts/deps.sh vm build bench
-	$(MAKE) modules KDIR=$(DEBIAN_KDIR)
+	$(MAKE) modules provider KDIR=$(DEBIAN_KDIR)
 	tests/bench/ab.sh $(AB_ARGS) $(AB)
 
 bench-wire:

@@ -19,10 +19,16 @@
 # (each round runs the two builds back to back, so a host whose speed
 # drifts moves both; the better number on a busy host).
 #
+# With AB_USER, each turn also runs those perftest cells from userspace
+# (libibverbs and the softhca provider, client on softhca0, server on
+# softhca1, --use_old_post_send), e.g. write_bw:64,write_lat:64: message
+# rate (bw) or typical latency (lat), AB_USER_SECS seconds each.
+#
 # Environment: AB_ROUNDS (default 6), AB_CELLS (default
 # WRITE:64,READ:64,SEND:64,WRITE-lat:64,WRITE:4096,WRITE:1048576), AB_MS
-# (default 300), AB_A_LABEL / AB_B_LABEL (default A / B: the column
-# names), BENCH_LIB (default /tests/bench-lib.sh).
+# (default 300), AB_USER (default none), AB_USER_SECS (default 1),
+# AB_A_LABEL / AB_B_LABEL (default A / B: the column names), BENCH_LIB
+# (default /tests/bench-lib.sh).
 # POSIX sh; every command is bounded by a timeout.
 
 # shellcheck disable=SC2034 # bench-lib.sh's say and rec use it
@@ -30,6 +36,8 @@ TAG=ab-bench
 ROUNDS=${AB_ROUNDS:-6}
 CELLS=${AB_CELLS:-WRITE:64,READ:64,SEND:64,WRITE-lat:64,WRITE:4096,WRITE:1048576}
 MS=${AB_MS:-300}
+USER_CELLS=${AB_USER:-}
+USER_SECS=${AB_USER_SECS:-1}
 LABEL_A=${AB_A_LABEL:-A}
 LABEL_B=${AB_B_LABEL:-B}
 DP_KO=${DP_KO:-/shca_dp_bench.ko}
@@ -40,8 +48,8 @@ BENCH_LIB=${BENCH_LIB:-/tests/bench-lib.sh}
 # shellcheck source=tests/bench/bench-lib.sh
 . "$BENCH_LIB"
 
-case $ROUNDS$MS in
-'' | *[!0-9]*) fail "AB_ROUNDS='$ROUNDS' and AB_MS='$MS' must be whole numbers" ;;
+case $ROUNDS$MS$USER_SECS in
+'' | *[!0-9]*) fail "AB_ROUNDS='$ROUNDS', AB_MS='$MS' and AB_USER_SECS='$USER_SECS' must be whole numbers" ;;
 esac
 for f in /softhca-a.ko /softhca-b.ko "$DP_KO"; do
 	[ -r "$f" ] || fail "$f is missing"
@@ -73,6 +81,8 @@ timeout 300 dd if=/dev/random of=/dev/null bs=16 count=1 2>/dev/null
 turn() {
 	run 60 insmod "$2" || fail "insmod $2 failed"
 	bench_links 0
+	[ -z "$USER_CELLS" ] || bench_net_hub ||
+		say "eth0 and eth1 do not reach each other: the perftest cells will fail"
 	_n=0
 	until [ -d "$IB/softhca0" ] && [ -d "$IB/softhca1" ]; do
 		[ $_n -lt 100 ] || fail "softhca0/1 did not appear"
@@ -88,7 +98,42 @@ turn() {
 		while read -r _line; do
 			rec "$1 $3 $_line"
 		done
+	run 30 rmmod shca_dp_bench
+	user_cells "$1" "$3"
 	cleanup || fail "unloading $2 failed"
+}
+
+# user_cells LABEL ROUND: the perftest cells of AB_USER
+PORT=18600
+user_cells() {
+	[ -n "$USER_CELLS" ] || return 0
+	_ga=$(bench_pick_gid softhca0) _gb=$(bench_pick_gid softhca1)
+	for _c in $(echo "$USER_CELLS" | tr ',' ' '); do
+		_tool=ib_${_c%:*} _size=${_c#*:}
+		_op=$(echo "${_tool#ib_}" | cut -d_ -f1 | tr '[:lower:]' '[:upper:]')
+		PORT=$((PORT + 1))
+		case $_tool in
+		*_bw) _kind=bw _args="--report_gbits" ;;
+		*) _kind=lat _args= ;;
+		esac
+		# shellcheck disable=SC2086 # _args: none or one
+		if bench_perftest /tmp/ab-pt.out "$PORT" "$_tool" softhca0 softhca1 \
+			"$_ga" "$_gb" -s "$_size" -D "$USER_SECS" -f 0 -F \
+			--use_old_post_send $_args &&
+			_l=$(bench_ptdata "$_kind" /tmp/ab-pt.out) && [ -n "$_l" ]; then
+			# shellcheck disable=SC2086 # its fields
+			set -- "$1" "$2" $_l
+			if [ "$_kind" = bw ]; then
+				rec "$1 $2 ubw softhca0:softhca1 $_op $_size $2 $5"
+			else
+				rec "$1 $2 ulat softhca0:softhca1 $_op $_size $2 $4"
+			fi
+		else
+			rec "$1 $2 err softhca0:softhca1 user-$_c $_size $2 $(bench_why /tmp/ab-pt.out)"
+			say "    perftest (GIDs $_ga, $_gb) said:"
+			tail -n 8 /tmp/ab-pt.out | sed "s/^/$TAG:     /"
+		fi
+	done
 }
 
 say "$ROUNDS rounds of $CELLS, $MS ms each: $LABEL_A (/softhca-a.ko) vs $LABEL_B (/softhca-b.ko), ABBA"
@@ -107,14 +152,16 @@ done
 
 # LABEL ROUND bw PAIR OP SIZE REP MSGS NS | LABEL ROUND lat PAIR OP SIZE REP RTS NS
 awk -v la="$LABEL_A" -v lb="$LABEL_B" -v rounds="$ROUNDS" "$BENCH_AWK"'
-$3 == "bw" || $3 == "lat" {
-	cell = ($3 == "lat" ? $5 "-lat" : $5) " " $6
+$3 == "bw" || $3 == "lat" || $3 == "ubw" || $3 == "ulat" {
+	cell = ($3 ~ /^u/ ? "user " : "") ($3 ~ /lat$/ ? $5 "-lat" : $5) " " $6
 	if (!(cell in seen)) { seen[cell] = 1; order[++nc] = cell }
 	if ($3 == "bw")
 		v = $8 / ($9 / 1e9) / 1e6	# million messages per second
-	else
+	else if ($3 == "lat")
 		v = $9 / $8 / 2 / 1000		# one way, microseconds
-	unit[cell] = $3 == "bw" ? "Mmsg/s" : "us"
+	else
+		v = $8				# perftest: Mmsg/s, or us
+	unit[cell] = $3 ~ /bw$/ ? "Mmsg/s" : "us"
 	val[$1, cell] = val[$1, cell] (val[$1, cell] == "" ? "" : " ") v
 	by[$1, cell, $2] = v
 	next

@@ -19,6 +19,9 @@
 #   --cells LIST  shca_dp_bench cells, comma separated (default
 #                 WRITE:64,READ:64,SEND:64,WRITE-lat:64,WRITE:4096,WRITE:1048576)
 #   --ms MS       milliseconds per measurement (default 300)
+#   --user LIST   perftest cells too, from userspace with the provider,
+#                 e.g. write_bw:64,write_lat:64 (bw: message rate, lat:
+#                 typical latency; 1 s each)
 #   --out FILE    the table (default build/bench/ab-bench.txt)
 #   -v            stream the guest's console
 #
@@ -30,6 +33,7 @@ BENCH_DIR=$ROOT/tests/bench
 ROUNDS=6
 CELLS=WRITE:64,READ:64,SEND:64,WRITE-lat:64,WRITE:4096,WRITE:1048576
 MS=300
+USER_CELLS=
 OUT=$ROOT/build/bench/ab-bench.txt
 VERBOSE=()
 ARGS=()
@@ -42,6 +46,7 @@ while [ $# -gt 0 ]; do
 	--rounds) ROUNDS=${2:?}; shift 2 ;;
 	--cells) CELLS=${2:?}; shift 2 ;;
 	--ms) MS=${2:?}; shift 2 ;;
+	--user) USER_CELLS=${2:?}; shift 2 ;;
 	--out) OUT=${2:?}; shift 2 ;;
 	-v) VERBOSE=(-v); shift ;;
 	-h | --help) sed -n '3,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
@@ -132,13 +137,15 @@ note "$LABEL_A ($KO_A) vs $LABEL_B ($KO_B): $ROUNDS rounds of $CELLS"
 CONSOLE=$TMP/console.txt
 export VM_TCG_THREAD=${VM_TCG_THREAD:-multi}
 ncells=$(tr ',' '\n' <<<"$CELLS" | wc -l)
-secs=$((ROUNDS * 2 * ncells * (MS / 1000 + 8) + 120))
+nuser=$(tr ',' '\n' <<<"$USER_CELLS" | grep -c . || true)
+secs=$((ROUNDS * 2 * (ncells * (MS / 1000 + 8) + nuser * 10) + 120))
 "$ROOT/scripts/vm.sh" "${VERBOSE[@]}" --hub --overlay "$ov" \
 	--run "$BENCH_DIR/ab-bench.sh" --console "$CONSOLE" \
 	--test-timeout "$secs" \
 	--show '^(ab-bench|ab-rec|vm-init): |^VMTEST ab-bench ' \
 	--env "AB_ROUNDS=$ROUNDS" --env "AB_CELLS=$CELLS" --env "AB_MS=$MS" \
-	--env "AB_A_LABEL=$LABEL_A" --env "AB_B_LABEL=$LABEL_B" || true
+	--env "AB_A_LABEL=$LABEL_A" --env "AB_B_LABEL=$LABEL_B" \
+	--env "AB_USER=$USER_CELLS" || true
 
 sed -n '/^=== AB-BENCH-TABLE$/,/^=== AB-BENCH-TABLE-END$/p' "$CONSOLE" |
 	sed -n 's/^ab-table: //p' >"$TMP/table"

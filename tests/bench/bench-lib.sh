@@ -68,6 +68,114 @@ bench_links() {
 	run 30 rdma link add rxe1 type rxe netdev eth1 || fail "rdma link add rxe1 failed"
 }
 
+# bench_net_hub: eth0 (10.0.2.15) and eth1 (10.0.3.15) on the QEMU hub
+# of tests/bench/run.sh reach each other: a packet with a local source
+# address is accepted (accept_local, no reverse-path filter) and each
+# side's ARP entry for the other is made now. Returns 1 if they do not
+# answer (no hub).
+bench_net_hub() {
+	for _c in all eth0 eth1; do
+		echo 1 >"/proc/sys/net/ipv4/conf/$_c/accept_local" 2>/dev/null
+		echo 0 >"/proc/sys/net/ipv4/conf/$_c/rp_filter" 2>/dev/null
+	done
+	timeout 10 arping -q -c 1 -w 3 -I eth0 10.0.3.15 &&
+		timeout 10 arping -q -c 1 -w 3 -I eth1 10.0.2.15
+}
+
+# bench_pick_gid DEV: an IPv4-mapped RoCE v2 GID index of DEV's port 1,
+# else its first RoCE v2 one
+bench_pick_gid() {
+	_first=
+	for _f in "/sys/class/infiniband/$1"/ports/1/gid_attrs/types/*; do
+		_i=${_f##*/}
+		_t=$(cat "$_f" 2>/dev/null) || continue
+		[ "$_t" = "RoCE v2" ] || continue
+		_g=$(cat "/sys/class/infiniband/$1/ports/1/gids/$_i" 2>/dev/null) || continue
+		case $_g in
+		0000:0000:0000:0000:0000:0000:0000:0000) continue ;;
+		0000:0000:0000:0000:0000:ffff:*)
+			echo "$_i"
+			return 0
+			;;
+		esac
+		[ -n "$_first" ] || _first=$_i
+	done
+	[ -n "$_first" ] && echo "$_first"
+}
+
+# bench_listening PID PORT: wait until TCP PORT listens (or PID died)
+bench_listening() {
+	_hex=$(printf '%04X' "$2")
+	_n=0
+	while [ $_n -lt 200 ]; do
+		grep -q -E "^ *[0-9]+: [0-9A-F]+:$_hex [0-9A-F]+:0000 0A " \
+			/proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
+		kill -0 "$1" 2>/dev/null || return 1
+		sleep 0.05
+		_n=$((_n + 1))
+	done
+	return 1
+}
+
+# bench_perftest OUT PORT TOOL A B GIDA GIDB ARGS...: a perftest run in
+# this guest, client on device A, server on B, their handshake over TCP
+# PORT on 127.0.0.1, each bounded to 30 s; the client's output (or the
+# server's, if only it failed) in OUT. Returns the client's status.
+bench_perftest() {
+	_out=$1 _port=$2 _tool=$3 _a=$4 _b=$5 _ga=$6 _gb=$7
+	shift 7
+	timeout -k 5 30 "$_tool" -d "$_b" -x "$_gb" -p "$_port" "$@" \
+		>"$_out.srv" 2>&1 &
+	_spid=$!
+	if ! bench_listening "$_spid" "$_port"; then
+		wait "$_spid"
+		cp "$_out.srv" "$_out"
+		return 1
+	fi
+	timeout -k 5 30 "$_tool" -d "$_a" -x "$_ga" -p "$_port" "$@" 127.0.0.1 \
+		>"$_out" 2>&1
+	_rc=$?
+	wait "$_spid"
+	_src=$?
+	case $_rc in
+	124 | 137) echo "timed out after 30s" >>"$_out" ;;
+	esac
+	if [ $_rc -eq 0 ] && [ $_src -ne 0 ]; then
+		cp "$_out.srv" "$_out"
+		_rc=$_src
+	fi
+	return $_rc
+}
+
+# bench_ptdata bw|lat FILE: from the first data line after perftest's
+# "#bytes" header in FILE, "ITERATIONS AVG_Gb/s Mmsg/s" (bw) or
+# "ITERATIONS AVG_us" (lat; the column under "t_avg", whose position
+# depends on the mode)
+bench_ptdata() {
+	awk -v kind="$1" '
+		/#bytes/ {
+			h = 1
+			for (i = 1; i <= NF; i++)
+				if ($i ~ /^t_avg/)
+					col = i
+			next
+		}
+		h && $1 ~ /^[0-9]+$/ {
+			if (kind == "bw" && NF >= 5)
+				print $2, $4, $5
+			else if (kind == "lat" && col)
+				print $2, $col
+			exit
+		}' "$2"
+}
+
+# bench_why FILE: a short reason from perftest's output in FILE
+bench_why() {
+	_w=$(grep -i -m1 -E "couldn't|unable|fail|error|not supported|invalid|skipped|timed out" "$1" |
+		sed 's/^[ -]*//; s/[^A-Za-z0-9 ._:()-]//g' | cut -c1-70 | tr ' ' '_')
+	echo "${_w:-no-result}"
+}
+
 # bench_traps: from now on the script's cleanup() runs when it exits (a
 # failed cleanup fails the script), and INT/TERM (a timeout) end it
 bench_traps() {

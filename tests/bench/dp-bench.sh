@@ -87,12 +87,7 @@ done
 # rxe0 -> rxe1: packets for 10.0.3.15 leave eth0 (rxe routes by the GID's
 # netdev) and come back in on eth1 through the hub; their source address
 # is local, which Linux drops unless accept_local is set.
-for c in all eth0 eth1; do
-	echo 1 >"/proc/sys/net/ipv4/conf/$c/accept_local" 2>/dev/null
-	echo 0 >"/proc/sys/net/ipv4/conf/$c/rp_filter" 2>/dev/null
-done
-if timeout 10 arping -q -c 1 -w 3 -I eth0 10.0.3.15 &&
-	timeout 10 arping -q -c 1 -w 3 -I eth1 10.0.2.15; then
+if bench_net_hub; then
 	say "eth0 and eth1 reach each other (QEMU hub): rxe0 -> rxe1 is measured"
 else
 	# rxe would queue its packets behind a failing ARP, and rdma_rxe
@@ -149,102 +144,22 @@ fi
 
 # ---- userspace: perftest ----------------------------------------------------------
 
-# pick_gid DEV: an IPv4-mapped RoCE v2 GID index, else the first RoCE v2 one
-pick_gid() {
-	_first=
-	for _f in "$IB/$1"/ports/1/gid_attrs/types/*; do
-		_i=${_f##*/}
-		_t=$(cat "$_f" 2>/dev/null) || continue
-		[ "$_t" = "RoCE v2" ] || continue
-		_g=$(cat "$IB/$1/ports/1/gids/$_i" 2>/dev/null) || continue
-		case $_g in
-		0000:0000:0000:0000:0000:0000:0000:0000) continue ;;
-		0000:0000:0000:0000:0000:ffff:*)
-			echo "$_i"
-			return 0
-			;;
-		esac
-		[ -n "$_first" ] || _first=$_i
-	done
-	[ -n "$_first" ] && echo "$_first"
-}
-
-# listening TOOL PID PORT: wait until PORT listens (or the server died)
-listening() {
-	_hex=$(printf '%04X' "$3")
-	_n=0
-	while [ $_n -lt 200 ]; do
-		grep -q -E "^ *[0-9]+: [0-9A-F]+:$_hex [0-9A-F]+:0000 0A " \
-			/proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.05
-		_n=$((_n + 1))
-	done
-	return 1
-}
-
-# why FILE: a short reason from perftest's output
-why() {
-	_w=$(grep -i -m1 -E "couldn't|unable|fail|error|not supported|invalid|skipped|timed out" "$1" |
-		sed 's/^[ -]*//; s/[^A-Za-z0-9 ._:()-]//g' | cut -c1-70 | tr ' ' '_')
-	echo "${_w:-no-result}"
-}
-
 PORT=18515
 # perftest TOOL A B GIDA GIDB ARGS...: client on A, server on B; the
 # client's output is left in /tmp/dp-pt.cli. Returns the client's status;
 # 2 without running anything once the time budget is spent.
 perftest() {
-	_tool=$1 _a=$2 _b=$3 _ga=$4 _gb=$5
-	shift 5
 	if [ $(($(date +%s) - START)) -ge "$BUDGET" ]; then
 		echo "skipped: time budget of ${BUDGET}s spent" >/tmp/dp-pt.cli
 		return 2
 	fi
 	PORT=$((PORT + 1))
-	timeout -k 5 30 "$_tool" -d "$_b" -x "$_gb" -p "$PORT" "$@" \
-		>/tmp/dp-pt.srv 2>&1 &
-	_spid=$!
-	if ! listening "$_tool" "$_spid" "$PORT"; then
-		wait "$_spid"
-		cp /tmp/dp-pt.srv /tmp/dp-pt.cli
-		return 1
-	fi
-	timeout -k 5 30 "$_tool" -d "$_a" -x "$_ga" -p "$PORT" "$@" 127.0.0.1 \
-		>/tmp/dp-pt.cli 2>&1
-	_rc=$?
-	wait "$_spid"
-	_src=$?
-	case $_rc in
-	124 | 137) echo "timed out after 30s" >>/tmp/dp-pt.cli ;;
-	esac
-	if [ $_rc -eq 0 ] && [ $_src -ne 0 ]; then
-		cp /tmp/dp-pt.srv /tmp/dp-pt.cli
-		_rc=$_src
-	fi
-	return $_rc
+	bench_perftest /tmp/dp-pt.cli "$PORT" "$@"
 }
 
-# ptdata bw|lat: from the first data line after perftest's "#bytes" header,
-# "ITERATIONS AVG_Gb/s Mmsg/s" (bw) or "ITERATIONS AVG_us" (lat; the
-# column under "t_avg", whose position depends on the mode)
-ptdata() {
-	awk -v kind="$1" '
-		/#bytes/ {
-			h = 1
-			for (i = 1; i <= NF; i++)
-				if ($i ~ /^t_avg/)
-					col = i
-			next
-		}
-		h && $1 ~ /^[0-9]+$/ {
-			if (kind == "bw" && NF >= 5)
-				print $2, $4, $5
-			else if (kind == "lat" && col)
-				print $2, $col
-			exit
-		}' /tmp/dp-pt.cli
-}
+pick_gid() { bench_pick_gid "$1"; }
+ptdata() { bench_ptdata "$1" /tmp/dp-pt.cli; }
+why() { bench_why "$1"; }
 
 upper() { echo "$1" | tr '[:lower:]' '[:upper:]'; }
 
