@@ -855,13 +855,6 @@ enum {
 };
 
 /**
- * shca_qp_datagram() - the QP has UD semantics
- * @qp: the QP
- *
- * Return: true for UD QPs and the GSI QP (QP1, which is a UD QP with a
- * fixed number and Q_Key).
- */
-/**
  * shca_wc_init() - start a work completion
  * @wc: the completion; every member is set
  * @wr_id: its work request id
@@ -901,6 +894,32 @@ static inline void shca_wc_init(struct ib_wc *wc, u64 wr_id,
 	wc->network_hdr_type = 0;
 }
 
+/**
+ * shca_resp_receiving() - the QP takes requests as a responder
+ * @qp: the QP
+ *
+ * RTR, RTS, SQD and SQE (IBTA 10.3.1): a QP receives from RTR on, and
+ * goes on receiving while its send queue is drained or in error.
+ *
+ * Context: any; the state is read once, unlocked, unless the caller
+ * holds the QP's lock for a decision it makes under it.
+ * Return: true if it does.
+ */
+static inline bool shca_resp_receiving(const struct shca_qp *qp)
+{
+	enum ib_qp_state state = READ_ONCE(qp->state);
+
+	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
+	       state == IB_QPS_SQD || state == IB_QPS_SQE;
+}
+
+/**
+ * shca_qp_datagram() - the QP has UD semantics
+ * @qp: the QP
+ *
+ * Return: true for UD QPs and the GSI QP (QP1, which is a UD QP with a
+ * fixed number and Q_Key).
+ */
 static inline bool shca_qp_datagram(const struct shca_qp *qp)
 {
 	return qp->ibqp.qp_type == IB_QPT_UD || qp->ibqp.qp_type == IB_QPT_GSI;

@@ -37,7 +37,7 @@
 
 #define OP(f, extra)	{ .flags = (f), .hdr_len = SHCA_BTH_BYTES + (extra) }
 
-static const struct shca_op shca_ops[256] = {
+const struct shca_op shca_ops[256] = {
 	[IB_OPCODE_RC_SEND_FIRST] = OP(SHCA_OP_RC | F_SEND | SHCA_OP_FIRST, 0),
 	[IB_OPCODE_RC_SEND_MIDDLE] = OP(SHCA_OP_RC | F_SEND, 0),
 	[IB_OPCODE_RC_SEND_LAST] = OP(SHCA_OP_RC | F_SEND | SHCA_OP_LAST, 0),
@@ -110,21 +110,7 @@ static const struct shca_op shca_ops[256] = {
 		OP(SHCA_OP_UD | F_SEND | F_ONLY | SHCA_OP_DETH | SHCA_OP_IMM,
 		   SHCA_DETH_BYTES + SHCA_IMM_BYTES),
 };
-
-/**
- * shca_op_get() - what an opcode's packets carry
- * @opcode: BTH opcode
- *
- * Return: the opcode's entry, or NULL for an opcode softhca does not
- * speak (reserved ones, RD, XRC, CNP, FLUSH, ATOMIC WRITE).
- */
-const struct shca_op *shca_op_get(u8 opcode)
-{
-	const struct shca_op *op = &shca_ops[opcode];
-
-	return op->hdr_len ? op : NULL;
-}
-EXPORT_SYMBOL_IF_KUNIT(shca_op_get);
+EXPORT_SYMBOL_IF_KUNIT(shca_ops);
 
 /**
  * shca_pkt_parse() - decode and check a packet's transport headers

@@ -39,25 +39,6 @@
 #include "shca_verbs.h"
 #include "shca_wire.h"
 
-/**
- * shca_resp_receiving() - the QP takes requests as a responder
- * @qp: the QP
- *
- * RTR, RTS, SQD and SQE (IBTA 10.3.1): a QP receives from RTR on, and
- * goes on receiving while its send queue is drained or in error.
- *
- * Context: any; the state is read once, unlocked, unless the caller
- * holds the QP's lock for a decision it makes under it.
- * Return: true if it does.
- */
-bool shca_resp_receiving(const struct shca_qp *qp)
-{
-	enum ib_qp_state state = READ_ONCE(qp->state);
-
-	return state == IB_QPS_RTR || state == IB_QPS_RTS ||
-	       state == IB_QPS_SQD || state == IB_QPS_SQE;
-}
-
 /*
  * shca_resp_check() - what the responder's QP allows of a request
  * @qp: the responder

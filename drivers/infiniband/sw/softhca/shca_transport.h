@@ -143,8 +143,9 @@ struct shca_op {
  * @mreq: the memory link's side of a whole message it hands over (the
  *	data is there, not at @payload; the answer goes there); NULL for a
  *	packet of the UDP link
+ *
+ * A new member is cleared in shca_mlink_pkt_clear() too; @mreq stays last.
  */
-/* A new member: clear it in shca_mlink_pkt_clear() too; @mreq stays last. */
 struct shca_pkt {
 	union ib_gid sgid;
 	union ib_gid dgid;
@@ -369,7 +370,22 @@ static inline u32 shca_psn_add(u32 psn, u32 n)
 	return (psn + n) & SHCA_PSN_MASK;
 }
 
-const struct shca_op *shca_op_get(u8 opcode);
+extern const struct shca_op shca_ops[256];
+
+/**
+ * shca_op_get() - what an opcode's packets carry
+ * @opcode: BTH opcode
+ *
+ * Return: the opcode's entry, or NULL for an opcode softhca does not
+ * speak (reserved ones, RD, XRC, CNP, FLUSH, ATOMIC WRITE).
+ */
+static inline const struct shca_op *shca_op_get(u8 opcode)
+{
+	const struct shca_op *op = &shca_ops[opcode];
+
+	return op->hdr_len ? op : NULL;
+}
+
 int shca_pkt_parse(struct shca_pkt *pkt, const u8 *bth, u32 len);
 u32 shca_pkt_build(u8 *bth, const struct shca_pkt *pkt);
 
@@ -410,7 +426,6 @@ bool shca_req_complete(struct shca_qp *qp, const struct shca_wqe *w,
 		       struct ib_wc *wc, u32 npsn, bool later);
 
 /* The responder's rules, for both links (shca_resp.c). */
-bool shca_resp_receiving(const struct shca_qp *qp);
 void shca_resp_mem_request(struct shca_qp *qp, const struct shca_pkt *pkt);
 bool shca_resp_claim(struct shca_qp *qp);
 void shca_resp_release(struct shca_qp *qp);
