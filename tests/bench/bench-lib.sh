@@ -171,7 +171,7 @@ bench_ptdata() {
 
 # bench_why FILE: a short reason from perftest's output in FILE
 bench_why() {
-	_w=$(grep -i -m1 -E "couldn't|unable|fail|error|not supported|invalid|skipped|timed out" "$1" |
+	_w=$(grep -i -o -m1 -E "(couldn't|unable|fail|error|not supported|invalid|skipped|timed out).*" "$1" |
 		sed 's/^[ -]*//; s/[^A-Za-z0-9 ._:()-]//g' | cut -c1-70 | tr ' ' '_')
 	echo "${_w:-no-result}"
 }

@@ -101,14 +101,9 @@ fi
 
 # rxe0 -> rxe1: packets for 10.0.3.15 leave eth0 (rxe routes by the GID's
 # netdev) and come back in on eth1 through the hub; their source address
-# is local, which Linux drops unless accept_local is set (as dp-bench.sh).
+# is local, which Linux drops unless accept_local is set (bench_net_hub).
 RUNCOLS=$COLS
-[ "$MEASURE" = 0 ] || for c in all eth0 eth1; do
-	echo 1 >"/proc/sys/net/ipv4/conf/$c/accept_local" 2>/dev/null
-	echo 0 >"/proc/sys/net/ipv4/conf/$c/rp_filter" 2>/dev/null
-done
-if [ "$MEASURE" = 1 ] && ! { timeout 10 arping -q -c 1 -w 3 -I eth0 10.0.3.15 &&
-	timeout 10 arping -q -c 1 -w 3 -I eth1 10.0.2.15; }; then
+if [ "$MEASURE" = 1 ] && ! bench_net_hub; then
 	# rxe would queue its packets behind a failing ARP, and rdma_rxe
 	# 6.12 can crash when such a QP is destroyed: do not try.
 	say "eth0 and eth1 do not reach each other (no QEMU hub?): skipping rxe0 -> rxe1"
@@ -117,47 +112,6 @@ if [ "$MEASURE" = 1 ] && ! { timeout 10 arping -q -c 1 -w 3 -I eth0 10.0.3.15 &&
 fi
 
 # ---- perftest ------------------------------------------------------------------
-
-# pick_gid DEV: an IPv4-mapped RoCE v2 GID index, else the first RoCE v2 one
-pick_gid() {
-	_first=
-	for _f in "$IB/$1"/ports/1/gid_attrs/types/*; do
-		_i=${_f##*/}
-		_t=$(cat "$_f" 2>/dev/null) || continue
-		[ "$_t" = "RoCE v2" ] || continue
-		_g=$(cat "$IB/$1/ports/1/gids/$_i" 2>/dev/null) || continue
-		case $_g in
-		0000:0000:0000:0000:0000:0000:0000:0000) continue ;;
-		0000:0000:0000:0000:0000:ffff:*)
-			echo "$_i"
-			return 0
-			;;
-		esac
-		[ -n "$_first" ] || _first=$_i
-	done
-	[ -n "$_first" ] && echo "$_first"
-}
-
-# listening PID PORT: wait until PORT listens (or the server died)
-listening() {
-	_hex=$(printf '%04X' "$2")
-	_n=0
-	while [ $_n -lt 200 ]; do
-		grep -q -E "^ *[0-9]+: [0-9A-F]+:$_hex [0-9A-F]+:0000 0A " \
-			/proc/net/tcp /proc/net/tcp6 2>/dev/null && return 0
-		kill -0 "$1" 2>/dev/null || return 1
-		sleep 0.05
-		_n=$((_n + 1))
-	done
-	return 1
-}
-
-# why FILE: a short reason from perftest's output
-why() {
-	_w=$(grep -i -o -m1 -E "(couldn't|unable|fail|error|not supported|invalid|skipped|timed out).*" "$1" |
-		sed 's/^[ -]*//; s/[^A-Za-z0-9 ._:()-]//g' | cut -c1-70 | tr ' ' '_')
-	echo "${_w:-no-result}"
-}
 
 # maps: per perftest process now running, its mappings of the uverbs
 # device (the CQ ring; softhca's send and receive rings add two)
@@ -190,7 +144,7 @@ perftest() {
 	timeout -k 5 "$_pt_secs" "$@" -d "$_pt_b" -x "$_pt_gb" -p "$PORT" \
 		>/tmp/rings-pt.srv 2>&1 &
 	_spid=$!
-	if ! listening "$_spid" "$PORT"; then
+	if ! bench_listening "$_spid" "$PORT"; then
 		wait "$_spid"
 		cp /tmp/rings-pt.srv /tmp/rings-pt.cli
 		return 1
@@ -311,7 +265,7 @@ one() {
 		if grep -q '^timed out' /tmp/rings-pt.cli; then
 			eval "dead_${_name}_${_tool}_$_size=1"
 		fi
-		rec "err $_name $_tool $_size $_rep $(why /tmp/rings-pt.cli)"
+		rec "err $_name $_tool $_size $_rep $(bench_why /tmp/rings-pt.cli)"
 		sed 's/^/rings-bench:     /' /tmp/rings-pt.cli | tail -n 8
 	fi
 }
@@ -324,7 +278,7 @@ elif ! command -v ib_write_bw >/dev/null; then
 	rec "err - - - - perftest-not-installed"
 else
 	for d in softhca0 softhca1 rxe0 rxe1; do
-		g=$(pick_gid $d)
+		g=$(bench_pick_gid $d)
 		eval "gid_$d=\$g"
 		say "$d: RoCE v2 GID index ${g:-none}"
 	done
