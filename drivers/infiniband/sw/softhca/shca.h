@@ -914,6 +914,28 @@ static inline bool shca_resp_receiving(const struct shca_qp *qp)
 }
 
 /**
+ * shca_req_refused() - what a requester refuses of a WQE before it sends
+ * @qp: the requester
+ * @w: a remote operation, at its turn
+ *
+ * The same on both links: a READ or atomic without initiator resources
+ * (max_rd_atomic 0: nothing may be outstanding) completes with
+ * IB_WC_LOC_QP_OP_ERR, a message longer than SHCA_MAX_MSG_SZ with
+ * IB_WC_LOC_LEN_ERR; nothing of it leaves.
+ *
+ * Return: IB_WC_SUCCESS, or the status to complete @w with.
+ */
+static inline enum ib_wc_status
+shca_req_refused(const struct shca_qp *qp, const struct shca_wqe *w)
+{
+	if (shca_req_is_rdatomic(w->opcode) && !qp->max_rd_atomic)
+		return IB_WC_LOC_QP_OP_ERR;
+	if (shca_wqe_len(w) > SHCA_MAX_MSG_SZ)
+		return IB_WC_LOC_LEN_ERR;
+	return IB_WC_SUCCESS;
+}
+
+/**
  * shca_qp_datagram() - the QP has UD semantics
  * @qp: the QP
  *

@@ -200,12 +200,12 @@ static enum shca_exec_res shca_exec_msg(struct shca_qp *qp,
 					struct shca_qp *peer,
 					struct shca_wqe *w, struct ib_wc *wc)
 {
-	/* Written whole by shca_mlink_msg(): not zeroed twice per message. */
+	/* Written whole by shca_mlink_msg(): not zeroed per message. */
 	struct shca_mreq m __uninitialized;
-	struct shca_pkt pkt __uninitialized;
+	struct shca_pkt *pkt = &qp->req.mpkt;
 
-	shca_mlink_msg(qp, w, &pkt, &m);
-	shca_resp_mem_request(peer, &pkt);
+	shca_mlink_msg(qp, w, pkt, &m);
+	shca_resp_mem_request(peer, pkt);
 	shca_mlink_end(&m);
 	return shca_exec_answer(qp, w, &m, wc);
 }
@@ -243,16 +243,16 @@ static void shca_exec_datagram(struct shca_qp *qp, const struct shca_wqe *w,
 			       struct shca_qp *peer, u64 len)
 {
 	struct shca_mreq m __uninitialized;
-	struct shca_pkt pkt __uninitialized;
+	struct shca_pkt *pkt = &qp->req.mpkt;
 	u8 grh[SHCA_GRH_BYTES];
 
 	if (!shca_port_up(peer->sdev)) {
 		atomic_long_inc(&peer->sdev->rx_dropped);
 		return;
 	}
-	shca_mlink_msg(qp, w, &pkt, &m);
+	shca_mlink_msg(qp, w, pkt, &m);
 	shca_ud_grh(grh, &w->ud.av, len, w->opcode == IB_WR_SEND_WITH_IMM);
-	shca_resp_datagram(peer, &pkt, grh, qp->resp_wqe);
+	shca_resp_datagram(peer, pkt, grh, qp->resp_wqe);
 }
 
 /*

@@ -305,66 +305,25 @@ int shca_mlink_rdma(struct shca_mreq *m, u64 len, bool read)
 	return err;
 }
 
-/*
- * Clear every member of @pkt, one store each: the compiler turns a
- * compound literal of this size into a string store, which an emulated
- * CPU (QEMU TCG, where softhca is tested and benchmarked) executes one
- * word per step, and this runs for every message. A member added to
- * struct shca_pkt is added here too (its comment says so).
- */
-static void shca_mlink_pkt_clear(struct shca_pkt *pkt)
-{
-	static_assert(offsetofend(struct shca_pkt, mreq) ==
-		      sizeof(struct shca_pkt));
-	memset(&pkt->sgid, 0, sizeof(pkt->sgid));
-	memset(&pkt->dgid, 0, sizeof(pkt->dgid));
-	pkt->net_type = 0;
-	pkt->tclass = 0;
-	pkt->hop_limit = 0;
-	pkt->flow_label = 0;
-	pkt->sport = 0;
-	eth_zero_addr(pkt->smac);
-	pkt->vlan_id = 0;
-	pkt->opcode = 0;
-	pkt->op = NULL;
-	pkt->se = false;
-	pkt->ackreq = false;
-	pkt->pad = 0;
-	pkt->qpn = 0;
-	pkt->psn = 0;
-	pkt->va = 0;
-	pkt->rkey = 0;
-	pkt->dma_len = 0;
-	pkt->swap_add = 0;
-	pkt->compare = 0;
-	pkt->aeth = 0;
-	pkt->atomic_orig = 0;
-	pkt->imm = 0;
-	pkt->ieth = 0;
-	pkt->qkey = 0;
-	pkt->src_qp = 0;
-	pkt->sl = 0;
-	pkt->payload = NULL;
-	pkt->paylen = 0;
-	pkt->mreq = NULL;
-}
-
 /**
  * shca_mlink_msg() - describe a WQE as the memory link's one packet
  * @qp: the requester, executing @w (its connection's snapshot in
  *	&shca_qp.req)
  * @w: the send WQE; its local SGEs are held
- * @pkt: filled, whole: the one ONLY packet of @qp's transport the memory
- *	link hands the responder: the BTH (destination, PSN, solicited
- *	event), the RETH or AtomicETH, immediate data or the key to
- *	invalidate, the message's length; for a datagram the DETH and the
- *	address fields of its AV
+ * @pkt: &qp->req.mpkt, filled: the one ONLY packet of @qp's transport the
+ *	memory link hands the responder: the BTH (destination, PSN,
+ *	solicited event), the RETH or AtomicETH, immediate data or the key
+ *	to invalidate, the message's length; for a datagram the DETH and the
+ *	address fields of its AV. Every member a request may carry is set;
+ *	the others (outer headers, pad, AETH, payload) stay zero from the
+ *	QP's creation: the packet is the QP's, not a stack object cleared
+ *	per message
  * @m: filled: the message's memory-link side, which @pkt points to, not
  *	answered yet (@m->rt is set with @m->rsdev, by the responder)
  *
  * The executor hands @pkt to the peer's responder (shca_resp_mem_request(),
  * shca_resp_datagram()), then calls shca_mlink_end(). Nothing else
- * initialises the two: the caller's may be uninitialised stack.
+ * initialises @m: the caller's may be uninitialised stack.
  */
 void shca_mlink_msg(struct shca_qp *qp, const struct shca_wqe *w,
 		    struct shca_pkt *pkt, struct shca_mreq *m)
@@ -384,7 +343,6 @@ void shca_mlink_msg(struct shca_qp *qp, const struct shca_wqe *w,
 	m->syndrome = 0;
 	m->local_err = false;
 	m->orig = 0;
-	shca_mlink_pkt_clear(pkt);
 	pkt->se = !!(w->send_flags & IB_SEND_SOLICITED);
 	pkt->qpn = qp->req.dest_qpn;
 	pkt->psn = qp->req.psn;
@@ -392,6 +350,13 @@ void shca_mlink_msg(struct shca_qp *qp, const struct shca_wqe *w,
 	pkt->vlan_id = 0xffff;
 	pkt->paylen = shca_wqe_len(w);
 	pkt->mreq = m;
+	pkt->va = 0;
+	pkt->rkey = 0;
+	pkt->dma_len = 0;
+	pkt->imm = 0;
+	pkt->ieth = 0;
+	pkt->swap_add = 0;
+	pkt->compare = 0;
 	switch (w->opcode) {
 	case IB_WR_SEND_WITH_IMM:
 		pkt->opcode = IB_OPCODE_SEND_ONLY_WITH_IMMEDIATE;
@@ -448,14 +413,4 @@ atomic:
 		pkt->vlan_id = w->ud.av.vlan_id;
 		pkt->sl = w->ud.av.sl;
 	}
-}
-
-/**
- * shca_mlink_end() - drop what the responder held of a message's memory
- * @m: the message, answered
- */
-void shca_mlink_end(struct shca_mreq *m)
-{
-	if (m->span.mr)
-		shca_mr_unhold(&m->span);
 }

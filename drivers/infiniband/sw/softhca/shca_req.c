@@ -226,28 +226,6 @@ enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode)
 /* Packets one run of the work item sends. */
 #define SHCA_WIRE_SEND_BUDGET	256
 
-/**
- * shca_req_refused() - what a requester refuses of a WQE before it sends
- * @qp: the requester
- * @w: a remote operation, at its turn
- *
- * The same on both links: a READ or atomic without initiator resources
- * (max_rd_atomic 0: nothing may be outstanding) completes with
- * IB_WC_LOC_QP_OP_ERR, a message longer than SHCA_MAX_MSG_SZ with
- * IB_WC_LOC_LEN_ERR; nothing of it leaves.
- *
- * Return: IB_WC_SUCCESS, or the status to complete @w with.
- */
-enum ib_wc_status shca_req_refused(const struct shca_qp *qp,
-				   const struct shca_wqe *w)
-{
-	if (shca_req_is_rdatomic(w->opcode) && !qp->max_rd_atomic)
-		return IB_WC_LOC_QP_OP_ERR;
-	if (shca_wqe_len(w) > SHCA_MAX_MSG_SZ)
-		return IB_WC_LOC_LEN_ERR;
-	return IB_WC_SUCCESS;
-}
-
 /* ---- RC and UC: requester and completer -------------------------------- */
 
 static struct shca_wqe *shca_req_sq_wqe(struct shca_qp *qp, u32 idx)

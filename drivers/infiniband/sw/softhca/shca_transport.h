@@ -144,7 +144,8 @@ struct shca_op {
  *	data is there, not at @payload; the answer goes there); NULL for a
  *	packet of the UDP link
  *
- * A new member is cleared in shca_mlink_pkt_clear() too; @mreq stays last.
+ * A member the memory link's requests carry is set by shca_mlink_msg(),
+ * for every message.
  */
 struct shca_pkt {
 	union ib_gid sgid;
@@ -343,6 +344,9 @@ struct shca_wresp {
  *	the completions and events it causes run later, from work items
  * @started: shca_req_start_posted() started the head WQE in the lock
  *	section that queued it; the poster's shca_sq_run() goes on from there
+ * @mpkt: the memory link's packet of the request (shca_mlink_msg()); the
+ *	members a request does not set keep their zero from the QP's
+ *	creation
  */
 struct shca_req {
 	u32 dest_qpn;
@@ -356,6 +360,7 @@ struct shca_req {
 	bool waiting;
 	bool in_post;
 	bool started;
+	struct shca_pkt mpkt;
 };
 
 /* shca_pkt.c */
@@ -409,8 +414,6 @@ unsigned long shca_rnr_delay(u8 code);
 enum ib_wc_status shca_req_retry(struct shca_qp *qp, bool rnr);
 void shca_req_progress(struct shca_qp *qp);
 void shca_req_local(struct shca_qp *qp, struct shca_wqe *w, struct ib_wc *wc);
-enum ib_wc_status shca_req_refused(const struct shca_qp *qp,
-				   const struct shca_wqe *w);
 enum ib_wc_opcode shca_wc_opcode(u32 wr_opcode);
 void shca_req_complete_upto(struct shca_qp *qp, u32 acked, bool acked_valid);
 void shca_req_response(struct shca_qp *qp, struct sk_buff *skb,
@@ -457,7 +460,17 @@ enum ib_event_type shca_nak_event(u8 code);
 
 void shca_mlink_msg(struct shca_qp *qp, const struct shca_wqe *w,
 		    struct shca_pkt *pkt, struct shca_mreq *m);
-void shca_mlink_end(struct shca_mreq *m);
+
+/**
+ * shca_mlink_end() - drop what the responder held of a message's memory
+ * @m: the message, answered
+ */
+static inline void shca_mlink_end(struct shca_mreq *m)
+{
+	if (m->span.mr)
+		shca_mr_unhold(&m->span);
+}
+
 int shca_mlink_recv(struct shca_mreq *m, struct shca_qp *qp,
 		    const struct shca_wqe *r, u64 off, u64 len);
 int shca_mlink_rdma(struct shca_mreq *m, u64 len, bool read);
