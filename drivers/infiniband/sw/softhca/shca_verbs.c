@@ -895,14 +895,22 @@ static int shca_fill_res_qp_entry(struct sk_buff *msg, struct ib_qp *ibqp)
 {
 	struct shca_qp *qp = to_shca_qp(ibqp);
 	bool wire = READ_ONCE(qp->wire);
+	struct nlattr *table;
 
+	/* The driver's attributes go in a table of their own. */
+	table = nla_nest_start(msg, RDMA_NLDEV_ATTR_DRIVER);
+	if (!table)
+		return -EMSGSIZE;
 	if (rdma_nl_put_driver_string(msg, "link", wire ? "udp" : "memory") ||
 	    rdma_nl_put_driver_u32(msg, "sq-wqes", READ_ONCE(qp->sq.tail) -
-						  READ_ONCE(qp->sq.head)))
+						  READ_ONCE(qp->sq.head)) ||
+	    (wire && ibqp->qp_type != IB_QPT_UD &&
+	     ibqp->qp_type != IB_QPT_GSI && shca_req_fill_res(msg, qp))) {
+		nla_nest_cancel(msg, table);
 		return -EMSGSIZE;
-	if (!wire || ibqp->qp_type == IB_QPT_UD || ibqp->qp_type == IB_QPT_GSI)
-		return 0;
-	return shca_req_fill_res(msg, qp);
+	}
+	nla_nest_end(msg, table);
+	return 0;
 }
 
 static int shca_destroy_qp(struct ib_qp *ibqp, struct ib_udata *udata)
