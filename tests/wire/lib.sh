@@ -495,7 +495,7 @@ wire_hw_counters() {
 }
 
 # wire_watch start | stop [show]: once a second, in the background, the
-# time, the device's counters, its QPs (rdma res show qp -dd: state,
+# time, the device's counters, its QPs (rdma -dd res show qp: state,
 # PSNs and, for softhca, what the requester is at) and where the perftest
 # processes are (state, kernel wait channel) to a file; "stop" ends it
 # and prints, with "show", what it recorded (for a step that hung: did
@@ -507,7 +507,7 @@ wire_watch() {
 		(
 			while :; do
 				echo "$(date +%s) $(wire_hw_counters)"
-				rdma res show qp link "$WIRE_DEV/1" -dd 2>/dev/null |
+				rdma -dd res show qp link "$WIRE_DEV/1" 2>/dev/null |
 					grep -v ' type GSI ' | sed 's/^/    /'
 				for _wwp in $(pidof ib_write_bw ib_read_bw ib_send_bw); do
 					echo "    pid $_wwp state $(cut -d' ' -f3 "/proc/$_wwp/stat" 2>/dev/null) wchan $(cat "/proc/$_wwp/wchan" 2>/dev/null)"
